@@ -1,0 +1,49 @@
+"""derivgen: a symbolic autograd compiler with PyTorch's autograd surface.
+
+``import derivgen as torch`` gives tensors, ops generated from ``formulas.yaml`` (functions and Tensor
+methods), ``*Backward0`` nodes with torch's names and graph shapes, and ``derivgen.autograd``.
+"""
+__version__ = "0.1.0"
+
+from .runtime import dtypes as _dtypes
+from .runtime.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
+from .runtime.dtypes import bool_ as bool  # noqa: A001,F401
+from .runtime.dtypes import dtype  # noqa: F401
+from .runtime.dtypes import float as float  # noqa: A001,F401,PLC0414
+from .runtime.dtypes import int as int  # noqa: A001,F401,PLC0414
+from .runtime.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: F401
+                                linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                                randn_like, tensor, zeros, zeros_like)
+from .runtime.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
+                                no_grad, set_grad_enabled)
+from .runtime.tensor import Size, Tensor  # noqa: F401
+
+_generated_error = None
+try:
+    from .generated import ops as _ops
+except Exception as _exc:  # noqa: BLE001 - keep the CLI usable to regenerate a broken generated/
+    _generated_error = _exc
+    _ops = None
+
+if _ops is not None:
+    from .runtime import composites as _composites
+    from .runtime import operators as _operators
+    _operators.install(_ops)
+    globals().update(_ops.FUNCTIONS)
+    reshape = _composites.reshape
+    matmul = _composites.matmul
+    flatten = _composites.flatten
+    from . import autograd  # noqa: F401,E402
+
+    def is_tensor(obj):
+        return isinstance(obj, Tensor)
+
+    def numel(t):
+        return t.numel()
+
+
+def __getattr__(name):
+    if _generated_error is not None:
+        raise ImportError(f"derivgen.generated failed to import ({_generated_error!r}); run `derivgen generate` "
+                          f"to rebuild it from formulas.yaml") from _generated_error
+    raise AttributeError(f"module 'derivgen' has no attribute '{name}'")

@@ -1,0 +1,189 @@
+"""Lower one formula (a sympy expression) into the two code paths of a node.
+
+Fast path: a list of statements over numpy arrays. Each maximal elementwise region becomes one fused
+Numba kernel (so ``grad * result * (1 - result)`` is one pass over memory); opaque calls (reductions,
+shape ops, backward helpers) become calls of their numpy implementation.
+
+Graph path: one Python expression over Tensors using differentiable ops, for ``create_graph=True``.
+"""
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..symbolic.parse import NONE, is_opaque
+from .printers import GraphPrinter, KernelPrinter, ValuePrinter
+
+_RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel"}
+
+
+@dataclass
+class KernelSpec:
+    """One generated elementwise kernel: ``out = expr(arrays..., scalars...)``."""
+    name: str
+    arrays: list
+    scalars: list
+    expr: object
+    formula: str
+    returns_bool: bool = False
+    int_closed: bool = False
+    body_1d: list = field(default_factory=list)
+    body_2d: list = field(default_factory=list)
+    params: list = field(default_factory=list)
+
+    def render(self):
+        params = {a: (a + "_" if a in _RESERVED_KERNEL_NAMES else a) for a in self.arrays + self.scalars}
+        self.params = [params[a] for a in self.arrays + self.scalars]
+        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d)):
+            names = {a: params[a] + index for a in self.arrays}
+            names.update({s: params[s] for s in self.scalars})
+            temps, (reduced,) = sp.cse([self.expr], symbols=sp.numbered_symbols("_t"), optimizations="basic")
+            printer = KernelPrinter(names)
+            for sym, value in temps:
+                names[sym.name] = sym.name
+                body.append(f"{sym.name} = {printer.doprint(value)}")
+            body.append(f"out{index} = {printer.doprint(reduced)}")
+
+
+def is_int_closed(e):
+    """True when integer inputs give integer results (only +, -, *, non-negative integer powers, abs,
+    max/min and integer literals), so an int64 kernel is exact; otherwise ints compute as floats."""
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, sp.Symbol) or node.is_Integer:
+            continue
+        if isinstance(node, (sp.Add, sp.Mul, sp.Abs, sp.Max, sp.Min)):
+            continue
+        if node.is_Pow and node.args[1].is_Integer and int(node.args[1]) >= 0:
+            continue
+        return False
+    return True
+
+
+def is_boolean(e):
+    return isinstance(e, (sp.core.relational.Relational, sp.logic.boolalg.Boolean))
+
+
+def is_kw(e):
+    return isinstance(e, sp.Tuple) and len(e.args) == 2 and isinstance(e.args[0], sp.Symbol) \
+        and e.args[0].name.startswith("kw_")
+
+
+class Lowering:
+    """Lowers the formulas of one table row; collects its kernels."""
+
+    def __init__(self, scope, kernel_prefix, fast_fn, graph_fn, available_ops, local_names=None):
+        self.scope = scope
+        self.prefix = kernel_prefix
+        self.fast_fn = fast_fn      # opaque name -> code of its numpy implementation
+        self.graph_fn = graph_fn    # opaque name -> code of its Tensor implementation
+        self.available_ops = available_ops
+        self.kernels = []
+        self.needed_ops = set()
+        self.names = dict(local_names or {})
+        self._tmp = 0
+
+    # ---- classification --------------------------------------------------------------------
+    def tensor_valued(self, e):
+        if isinstance(e, sp.Symbol):
+            return e.name in self.scope.tensors or e.name in self._tmp_tensors
+        if is_opaque(e):
+            return type(e).__name__ in self.scope.tensor_fns
+        if isinstance(e, sp.Tuple):
+            return False
+        return any(self.tensor_valued(a) for a in e.args)
+
+    _tmp_tensors = frozenset()
+
+    def _new_tmp(self):
+        self._tmp += 1
+        return f"_t{self._tmp}"
+
+    # ---- fast path ---------------------------------------------------------------------------
+    def fast(self, e, lines, kernel_name):
+        """Append statements computing ``e`` to ``lines``; return the code naming its value."""
+        if isinstance(e, sp.Symbol):
+            return self.names.get(e.name, e.name)
+        if is_opaque(e) and type(e).__name__ in self.scope.tensor_fns:
+            call = self._call_code(e, lambda a: self.fast(a, lines, kernel_name), self.fast_fn)
+            tmp = self._new_tmp()
+            lines.append(f"{tmp} = {call}")
+            return tmp
+        if not self.tensor_valued(e):
+            return self.value(e)
+        return self._region(e, lines, kernel_name)
+
+    def _region(self, e, lines, kernel_name):
+        subs = {}
+        tmp_tensors = set()
+
+        def visit(node):
+            if is_opaque(node):
+                if node in subs:
+                    return
+                name = type(node).__name__
+                if name in self.scope.tensor_fns:
+                    code = self.fast(node, lines, kernel_name)
+                    tmp_tensors.add(code)
+                else:
+                    code = self._new_tmp()
+                    lines.append(f"{code} = {self.value(node)}")
+                subs[node] = sp.Symbol(code, real=True)
+                return
+            for a in node.args:
+                visit(a)
+        visit(e)
+        region = e.xreplace(subs)
+        syms = sorted(region.free_symbols, key=lambda s: (s.name not in ("grad",), s.name))
+        arrays = [s.name for s in syms if s.name in self.scope.tensors or s.name in tmp_tensors]
+        scalars = [s.name for s in syms if s.name not in arrays]
+        name = kernel_name if not any(k.name == kernel_name for k in self.kernels) else \
+            f"{kernel_name}_{sum(k.name.startswith(kernel_name) for k in self.kernels)}"
+        spec = KernelSpec(name=name, arrays=arrays, scalars=scalars, expr=region, formula=str(e),
+                          returns_bool=is_boolean(region), int_closed=is_int_closed(region))
+        spec.render()
+        self.kernels.append(spec)
+        tmp = self._new_tmp()
+        arr = ", ".join(self.names.get(a, a) for a in arrays) + ("," if len(arrays) == 1 else "")
+        sca = ", ".join(self.names.get(s, s) for s in scalars) + ("," if len(scalars) == 1 else "")
+        lines.append(f"{tmp} = _k.{name}(({arr}), ({sca}))")
+        return tmp
+
+    def _call_code(self, e, tensor_arg, impl):
+        args, kwargs = [], []
+        for a in e.args:
+            if is_kw(a):
+                kwargs.append(f"{a.args[0].name[3:]}={self._arg(a.args[1], tensor_arg)}")
+            else:
+                args.append(self._arg(a, tensor_arg))
+        return f"{impl(type(e).__name__)}({', '.join(args + kwargs)})"
+
+    def _arg(self, a, tensor_arg):
+        if self.tensor_valued(a):
+            return tensor_arg(a)
+        return self.value(a)
+
+    def value(self, e):
+        """Plain Python for a non-tensor expression (dims, sizes, numbers, metadata calls)."""
+        def call(node):
+            name = type(node).__name__
+            if name in self.scope.meta_fns:
+                args = ", ".join(self.value(a) for a in node.args)
+                return f"_fns.{name}({args})"
+            raise ValueError(f"'{name}' returns a tensor and cannot be used as a plain value here")
+        return ValuePrinter(self.names, call).doprint(e)
+
+    # ---- graph path --------------------------------------------------------------------------
+    def graph(self, e):
+        printer = GraphPrinter(self.names, None, self.available_ops)
+        printer.tensor_names = self.scope.tensors | self.scope.lists
+
+        def call(node):
+            name = type(node).__name__
+            if name in self.scope.meta_fns:
+                return self.value(node)
+            return self._call_code(node, lambda a: printer.doprint(a), self.graph_fn)
+        printer.call = call
+        code = printer.doprint(e)
+        self.needed_ops |= printer.needed_ops
+        if not self.tensor_valued(e):
+            return code
+        return code

@@ -1,0 +1,363 @@
+"""Build the code model of every table row: its op wrapper, its node class and its kernels.
+
+This is where the symbolic layer and the code printers meet: formulas are parsed (allow-list), checked
+against sympy's derivative of the forward, and lowered to the fast (numpy + Numba) and graph (Tensor
+ops) paths. Templates in ``templates/`` then only lay the model out as Python source.
+"""
+import hashlib
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..runtime import formula_fns
+from ..symbolic.derive import GRAD, derive_vjp, probe_equal
+from ..symbolic.parse import FormulaError, Scope, parse_formula
+from ..table import TableError
+from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
+
+# Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
+# dtype casts, the graph path of helper functions).
+RUNTIME_OPS = ("sum", "view", "to")
+
+
+@dataclass
+class SavedTensor:
+    name: str             # formula name: self, other, result
+    is_output: bool
+    guard: str = ""       # condition under which the forward saves it (empty: always)
+
+
+@dataclass
+class SavedValue:
+    name: str             # exposed as _saved_<name>
+    code: str             # how the forward computes it
+
+
+@dataclass
+class RowModel:
+    entry: object
+    py_name: str
+    class_name: str
+    doc: str
+    args: list
+    kernels: list = field(default_factory=list)
+    forward_kernel: object = None
+    forward_code: str = ""
+    saved_tensors: list = field(default_factory=list)
+    saved_values: list = field(default_factory=list)
+    diff_args: list = field(default_factory=list)
+    fast_body: list = field(default_factory=list)
+    graph_body: list = field(default_factory=list)
+    n_outputs_expr: str = "1"
+    outputs_list: bool = False
+    tuple_return: bool = False
+    diff_outputs: list = field(default_factory=list)
+    view: bool = False
+    row_hash: str = ""
+    inplace_saves_original_self: bool = False
+
+
+def _available_ops(entries):
+    names = set()
+    for e in entries:
+        names.add(e.schema.base)
+    names |= {"where", "maximum", "minimum", "abs", "logical_and", "logical_not"} & names
+    return names
+
+
+def _unique_bases(entries):
+    count = {}
+    for e in entries:
+        count[e.schema.base] = count.get(e.schema.base, 0) + 1
+    return {b for b, n in count.items() if n == 1}
+
+
+def build_models(entries):
+    """Return (models, problems) for every row; raise TableError on the first bad row."""
+    forwards = {}
+    for e in entries:
+        if e.forward is not None:
+            forwards[e.name] = _parse_forward(e)
+    unique = _unique_bases(entries)
+    inline_ops = {}
+    for e in entries:
+        if e.forward is not None and e.schema.base in unique:
+            params = [a.name for a in e.schema.args if a.is_tensor or a.is_number]
+            inline_ops[e.schema.base] = (params, _inliner(forwards[e.name], e, params))
+    # Non-elementwise rows a formula may call: by base name when it names one row (``mm``), and always
+    # by the row's function name (``squeeze_dim``).
+    opaque_ops = {e.schema.py_name: e for e in entries if e.forward is None and not e.schema.base.endswith("_")}
+    opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
+                       and not e.schema.base.endswith("_")})
+    available = _available_ops(entries)
+    models = [_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available) for e in entries]
+    return models
+
+
+def _inliner(fwd, entry, params):
+    def build(*args):
+        subs = {sp.Symbol(p, real=True): a for p, a in zip(params, args)}
+        for a in entry.schema.args[len(args):]:
+            if a.name in params and a.has_default:
+                subs[sp.Symbol(a.name, real=True)] = sp.sympify(a.default)
+        return fwd.xreplace(subs)
+    return build
+
+
+def _forward_scope(entry):
+    s = Scope()
+    for a in entry.schema.args:
+        if a.is_tensor:
+            s.tensors.add(a.name)
+        elif a.is_number:
+            s.numbers.add(a.name)
+        else:
+            s.values.add(a.name)
+    return s
+
+
+def _parse_forward(entry):
+    try:
+        return parse_formula(entry.forward, _forward_scope(entry))
+    except FormulaError as exc:
+        raise entry.error(f"in forward: {exc}", entry.forward_line) from None
+
+
+def _formula_scope(entry, inline_ops, opaque_ops):
+    s = _forward_scope(entry)
+    for a in entry.schema.args:
+        if a.is_tensor_list:
+            s.lists.add(a.name)
+    s.tensors.add("grad")
+    s.lists.add("grads")
+    for r in entry.schema.returns:
+        if r.is_tensor_list:
+            s.lists.add(r.name)
+        else:
+            s.tensors.add(r.name)
+            s.tensors.add(f"grad_{r.name}")
+    s.inline_ops = {k: v for k, v in inline_ops.items() if k != entry.schema.base}
+    s.tensor_fns = set(formula_fns.TENSOR_FUNCTIONS) | set(opaque_ops)
+    s.meta_fns = set(formula_fns.META_FUNCTIONS)
+    return s
+
+
+def _fast_fn(opaque_ops):
+    def ref(name):
+        if name in formula_fns.TENSOR_FUNCTIONS:
+            return f"_fns.{name}"
+        return f"_fw.{opaque_ops[name].schema.py_name}"
+    return ref
+
+
+def _graph_fn(opaque_ops):
+    def ref(name):
+        if name in formula_fns.TENSOR_FUNCTIONS:
+            return f"_fns.{name}_graph"
+        return f"_ops.{opaque_ops[name].schema.row_name}"
+    return ref
+
+
+def row_hash(entry):
+    return hashlib.sha256(entry.source.encode()).hexdigest()[:16]
+
+
+def _build_row(entry, fwd, inline_ops, opaque_ops, available):
+    schema = entry.schema
+    model = RowModel(entry=entry, py_name=schema.py_name, class_name=entry.class_name or "",
+                     doc=entry.source, args=schema.args, row_hash=row_hash(entry))
+    model.view = any(r.is_view for r in schema.returns)
+    model.outputs_list = len(schema.returns) == 1 and schema.returns[0].is_tensor_list
+    model.tuple_return = len(schema.returns) > 1
+    model.diff_outputs = entry.differentiable_outputs
+    scope = _formula_scope(entry, inline_ops, opaque_ops)
+    local_names = {}
+    low = Lowering(scope, schema.py_name, _fast_fn(opaque_ops), _graph_fn(opaque_ops), available, local_names)
+
+    # ---- forward
+    if fwd is not None:
+        spec = _forward_kernel(entry, fwd)
+        model.forward_kernel = spec
+        model.kernels.append(spec)
+    elif not _has_forward_fn(schema.py_name):
+        raise entry.error(f"no forward: give the row an elementwise 'forward:' expression, or add "
+                          f"'def {schema.py_name}(...)' to derivgen/runtime/forwards.py")
+
+    if not entry.formulas:
+        return model
+
+    # ---- formulas
+    parsed = []
+    for f in entry.formulas:
+        if f.derived:
+            x = sp.Symbol(f.names[0], real=True)
+            expr = derive_vjp(fwd, x, GRAD)
+        else:
+            try:
+                expr = parse_formula(f.text, scope)
+            except FormulaError as exc:
+                raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
+            if fwd is not None and len(f.names) == 1 and len(schema.returns) == 1:
+                _prove(entry, f, expr, fwd)
+        if not _mentions_tensor(expr, scope):
+            # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
+            expr = sp.Function("full_like")(GRAD, expr)
+        parsed.append((f, expr))
+
+    model.diff_args = [a.name for a in entry.differentiable_args]
+    used = set()
+    for _, expr in parsed:
+        used |= {s.name for s in expr.free_symbols}
+    ret_names = [r.name for r in schema.returns]
+    for a in schema.args:
+        if a.name in used and a.is_tensor:
+            users = [f.names for f, expr in parsed if a.name in {s.name for s in expr.free_symbols}]
+            users = sorted({n for names in users for n in names}, key=model.diff_args.index)
+            guard = " or ".join(f"{u}.requires_grad" for u in users) if len(model.diff_args) > 1 else ""
+            model.saved_tensors.append(SavedTensor(a.name, False, guard))
+        elif a.name in used and a.is_tensor_list:
+            raise entry.error(f"formulas may use the Tensor[] argument '{a.name}' only through "
+                              f"to_args_sizes({a.name}) / to_args_scalartypes({a.name})")
+        elif a.name in used:
+            model.saved_values.append(SavedValue(a.name, a.name))
+    for r in ret_names:
+        if r in used:
+            if model.outputs_list:
+                raise entry.error("formulas of list-returning ops cannot use their outputs")
+            model.saved_tensors.append(SavedTensor(r, True))
+    for m in sorted(scope.metadata):
+        base, _, kind = _split_meta(m, entry)
+        model.saved_values.append(SavedValue(m, _meta_code(base, kind, entry)))
+
+    _lower_bodies(model, entry, parsed, low, scope)
+    model.kernels.extend(k for k in low.kernels)
+    missing = {op for op in low.needed_ops if op not in available}
+    if missing:
+        raise entry.error(f"the create_graph path of this row needs the op(s) {sorted(missing)}, which the "
+                          "table lacks: add their rows")
+    if entry.inplace and any(s.name == "self" and not s.is_output for s in model.saved_tensors):
+        model.inplace_saves_original_self = True
+    return model
+
+
+def _mentions_tensor(expr, scope):
+    if any(s.name in scope.tensors or s.name in scope.lists for s in expr.free_symbols):
+        return True
+    return any(type(a).__name__ in scope.tensor_fns for a in sp.preorder_traversal(expr)
+               if isinstance(a, sp.core.function.AppliedUndef))
+
+
+def _has_forward_fn(py_name):
+    from ..runtime import forwards
+    return hasattr(forwards, py_name)
+
+
+def _split_meta(name, entry):
+    for kind in ("sym_sizes", "scalar_type", "sym_numel", "dim", "args_sizes", "args_scalartypes"):
+        if name.endswith("_" + kind):
+            return name[: -len(kind) - 1], None, kind
+    raise entry.error(f"unknown metadata '{name}'")
+
+
+def _meta_code(base, kind, entry):
+    arg = entry.schema.arg(base)
+    src = f"{base}.data" if arg is not None else None
+    if arg is None:
+        # metadata of an output: computed from the result array
+        src = "_result_data"
+    return {
+        "sym_sizes": f"{src}.shape",
+        "scalar_type": f"{src}.dtype",
+        "sym_numel": f"{src}.size",
+        "dim": f"{src}.ndim",
+        "args_sizes": f"[t.data.shape for t in {base}]",
+        "args_scalartypes": f"[t.data.dtype for t in {base}]",
+    }[kind]
+
+
+def _forward_kernel(entry, fwd):
+    tensors = [a.name for a in entry.schema.args if a.is_tensor]
+    scalars = [a.name for a in entry.schema.args if a.is_number]
+    used = {s.name for s in fwd.free_symbols}
+    spec = KernelSpec(name=f"{entry.schema.py_name}_forward", arrays=[t for t in tensors],
+                      scalars=[s for s in scalars], expr=fwd, formula=entry.forward,
+                      returns_bool=is_boolean(fwd), int_closed=is_int_closed(fwd))
+    unused = [a for a in tensors + scalars if a not in used]
+    if unused and any(a in tensors for a in unused):
+        raise entry.error(f"forward expression does not use tensor argument(s) {unused}", entry.forward_line)
+    spec.render()
+    return spec
+
+
+def _prove(entry, formula, expr, fwd):
+    """Check a hand-written formula against grad * d(forward)/d(arg) at random points."""
+    x = sp.Symbol(formula.names[0], real=True)
+    ret = entry.schema.returns[0].name
+    hand = expr.xreplace({sp.Symbol(ret, real=True): fwd})
+    derived = derive_vjp(fwd, x, GRAD)
+    symbols = sorted((hand.free_symbols | derived.free_symbols), key=lambda s: s.name)
+    bad = [s.name for s in symbols if s.name not in {a.name for a in entry.schema.args} | {"grad"}]
+    if bad or any(isinstance(a, sp.core.function.AppliedUndef) for a in sp.preorder_traversal(hand)):
+        return  # formula uses metadata or helpers: the gradient check tests it instead
+    domains = {}
+    for a in entry.schema.args:
+        if a.is_number and a.type.rstrip("?") in ("int", "SymInt"):
+            domains[a.name] = (1.0, 4.0)
+    ok, msg, _ = probe_equal(hand, derived, symbols, domains)
+    if not ok:
+        raise entry.error(f"formula for '{formula.names[0]}' disagrees with the derivative of its forward "
+                          f"({entry.forward}): {msg}", formula.line)
+
+
+def _lower_bodies(model, entry, parsed, low, scope):
+    """Fill model.fast_body / model.graph_body with the statements of _apply_fast / _apply_graph."""
+    returns = entry.schema.returns
+    slots = model.diff_outputs
+    multi = model.outputs_list or len(slots) > 1
+    for path in ("fast", "graph"):
+        head = []
+        if not multi:
+            head += ["grad = grads[0]", "if grad is None:", "    return [None] * len(node._next)"]
+            head.append(f"grad_{returns[slots[0]].name} = grad")
+        else:
+            head += ["if all(g is None for g in grads):", "    return [None] * len(node._next)"]
+            if not model.outputs_list:
+                for slot_index, ret_index in enumerate(slots):
+                    zero = f"_zeros_like_output(node, {slot_index}, {path == 'graph'})"
+                    head.append(f"grads_{ret_index} = grads[{slot_index}] if grads[{slot_index}] is not None "
+                                f"else {zero}")
+                    head.append(f"grad_{returns[ret_index].name} = grads_{ret_index}")
+        unpack = "unpack_data" if path == "fast" else "unpack"
+        for s in model.saved_tensors:
+            head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
+        for v in model.saved_values:
+            head.append(f"{v.name} = node._v_{v.name}")
+
+        def emit(expr, kernel_name):
+            lines = []
+            code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
+            return lines, code
+
+        blocks, results = [], {a: "None" for a in model.diff_args}
+        for f, expr in parsed:
+            kernel_name = f"{model.py_name}_backward_{'_'.join(f.names)}"
+            lines, code = emit(expr, kernel_name)
+            if entry.schema.arg(f.names[0]).is_tensor_list:
+                # one Tensor[] input: one gradient per list element, in list order
+                blocks += ["if not any(needs):", "    return [None] * len(node._next)"]
+                blocks += lines + [f"return list({code})"]
+                break
+            names = [f"grad_input_{n}" for n in f.names]
+            for n, v in zip(f.names, names):
+                results[n] = v
+                head.append(f"{v} = None")
+            cond = " or ".join(f"needs[{model.diff_args.index(n)}]" for n in f.names)
+            blocks.append(f"if {cond}:")
+            blocks += ["    " + ln for ln in lines]
+            blocks.append(f"    {', '.join(names)} = {code}")
+        else:
+            blocks.append("return [" + ", ".join(results[a] for a in model.diff_args) + "]")
+        if path == "fast":
+            model.fast_body = head + blocks
+        else:
+            model.graph_body = head + blocks

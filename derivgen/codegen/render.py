@@ -1,0 +1,161 @@
+"""Render ``generated/`` from the table: collect the models, lay them out with jinja2, and write
+(or, with ``check``, compare) the files. Nothing is written unless every row builds."""
+import hashlib
+import os
+
+import jinja2
+
+from .. import __version__
+from ..table import load_table
+from .model import build_models
+from .wrappers import render_inplace_wrapper, render_wrapper
+
+_TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
+_RUNTIME_HELPERS = ("kernels_rt.py",)
+_FUNCTION_ONLY = {"cat", "stack"}
+
+
+def _env():
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), keep_trailing_newline=True,
+                             trim_blocks=False, lstrip_blocks=False, undefined=jinja2.StrictUndefined,
+                             autoescape=False)
+    return env
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def runtime_helpers_hash():
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "runtime")
+    h = hashlib.sha256()
+    for name in _RUNTIME_HELPERS:
+        with open(os.path.join(here, name), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
+def _param_code(a):
+    code = f'"{a.name}", "{a.type}"'
+    if a.has_default:
+        code += f", {a.default!r}"
+    if a.kwonly:
+        code += ", kwonly=True"
+    return code
+
+
+class _Ov:
+    def __init__(self, fn, schema, params):
+        self.fn = fn
+        self.schema = schema.text.replace('"', "'")
+        self.full_name = schema.full_name
+        self.params = params
+
+
+class _Op:
+    def __init__(self, name, inplace):
+        self.name = name
+        self.inplace = inplace
+        self.overloads = []
+        self.method = True
+
+
+def render_all(table_path):
+    """Return {relative path: file text} for everything under generated/."""
+    entries = load_table(table_path)
+    models = build_models(entries)
+    with open(table_path, "rb") as fh:
+        table_sha = _sha(fh.read())
+    helpers_sha = runtime_helpers_hash()
+    table_file = os.path.basename(table_path)
+    env = _env()
+    common = dict(version=__version__, table_file=table_file)
+    files = {}
+    package_stamp = [f"table sha256: {table_sha}", f"runtime helpers sha256: {helpers_sha}"]
+
+    ops, by_name = [], {}
+    for row in models:
+        row.wrapper = render_wrapper(row)
+        row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
+        for k in row.kernels:
+            k.params_sig = "".join(p + ", " for p in k.params)
+            k.formula_comment = f"{k.name}: {k.formula}".replace("\n", " ")
+        if row.kernels:
+            stamp = [f"row sha256: {row.row_hash}", f"runtime helpers sha256: {helpers_sha}"]
+            files[f"kernels/{row.py_name}.py"] = env.get_template("kernel_module.py.j2").render(
+                row=row, stamp_lines=stamp, **common)
+        _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
+                      inplace=False)
+        if row.entry.inplace:
+            if row.forward_kernel is None:
+                raise row.entry.error("'inplace: true' needs an elementwise 'forward:' expression")
+            fn_name, text = render_inplace_wrapper(row)
+            row.wrapper += "\n\n\n" + text
+            _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
+    for op in ops:
+        first = op.overloads[0]
+        op.method = op.name not in _FUNCTION_ONLY and not first.params[0].startswith('"tensors"')
+    files["kernels/__init__.py"] = env.get_template("kernels_init.py.j2").render(
+        rows=models, stamp_lines=package_stamp, **common)
+    files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
+    files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, stamp_lines=package_stamp,
+                                                           **common)
+    files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
+    return files
+
+
+def _add_overload(ops, by_name, name, fn, schema, inplace):
+    op = by_name.get(name)
+    if op is None:
+        op = by_name[name] = _Op(name, inplace)
+        ops.append(op)
+    op.overloads.append(_Ov(fn, schema, [_param_code(a) for a in schema.args]))
+
+
+def existing_files(out_dir):
+    found = set()
+    for root, dirs, names in os.walk(out_dir):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for n in names:
+            if n.endswith(".py"):
+                found.add(os.path.relpath(os.path.join(root, n), out_dir).replace(os.sep, "/"))
+    return found
+
+
+def stale_files(files, out_dir):
+    """Paths whose content differs from ``files``, plus generated files that should not exist."""
+    stale = []
+    for rel, text in sorted(files.items()):
+        path = os.path.join(out_dir, rel)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                if fh.read() != text:
+                    stale.append(rel)
+        except OSError:
+            stale.append(rel)
+    for rel in sorted(existing_files(out_dir) - set(files)):
+        stale.append(rel + " (no longer generated)")
+    return stale
+
+
+def write_files(files, out_dir):
+    """Write changed files only (an unchanged table changes no byte); remove files no longer generated."""
+    changed = []
+    for rel, text in sorted(files.items()):
+        path = os.path.join(out_dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                if fh.read() == text:
+                    continue
+        except OSError:
+            pass
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        changed.append(rel)
+    for rel in sorted(existing_files(out_dir) - set(files)):
+        os.remove(os.path.join(out_dir, rel))
+        changed.append(rel + " (removed)")
+    return changed

@@ -1,0 +1,169 @@
+"""Source of the per-row op functions in ``generated/ops.py`` (forward + node creation)."""
+import textwrap
+
+
+def _sig(args):
+    parts, star = [], False
+    for a in args:
+        if a.kwonly and not star:
+            parts.append("*")
+            star = True
+        parts.append(a.name + (f"={a.default!r}" if a.has_default else ""))
+    return ", ".join(parts)
+
+
+def _forward_call(row, out=None):
+    e = row.entry
+    if row.forward_kernel is not None:
+        tensors = [a.name for a in e.schema.args if a.is_tensor]
+        scalars = [a.name for a in e.schema.args if a.is_number]
+        t = ", ".join(tensors) + ("," if len(tensors) == 1 else "")
+        s = ", ".join(scalars) + ("," if len(scalars) == 1 else "")
+        extra = f", out={out}" if out else ""
+        return f"_k.{row.forward_kernel.name}.forward(({t}), ({s}){extra})"
+    args = []
+    for a in e.schema.args:
+        if a.is_tensor:
+            v = f"{a.name}.data" if not a.is_optional else f"(None if {a.name} is None else {a.name}.data)"
+        elif a.is_tensor_list:
+            v = f"[t.data for t in {a.name}]"
+        else:
+            v = a.name
+        args.append(f"{a.name}={v}" if a.kwonly else v)
+    return f"_fw.{e.schema.py_name}({', '.join(args)})"
+
+
+def _edges(row):
+    e = row.entry
+    diff = e.differentiable_args
+    if len(diff) == 1 and diff[0].is_tensor_list:
+        n = diff[0].name
+        return f"tuple(_edge(t) for t in {n})", f"tuple(_meta(t) for t in {n})", f"*{n}"
+    edges = "(" + "".join(f"_edge({a.name}), " for a in diff) + ")"
+    metas = "(" + "".join(f"_meta({a.name}), " for a in diff) + ")"
+    return edges, metas, ", ".join(a.name for a in diff)
+
+
+def _save_lines(row, inplace=False):
+    lines = []
+    for s in row.saved_tensors:
+        if s.is_output:
+            continue
+        value = s.name
+        if inplace and s.name == "self":
+            value = "_Tensor._make(self.data.copy())"  # the original self, before it is overwritten
+        stmt = f"grad_fn._sv_{s.name} = _Saved({value})"
+        if s.guard:
+            lines += [f"if {s.guard}:", "    " + stmt]
+        else:
+            lines.append(stmt)
+    for v in row.saved_values:
+        if "_result_data" in v.code:
+            continue
+        lines.append(f"grad_fn._v_{v.name} = {v.code}")
+    return lines
+
+
+def _output_save_lines(row, result_var):
+    lines = []
+    for s in row.saved_tensors:
+        if s.is_output:
+            lines.append(f"grad_fn._sv_{s.name} = _Saved({result_var}, is_output=True)")
+    for v in row.saved_values:
+        if "_result_data" in v.code:
+            lines.append(f"grad_fn._v_{v.name} = {v.code.replace('_result_data', result_var + '.data')}")
+    return lines
+
+
+def render_wrapper(row):
+    e = row.entry
+    schema = e.schema
+    name = schema.row_name
+    body = []
+    view_args = ", self._vc" if row.view else ""
+    body.append(f"result = {_forward_call(row)}")
+    if row.outputs_list:
+        make = f"_Tensor._make(r, grad_fn, i{view_args})"
+        plain = f"tuple(_Tensor._make(r, None, 0{view_args}) for r in result)"
+    elif row.tuple_return:
+        plain = None
+    else:
+        plain = f"_Tensor._make(result, None, 0{view_args})"
+    if row.class_name:
+        edges, metas, needs = _edges(row)
+        body.append(f"if _needs_grad({needs}):")
+        inner = []
+        n_inputs = "len(result)" if row.outputs_list else str(len(row.diff_outputs))
+        inner.append(f"grad_fn = {row.class_name}({edges}, {metas}, {n_inputs})")
+        inner += _save_lines(row)
+        if row.outputs_list:
+            inner.append(f"outputs = tuple({make} for i, r in enumerate(result))")
+            inner.append("return outputs")
+        elif row.tuple_return:
+            inner.append("grad_fn._out_meta = [(r.shape, r.dtype) for r in result]")
+            outs = []
+            for i, r in enumerate(schema.returns):
+                if i in row.diff_outputs:
+                    outs.append(f"_Tensor._make(result[{i}], grad_fn, {row.diff_outputs.index(i)})")
+                else:
+                    outs.append(f"_Tensor._make(result[{i}])")
+            inner.append(f"outputs = {_return_type(row)}({', '.join(outs)})")
+            for i, r in enumerate(schema.returns):
+                if i in row.diff_outputs:
+                    inner += [ln.replace(f"_Saved({r.name},", f"_Saved(outputs[{i}],")
+                              for ln in _output_save_lines(row, r.name) if r.name in ln]
+            inner.append("return outputs")
+        else:
+            inner.append(f"result = _Tensor._make(result, grad_fn, 0{view_args})")
+            if row.view:
+                inner.append("result._base = self")
+            inner += _output_save_lines(row, "result")
+            inner.append("return result")
+        body += ["    " + ln for ln in inner]
+    if row.tuple_return:
+        body.append(f"return {_return_type(row)}(*(_Tensor._make(r) for r in result))")
+    else:
+        if row.view and not row.outputs_list:
+            body.append(f"result = {plain}")
+            body.append("result._base = self")
+            body.append("return result")
+        else:
+            body.append(f"return {plain}")
+    text = f"def {name}({_sig(schema.args)}):\n"
+    text += f'    """{schema.text}"""\n'
+    text += textwrap.indent("\n".join(body), "    ")
+    if row.tuple_return:
+        names = [r.name for r in schema.returns]
+        text = (f"{_return_type(row)} = collections.namedtuple(\"{schema.base}\", {names!r})\n\n\n" + text)
+    return text
+
+
+def _return_type(row):
+    return f"_{row.entry.schema.row_name}_return"
+
+
+def render_inplace_wrapper(row):
+    """``<op>_``: the row's forward written into ``self``, history rewritten to the row's node."""
+    e = row.entry
+    schema = e.schema
+    name = f"{schema.base}__{schema.overload or 'default'}"
+    body = ["_check_inplace(self)"]
+    if row.class_name:
+        edges, metas, needs = _edges(row)
+        body.append(f"grad_fn = None")
+        body.append(f"if _needs_grad({needs}):")
+        inner = [f"grad_fn = {row.class_name}({edges}, {metas}, 1)"]
+        inner += _save_lines(row, inplace=True)
+        body += ["    " + ln for ln in inner]
+    body.append(_forward_call(row, out="self.data"))
+    body.append("self._vc[0] += 1")
+    if row.class_name:
+        body.append("if grad_fn is not None:")
+        inner = ["self.grad_fn = grad_fn", "self.output_nr = 0"]
+        inner += _output_save_lines(row, "self")
+        body += ["    " + ln for ln in inner]
+    body.append("return self")
+    text = f"def {name}({_sig(schema.args)}):\n"
+    text += f'    """In-place {schema.text.split("(")[0]}: writes the result into self (version bumped)."""\n'
+    text += textwrap.indent("\n".join(body), "    ")
+    return name, text

@@ -1,0 +1,62 @@
+"""Tensor dtypes, spelled as in PyTorch (``derivgen.float32``) and mapped onto numpy."""
+import numpy as np
+
+
+class dtype:
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_legacy")
+
+    def __init__(self, name, np_dtype, is_floating_point, legacy):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = is_floating_point
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy  # PyTorch's legacy type name, used in error messages
+
+    def __repr__(self):
+        return f"derivgen.{self.name}"
+
+    def __reduce__(self):
+        return (from_numpy_dtype, (self.np,))
+
+
+float32 = dtype("float32", np.float32, True, "FloatTensor")
+float64 = dtype("float64", np.float64, True, "DoubleTensor")
+int64 = dtype("int64", np.int64, False, "LongTensor")
+int32 = dtype("int32", np.int32, False, "IntTensor")
+bool_ = dtype("bool", np.bool_, False, "BoolTensor")
+float = float32  # noqa: A001 - torch.float is float32
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+_BY_NP = {d.np: d for d in (float32, float64, int64, int32, bool_)}
+
+
+def from_numpy_dtype(np_dtype):
+    """The derivgen dtype of a numpy dtype; unsupported dtypes raise a clear TypeError."""
+    d = _BY_NP.get(np.dtype(np_dtype))
+    if d is None:
+        raise TypeError(f"derivgen: unsupported dtype {np.dtype(np_dtype)} "
+                        "(supported: float32, float64, int64, int32, bool)")
+    return d
+
+
+def to_numpy_dtype(d):
+    if d is None:
+        return None
+    if isinstance(d, dtype):
+        return d.np
+    return np.dtype(d)
+
+
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if d not in (float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d

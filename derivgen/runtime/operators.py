@@ -1,0 +1,89 @@
+"""Python operators and composite methods on Tensor, mapped to ops the way torch maps them
+(``2 - x`` is ``rsub.Scalar``: RsubBackward1; ``2 / x`` is ``reciprocal(x) * 2``; ``2 ** x`` is
+``pow.Scalar``: PowBackward2)."""
+import numbers
+
+import numpy as np
+
+from . import composites
+from .tensor import Tensor
+
+
+def _is_number(v):
+    return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
+
+
+def install(ops):
+    """Attach generated ops (methods) and operators to Tensor."""
+    for name, fn in ops.METHODS.items():
+        setattr(Tensor, name, fn)
+
+    def binary(op_name):
+        fn = getattr(ops, op_name)
+
+        def method(self, other):
+            if not isinstance(other, Tensor) and not _is_number(other):
+                return NotImplemented
+            return fn(self, other)
+        return method
+
+    def reflected(op_name):
+        fn = getattr(ops, op_name)
+
+        def method(self, other):
+            if not isinstance(other, Tensor) and not _is_number(other):
+                return NotImplemented
+            return fn(self, other)
+        return method
+
+    def inplace(op_name):
+        fn = getattr(ops, op_name)
+
+        def method(self, other):
+            return fn(self, other)
+        return method
+
+    Tensor.__add__ = binary("add")
+    Tensor.__radd__ = reflected("add")
+    Tensor.__sub__ = binary("sub")
+    Tensor.__mul__ = binary("mul")
+    Tensor.__rmul__ = reflected("mul")
+    Tensor.__truediv__ = binary("div")
+    Tensor.__pow__ = binary("pow")
+    Tensor.__matmul__ = lambda self, other: composites.matmul(self, other)
+    Tensor.__rmatmul__ = lambda self, other: composites.matmul(other, self)
+    Tensor.__neg__ = lambda self: ops.neg(self)
+    if hasattr(ops, "abs"):
+        Tensor.__abs__ = lambda self: ops.abs(self)
+
+    def rsub(self, other):
+        if _is_number(other) and hasattr(ops, "rsub_Scalar"):
+            return ops.rsub_Scalar(self, other)
+        return ops.rsub(self, other)
+    Tensor.__rsub__ = rsub
+
+    def rtruediv(self, other):
+        if hasattr(ops, "reciprocal"):
+            return ops.mul(ops.reciprocal(self), other)
+        return ops.div(other, self)
+    Tensor.__rtruediv__ = rtruediv
+
+    def rpow(self, other):
+        return ops.pow(other, self)
+    Tensor.__rpow__ = rpow
+
+    for dunder, name in (("__lt__", "lt"), ("__le__", "le"), ("__gt__", "gt"), ("__ge__", "ge"),
+                         ("__eq__", "eq"), ("__ne__", "ne")):
+        if hasattr(ops, name):
+            setattr(Tensor, dunder, binary(name))
+    for dunder, name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                         ("__itruediv__", "div_")):
+        if hasattr(ops, name):
+            setattr(Tensor, dunder, inplace(name))
+
+    for name in ("reshape", "flatten", "expand_as", "view_as", "reshape_as", "type_as", "contiguous", "to",
+                 "matmul"):
+        setattr(Tensor, name, getattr(composites, name))
+    Tensor.T = property(composites.T)
+    if not hasattr(Tensor, "square"):
+        Tensor.square = composites.square

@@ -1,0 +1,416 @@
+"""The Tensor: a numpy array plus autograd metadata (grad_fn, output_nr, version counter, hooks).
+
+Differentiable ops are not defined here: the generated bindings (``generated/ops.py``) install them as
+methods and operators when ``derivgen`` is imported.
+"""
+import warnings
+
+import numpy as np
+
+from . import dtypes as _dt
+from .grad_mode import is_grad_enabled
+from .node import add_hook, gradient_edge
+
+
+class Tensor:
+    __slots__ = ("data", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
+                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
+
+    def __init__(self, data=None, dtype=None):
+        if data is None:
+            data = []
+        self._init(np.asarray(data, dtype=_dt.to_numpy_dtype(dtype) or _infer_dtype(data)))
+
+    def _init(self, data, grad_fn=None, output_nr=0, vc=None):
+        self.data = data
+        self._requires_grad = False
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self._grad = None
+        self._vc = vc if vc is not None else [0]
+        self._acc = None
+        self._hooks = None
+        self._retains_grad = False
+        self._post_acc_hooks = None
+        self._base = None
+        self._wrapped = False
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
+        t = object.__new__(cls)
+        t.data = data
+        t._requires_grad = False
+        t.grad_fn = grad_fn
+        t.output_nr = output_nr
+        t._grad = None
+        t._vc = vc if vc is not None else [0]
+        t._acc = None
+        t._hooks = None
+        t._retains_grad = False
+        t._post_acc_hooks = None
+        t._base = None
+        t._wrapped = False
+        return t
+
+    # ---- autograd attributes -----------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self.grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self.grad_fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.data.shape != self.data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
+        self._grad = value
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor | None``; runs when the gradient for this tensor is computed."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        self._hooks, handle = add_hook(self._hooks, hook)
+        if self.grad_fn is None:
+            from .node import grad_accumulator
+            grad_accumulator(self)  # keeps torch's shape: leaf hooks live on the accumulator
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd_api import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = Tensor._make(self.data, vc=self._vc)
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self.output_nr = 0
+        self._requires_grad = False
+        return self
+
+    # ---- metadata ------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self.data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self.data.shape)
+        from .shape_utils import wrap_dim
+        return self.data.shape[wrap_dim(dim, self.data.ndim)]
+
+    @property
+    def dtype(self):
+        return _dt.from_numpy_dtype(self.data.dtype)
+
+    def dim(self):
+        return self.data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return int(self.data.size)
+
+    nelement = numel
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self.data.itemsize for s in self.data.strides)
+        return st if dim is None else st[dim]
+
+    def is_contiguous(self):
+        return bool(self.data.flags.c_contiguous)
+
+    @property
+    def is_floating_point_(self):
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    @property
+    def device(self):
+        return "cpu"
+
+    # ---- conversions ---------------------------------------------------------------------------
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def item(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
+        return self.data.reshape(-1)[0].item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data.reshape(-1)[0])
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        from .tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce__(self):
+        return (_rebuild, (self.data, self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+        t = Tensor._make(self.data.copy())
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad.data.copy())
+        memo[id(self)] = t
+        return t
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"derivgen.{self.dtype._legacy}"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(_dt.float32)
+
+    def double(self):
+        return self.to(_dt.float64)
+
+    def long(self):
+        return self.to(_dt.int64)
+
+    def int(self):
+        return self.to(_dt.int32)
+
+    def bool(self):
+        return self.to(_dt.bool_)
+
+    def cpu(self):
+        return self
+
+    def __getitem__(self, index):
+        from .indexing import getitem
+        return getitem(self, index)
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints as ``derivgen.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"derivgen.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._make(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _infer_dtype(data):
+    """torch.tensor's dtype inference: Python floats -> default dtype, ints -> int64, bools -> bool."""
+    if isinstance(data, np.ndarray):
+        if data.dtype == np.float16:
+            return np.float32
+        return None
+    if isinstance(data, Tensor):
+        return data.data.dtype
+    flat = _first_scalar(data)
+    if isinstance(flat, (bool, np.bool_)):
+        return np.bool_
+    if isinstance(flat, (int, np.integer)):
+        return _all_int_dtype(data)
+    return _dt.get_default_dtype().np
+
+
+def _first_scalar(data):
+    while isinstance(data, (list, tuple)):
+        if not data:
+            return 0.0
+        data = data[0]
+    if isinstance(data, Tensor):
+        return data.item() if data.numel() == 1 else 0.0
+    return data
+
+
+def _all_int_dtype(data):
+    arr = np.asarray(data)
+    if arr.dtype.kind in "iu":
+        return np.int64
+    if arr.dtype.kind == "b":
+        return np.bool_
+    return _dt.get_default_dtype().np
+
+
+def result_dtype(*operands):
+    """PyTorch's type promotion: tensors with dims beat 0-dim tensors beat wrapped Python numbers,
+    except that a lower-priority operand of a higher category (bool < int < float) still lifts the
+    result to its category (``int_tensor * 2.5`` is float32, ``float32_tensor * 2.5`` stays float32)."""
+    groups = [None, None, None]
+    for op in operands:
+        if op is None:
+            continue
+        if isinstance(op, Tensor):
+            d = op.data.dtype
+            if op._wrapped:
+                g = 2
+                if d.kind == "f":
+                    d = _dt.get_default_dtype().np
+            else:
+                g = 1 if op.data.ndim == 0 else 0
+        else:
+            d = op.dtype
+            g = 1 if op.ndim == 0 else 0
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None or higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def promote_types(a, b):
+    """torch.promote_types for the dtypes derivgen supports (int64 with float32 is float32, unlike numpy)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if a == b:
+        return a
+    ra, rb = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
+    if ra != rb:
+        return a if ra > rb else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def wrap_scalar(value):
+    """A Python number given where a Tensor is expected becomes a 0-dim 'wrapped number' tensor."""
+    if isinstance(value, bool):
+        arr = np.asarray(value, dtype=np.bool_)
+    elif isinstance(value, int):
+        arr = np.asarray(value, dtype=np.int64)
+    else:
+        arr = np.asarray(value, dtype=np.float64)
+    t = Tensor._make(arr)
+    t._wrapped = True
+    return t
+
+
+def make_edge(t):
+    return gradient_edge(t)
+
+
+def any_requires_grad(*tensors):
+    if not is_grad_enabled():
+        return False
+    for t in tensors:
+        if t is not None and (t.grad_fn is not None or t._requires_grad):
+            return True
+    return False

@@ -1,0 +1,215 @@
+"""Load ``formulas.yaml`` into validated ``Entry`` objects, with a file/line/entry for every error."""
+import os
+from dataclasses import dataclass, field
+
+import yaml
+
+from .errors import TableError
+from .schema import SchemaError, node_prefix, parse_schema
+
+ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc"}
+
+
+@dataclass
+class Formula:
+    names: tuple          # the argument names this formula's key covers (``self, other`` -> two)
+    text: str             # the formula, or "derived" to let sympy derive it from ``forward``
+    line: int
+
+    @property
+    def derived(self):
+        return self.text.strip() == "derived"
+
+
+@dataclass
+class Entry:
+    schema: object
+    file: str
+    line: int
+    forward: str = None
+    forward_line: int = None
+    formulas: list = field(default_factory=list)
+    non_differentiable: list = field(default_factory=list)
+    output_differentiability: list = None
+    inplace: bool = False
+    doc: str = ""
+    source: str = ""                 # the row's text, as written in the table
+    class_name: str = None           # *Backward<N>, or None when nothing is differentiable
+
+    @property
+    def name(self):
+        return self.schema.full_name
+
+    @property
+    def differentiable_args(self):
+        """Arguments with a formula, in schema order: this fixes the edge order (next_functions)."""
+        covered = {n for f in self.formulas for n in f.names}
+        return [a for a in self.schema.args if a.name in covered]
+
+    @property
+    def differentiable_outputs(self):
+        """Indices of the returns that get a grad_fn."""
+        rets = self.schema.returns
+        if self.output_differentiability is not None:
+            return [i for i, flag in enumerate(self.output_differentiability) if flag]
+        if not self.formulas:
+            return []
+        uses_plain_grad = any(_mentions(f.text, "grad") for f in self.formulas)
+        if uses_plain_grad and not any(r.is_tensor_list for r in rets):
+            return [0]
+        return list(range(len(rets)))
+
+    def error(self, message, line=None):
+        return TableError(message, self.file, line or self.line, self.name)
+
+
+def _mentions(text, name):
+    import re
+    return re.search(rf"(^|\W){name}($|\W)", text) is not None
+
+
+def _line(node):
+    return node.start_mark.line + 1
+
+
+def _scalar(node, file, entry=None):
+    if not isinstance(node, yaml.ScalarNode):
+        raise TableError("expected a plain value here", file, _line(node), entry)
+    return node.value
+
+
+def load_table(path):
+    """Parse and validate the table at ``path``; raise TableError naming file, line and entry."""
+    file = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise TableError(f"cannot read table: {exc}", file) from None
+    return load_table_text(text, file)
+
+
+def load_table_text(text, file="formulas.yaml"):
+    lines = text.splitlines()
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise TableError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file,
+                         mark.line + 1 if mark else None) from None
+    if root is None:
+        return []
+    if not isinstance(root, yaml.SequenceNode):
+        raise TableError("the table must be a list of entries ('- name: ...')", file, _line(root))
+    entries, seen = [], {}
+    for item in root.value:
+        entries.append(_load_entry(item, file, lines, seen))
+    _assign_class_names(entries)
+    return entries
+
+
+def _load_entry(item, file, lines, seen):
+    if not isinstance(item, yaml.MappingNode):
+        raise TableError("each entry must be a mapping starting with 'name:'", file, _line(item))
+    keys = {}
+    for k, v in item.value:
+        key = _scalar(k, file)
+        if key in keys:
+            raise TableError(f"key '{key}' appears twice", file, _line(k))
+        keys[key] = (k, v)
+    if "name" not in keys:
+        raise TableError("entry has no 'name:'", file, _line(item))
+    name_node = keys["name"][1]
+    try:
+        schema = parse_schema(_scalar(name_node, file))
+    except SchemaError as exc:
+        raise TableError(str(exc), file, _line(name_node), _scalar(name_node, file).split("(")[0]) from None
+    entry = Entry(schema=schema, file=file, line=_line(name_node))
+    entry.source = "\n".join(lines[item.start_mark.line:item.end_mark.line]).rstrip()
+    if schema.full_name in seen:
+        raise entry.error(f"duplicate entry (first defined at line {seen[schema.full_name]})")
+    seen[schema.full_name] = entry.line
+    arg_names = {a.name for a in schema.args}
+    for key, (knode, vnode) in keys.items():
+        kline = _line(knode)
+        if key == "name":
+            continue
+        if key == "forward":
+            entry.forward, entry.forward_line = _scalar(vnode, file, entry.name), _line(vnode)
+        elif key == "inplace":
+            entry.inplace = _scalar(vnode, file, entry.name).lower() == "true"
+        elif key == "doc":
+            entry.doc = _scalar(vnode, file, entry.name)
+        elif key == "output_differentiability":
+            if not isinstance(vnode, yaml.SequenceNode):
+                raise entry.error("output_differentiability must be a list like [True, False]", kline)
+            flags = [_scalar(v, file, entry.name) for v in vnode.value]
+            if any(f not in ("True", "False", "true", "false") for f in flags):
+                raise entry.error("output_differentiability takes True/False values", kline)
+            if len(flags) != len(schema.returns):
+                raise entry.error(f"The length of output_differentiability ({len(flags)}), does not match the "
+                                  f"number of outputs ({len(schema.returns)}).", kline)
+            entry.output_differentiability = [f.lower() == "true" for f in flags]
+        else:
+            names = tuple(n.strip() for n in key.split(","))
+            value = _scalar(vnode, file, entry.name)
+            for n in names:
+                if n not in arg_names:
+                    if n in schema.return_names or n.startswith("result"):
+                        raise entry.error(f"'{n}' is an output: forward-mode formulas ('{n}:') are not supported; "
+                                          "give elementwise forwards as 'forward:'", kline)
+                    known = ", ".join(sorted(arg_names)) or "none"
+                    raise entry.error(f"formula for '{n}', which is not an argument of the schema "
+                                      f"(arguments: {known})", kline)
+            if value.strip().lower() == "non_differentiable":
+                entry.non_differentiable.extend(names)
+                continue
+            for n in names:
+                arg = schema.arg(n)
+                if not (arg.is_tensor or arg.is_tensor_list):
+                    raise entry.error(f"'{n}' has type {arg.type}: only Tensor arguments can have a formula", kline)
+            if len(names) > 1 and value.strip() == "derived":
+                raise entry.error("'derived' needs one argument per key", kline)
+            entry.formulas.append(_make_formula(names, value, kline))
+    overlap = {n for f in entry.formulas for n in f.names} & set(entry.non_differentiable)
+    if overlap:
+        raise entry.error(f"{sorted(overlap)} have overlapped non_differentiable and differentiable variables")
+    if any(f.derived for f in entry.formulas) and entry.forward is None:
+        raise entry.error("'derived' formulas need an elementwise 'forward:' expression to derive from")
+    _check_grad_usage(entry)
+    return entry
+
+
+def _make_formula(names, value, line):
+    return Formula(names=names, text=value, line=line)
+
+
+def _check_grad_usage(entry):
+    import re
+    n_out = len(entry.schema.returns)
+    multi = len(entry.differentiable_outputs) > 1
+    for f in entry.formulas:
+        uses_grad = _mentions(f.text, "grad")
+        uses_grads = "grads" in re.findall(r"\b(grads)\b", f.text)
+        if uses_grad and uses_grads:
+            raise entry.error("Derivative definition illegally mixes use of 'grad' and 'grads'. Consider replacing "
+                              "occurrences of 'grad' with 'grads[0]'", f.line)
+        for m in re.finditer(r"\bgrads\[(\d+)\]", f.text):
+            if int(m.group(1)) >= n_out:
+                raise entry.error(f"Out of bounds grads access: derivative formula used grads[{m.group(1)}], but "
+                                  f"the forward only returns {n_out} outputs.", f.line)
+        if multi and uses_grad and entry.output_differentiability is not None:
+            raise entry.error("this op has several differentiable outputs: its formulas must use grads[i] "
+                              "(or grads for a list), not grad", f.line)
+
+
+def _assign_class_names(entries):
+    """PyTorch's counter: per class-name prefix, in table order, only rows with a differentiable input."""
+    counters = {}
+    for e in entries:
+        if not e.formulas:
+            continue
+        prefix = node_prefix(e.schema.base.rstrip("_") if e.schema.base.endswith("_") else e.schema.base)
+        n = counters.get(prefix, 0)
+        e.class_name = f"{prefix}{n}"
+        counters[prefix] = n + 1
