@@ -734,9 +734,11 @@ class MaximumBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = (((0.5)*grad) if (other == self) else (((grad) if (other < self) else (0))))
+            _t1 = _k.maximum_backward_self((grad, other, self), ())
+            grad_input_self = _t1
         if needs[1]:
-            grad_input_other = (((0.5)*grad) if (other == self) else (((grad) if (other > self) else (0))))
+            _t2 = _k.maximum_backward_other((grad, other, self), ())
+            grad_input_other = _t2
         return [grad_input_self, grad_input_other]
 
 
@@ -911,9 +913,11 @@ class MinimumBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = (((0.5)*grad) if (other == self) else (((grad) if (other > self) else (0))))
+            _t1 = _k.minimum_backward_self((grad, other, self), ())
+            grad_input_self = _t1
         if needs[1]:
-            grad_input_other = (((0.5)*grad) if (other == self) else (((grad) if (other < self) else (0))))
+            _t2 = _k.minimum_backward_other((grad, other, self), ())
+            grad_input_other = _t2
         return [grad_input_self, grad_input_other]
 
 
@@ -1288,7 +1292,8 @@ class PowBackward0(_Node):
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
-            grad_input_self = ((exponent*grad*self**(exponent - 1)) if (exponent != 0) else (0))
+            _t1 = _k.pow_Tensor_Scalar_backward_self((grad, self), (exponent,))
+            grad_input_self = _t1
         return [grad_input_self]
 
 
@@ -1353,7 +1358,8 @@ class PowBackward1(_Node):
             _t1 = _k.pow_Tensor_Tensor_backward_self((grad, exponent, self), ())
             grad_input_self = _t1
         if needs[1]:
-            grad_input_exponent = ((0) if (self == 0) else (grad*result*log(self)))
+            _t2 = _k.pow_Tensor_Tensor_backward_exponent((grad, result, self), ())
+            grad_input_exponent = _t2
         return [grad_input_self, grad_input_exponent]
 
 
@@ -1503,7 +1509,8 @@ class ReluBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = ((grad) if (result > 0) else (0))
+            _t1 = _k.relu_backward_self((grad, result), ())
+            grad_input_self = _t1
         return [grad_input_self]
 
 
@@ -2882,9 +2889,11 @@ class WhereBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = ((grad) if condition else (0))
+            _t1 = _k.where_self_backward_self((grad, condition), ())
+            grad_input_self = _t1
         if needs[1]:
-            grad_input_other = ((0) if condition else (grad))
+            _t2 = _k.where_self_backward_other((grad, condition), ())
+            grad_input_other = _t2
         return [grad_input_self, grad_input_other]
 
 

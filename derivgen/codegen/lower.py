@@ -87,7 +87,7 @@ class Lowering:
             return e.name in self.scope.tensors or e.name in self._tmp_tensors
         if is_opaque(e):
             return type(e).__name__ in self.scope.tensor_fns
-        if isinstance(e, sp.Tuple):
+        if isinstance(e, sp.Tuple) and not isinstance(e, sp.functions.elementary.piecewise.ExprCondPair):
             return False
         return any(self.tensor_valued(a) for a in e.args)
 

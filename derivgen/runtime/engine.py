@@ -47,6 +47,8 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 if node is not None:
                     captures.setdefault(node, []).append((nr, idx))
             needed = _nodes_leading_to(root, set(captures), strict=True)
+            # a captured node must receive its gradient even though it does not run
+            needed_or_captured = needed | set(captures)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
@@ -64,7 +66,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     captured[idx] = g if captured[idx] is None or g is None else captured[idx] + g
             if needed is not None and fn not in needed:
                 continue
-            outs = _call_function(fn, buf, graph, needed)
+            outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
             if not keep_graph:
                 fn._release_variables()
             nexts = fn._next

@@ -18,19 +18,19 @@ from .gt_Tensor import gt_Tensor_forward  # noqa: F401
 from .le_Tensor import le_Tensor_forward  # noqa: F401
 from .log import log_forward, log_backward_self  # noqa: F401
 from .lt_Tensor import lt_Tensor_forward  # noqa: F401
-from .maximum import maximum_forward  # noqa: F401
+from .maximum import maximum_forward, maximum_backward_self, maximum_backward_other  # noqa: F401
 from .mean import mean_backward_self  # noqa: F401
 from .mean_dim import mean_dim_backward_self  # noqa: F401
-from .minimum import minimum_forward  # noqa: F401
+from .minimum import minimum_forward, minimum_backward_self, minimum_backward_other  # noqa: F401
 from .mul_Tensor import mul_Tensor_forward, mul_Tensor_backward_self, mul_Tensor_backward_other  # noqa: F401
 from .mul_Scalar import mul_Scalar_forward, mul_Scalar_backward_self  # noqa: F401
 from .ne_Tensor import ne_Tensor_forward  # noqa: F401
 from .neg import neg_forward, neg_backward_self  # noqa: F401
-from .pow_Tensor_Scalar import pow_Tensor_Scalar_forward  # noqa: F401
-from .pow_Tensor_Tensor import pow_Tensor_Tensor_forward, pow_Tensor_Tensor_backward_self  # noqa: F401
+from .pow_Tensor_Scalar import pow_Tensor_Scalar_forward, pow_Tensor_Scalar_backward_self  # noqa: F401
+from .pow_Tensor_Tensor import pow_Tensor_Tensor_forward, pow_Tensor_Tensor_backward_self, pow_Tensor_Tensor_backward_exponent  # noqa: F401
 from .pow_Scalar import pow_Scalar_forward, pow_Scalar_backward_exponent  # noqa: F401
 from .reciprocal import reciprocal_forward, reciprocal_backward_self  # noqa: F401
-from .relu import relu_forward  # noqa: F401
+from .relu import relu_forward, relu_backward_self  # noqa: F401
 from .rsub_Tensor import rsub_Tensor_forward, rsub_Tensor_backward_self  # noqa: F401
 from .rsub_Scalar import rsub_Scalar_forward, rsub_Scalar_backward_self  # noqa: F401
 from .sigmoid import sigmoid_forward, sigmoid_backward_self  # noqa: F401
@@ -40,5 +40,5 @@ from .sqrt import sqrt_forward, sqrt_backward_self  # noqa: F401
 from .sub_Tensor import sub_Tensor_forward, sub_Tensor_backward_other  # noqa: F401
 from .sub_Scalar import sub_Scalar_forward  # noqa: F401
 from .tanh import tanh_forward, tanh_backward_self  # noqa: F401
-from .where_self import where_self_forward  # noqa: F401
+from .where_self import where_self_forward, where_self_backward_self, where_self_backward_other  # noqa: F401
 

@@ -32,3 +32,37 @@ def maximum_forward_2d(out, self, other, _zero):
 
 maximum_forward = Elementwise(maximum_forward_1d, maximum_forward_2d, int_closed=True, returns_bool=False)
 
+
+# maximum_backward_self: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other < self), (0, True)), True))
+@kernel
+def maximum_backward_self_1d(out, grad, other, self, _zero):
+    for i in range(out.shape[0]):
+        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] < self[i]) else _l(0, _zero)))
+
+
+@kernel
+def maximum_backward_self_2d(out, grad, other, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] < self[i, j]) else _l(0, _zero)))
+
+
+maximum_backward_self = Elementwise(maximum_backward_self_1d, maximum_backward_self_2d, int_closed=False, returns_bool=False)
+
+
+# maximum_backward_other: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other > self), (0, True)), True))
+@kernel
+def maximum_backward_other_1d(out, grad, other, self, _zero):
+    for i in range(out.shape[0]):
+        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] > self[i]) else _l(0, _zero)))
+
+
+@kernel
+def maximum_backward_other_2d(out, grad, other, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] > self[i, j]) else _l(0, _zero)))
+
+
+maximum_backward_other = Elementwise(maximum_backward_other_1d, maximum_backward_other_2d, int_closed=False, returns_bool=False)
+

@@ -32,3 +32,20 @@ def pow_Tensor_Scalar_forward_2d(out, self, exponent, _zero):
 
 pow_Tensor_Scalar_forward = Elementwise(pow_Tensor_Scalar_forward_1d, pow_Tensor_Scalar_forward_2d, int_closed=False, returns_bool=False)
 
+
+# pow_Tensor_Scalar_backward_self: Piecewise((exponent*grad*self**(exponent - 1), Ne(exponent, 0)), (0, True))
+@kernel
+def pow_Tensor_Scalar_backward_self_1d(out, grad, self, exponent, _zero):
+    for i in range(out.shape[0]):
+        out[i] = (exponent*grad[i]*(self[i]**(exponent + _l(-1, _zero))) if (exponent != _l(0, _zero)) else _l(0, _zero))
+
+
+@kernel
+def pow_Tensor_Scalar_backward_self_2d(out, grad, self, exponent, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (exponent*grad[i, j]*(self[i, j]**(exponent + _l(-1, _zero))) if (exponent != _l(0, _zero)) else _l(0, _zero))
+
+
+pow_Tensor_Scalar_backward_self = Elementwise(pow_Tensor_Scalar_backward_self_1d, pow_Tensor_Scalar_backward_self_2d, int_closed=False, returns_bool=False)
+

@@ -49,3 +49,20 @@ def pow_Tensor_Tensor_backward_self_2d(out, grad, exponent, self, _zero):
 
 pow_Tensor_Tensor_backward_self = Elementwise(pow_Tensor_Tensor_backward_self_1d, pow_Tensor_Tensor_backward_self_2d, int_closed=False, returns_bool=False)
 
+
+# pow_Tensor_Tensor_backward_exponent: Piecewise((0, Eq(self, 0)), (grad*result*log(self), True))
+@kernel
+def pow_Tensor_Tensor_backward_exponent_1d(out, grad, result, self, _zero):
+    for i in range(out.shape[0]):
+        out[i] = (_l(0, _zero) if (self[i] == _l(0, _zero)) else grad[i]*result[i]*math.log(self[i]))
+
+
+@kernel
+def pow_Tensor_Tensor_backward_exponent_2d(out, grad, result, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else grad[i, j]*result[i, j]*math.log(self[i, j]))
+
+
+pow_Tensor_Tensor_backward_exponent = Elementwise(pow_Tensor_Tensor_backward_exponent_1d, pow_Tensor_Tensor_backward_exponent_2d, int_closed=False, returns_bool=False)
+

@@ -32,3 +32,20 @@ def relu_forward_2d(out, self, _zero):
 
 relu_forward = Elementwise(relu_forward_1d, relu_forward_2d, int_closed=True, returns_bool=False)
 
+
+# relu_backward_self: Piecewise((grad, result > 0), (0, True))
+@kernel
+def relu_backward_self_1d(out, grad, result, _zero):
+    for i in range(out.shape[0]):
+        out[i] = (grad[i] if (result[i] > _l(0, _zero)) else _l(0, _zero))
+
+
+@kernel
+def relu_backward_self_2d(out, grad, result, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (grad[i, j] if (result[i, j] > _l(0, _zero)) else _l(0, _zero))
+
+
+relu_backward_self = Elementwise(relu_backward_self_1d, relu_backward_self_2d, int_closed=False, returns_bool=False)
+

@@ -32,3 +32,37 @@ def where_self_forward_2d(out, condition, self, other, _zero):
 
 where_self_forward = Elementwise(where_self_forward_1d, where_self_forward_2d, int_closed=False, returns_bool=False)
 
+
+# where_self_backward_self: Piecewise((grad, condition), (0, True))
+@kernel
+def where_self_backward_self_1d(out, grad, condition, _zero):
+    for i in range(out.shape[0]):
+        out[i] = (grad[i] if condition[i] else _l(0, _zero))
+
+
+@kernel
+def where_self_backward_self_2d(out, grad, condition, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (grad[i, j] if condition[i, j] else _l(0, _zero))
+
+
+where_self_backward_self = Elementwise(where_self_backward_self_1d, where_self_backward_self_2d, int_closed=False, returns_bool=False)
+
+
+# where_self_backward_other: Piecewise((0, condition), (grad, True))
+@kernel
+def where_self_backward_other_1d(out, grad, condition, _zero):
+    for i in range(out.shape[0]):
+        out[i] = (_l(0, _zero) if condition[i] else grad[i])
+
+
+@kernel
+def where_self_backward_other_2d(out, grad, condition, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if condition[i, j] else grad[i, j])
+
+
+where_self_backward_other = Elementwise(where_self_backward_other_1d, where_self_backward_other_2d, int_closed=False, returns_bool=False)
+
