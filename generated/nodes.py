@@ -20,7 +20,6 @@ from derivgen.runtime.node import zeros_like_output as _zeros_like_output
 from . import kernels as _k
 
 
-
 class AbsBackward0(_Node):
     """Backward of `abs` (formulas.yaml, line 19):
 
@@ -35,36 +34,29 @@ class AbsBackward0(_Node):
         self._sv_self = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.abs_backward_self((grad, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.abs_backward_self((grad, self), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.sign(self)
         return [grad_input_self]
-
 
 
 class AddBackward0(_Node):
@@ -83,33 +75,27 @@ class AddBackward0(_Node):
         self._v_alpha = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_alpha(self):
         return self._v_alpha
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            _t1 = _k.add_Tensor_backward_other((grad,), (alpha,))
-            grad_input_other = _t1
+            grad_input_other = _k.add_Tensor_backward_other((grad,), (alpha,))
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -118,7 +104,6 @@ class AddBackward0(_Node):
         if needs[1]:
             grad_input_other = alpha * grad
         return [grad_input_self, grad_input_other]
-
 
 
 class AddBackward1(_Node):
@@ -134,28 +119,23 @@ class AddBackward1(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
 
 class BmmBackward0(_Node):
@@ -173,42 +153,34 @@ class BmmBackward0(_Node):
         self._sv_mat2 = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
             _t1 = _fw.transpose_int(mat2, 1, 2)
-            _t2 = _fw.bmm(grad, _t1)
-            grad_input_self = _t2
+            grad_input_self = _fw.bmm(grad, _t1)
         if needs[1]:
             _t3 = _fw.transpose_int(self, 1, 2)
-            _t4 = _fw.bmm(_t3, grad)
-            grad_input_mat2 = _t4
+            grad_input_mat2 = _fw.bmm(_t3, grad)
         return [grad_input_self, grad_input_mat2]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -218,7 +190,6 @@ class BmmBackward0(_Node):
         if needs[1]:
             grad_input_mat2 = _ops.bmm_default(_ops.transpose_int(self, 1, 2), grad)
         return [grad_input_self, grad_input_mat2]
-
 
 
 class CatBackward0(_Node):
@@ -235,41 +206,33 @@ class CatBackward0(_Node):
         self._v_tensors_args_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_tensors_args_sizes(self):
         return self._v_tensors_args_sizes
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         tensors_args_sizes = node._v_tensors_args_sizes
         if not any(needs):
             return [None] * len(node._next)
-        _t1 = _fns.cat_tensors_backward(grad, tensors_args_sizes, dim)
-        return list(_t1)
-
+        return list(_fns.cat_tensors_backward(grad, tensors_args_sizes, dim))
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         tensors_args_sizes = node._v_tensors_args_sizes
         if not any(needs):
             return [None] * len(node._next)
         return list(_fns.cat_tensors_backward_graph(grad, tensors_args_sizes, dim))
-
 
 
 class CloneBackward0(_Node):
@@ -284,28 +247,23 @@ class CloneBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
 
 class ToCopyBackward0(_Node):
@@ -320,28 +278,23 @@ class ToCopyBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
 
 class CosBackward0(_Node):
@@ -358,36 +311,29 @@ class CosBackward0(_Node):
         self._sv_self = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.cos_backward_self((grad, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.cos_backward_self((grad, self), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad * _ops.sin(self)
         return [grad_input_self]
-
 
 
 class DivBackward0(_Node):
@@ -407,40 +353,32 @@ class DivBackward0(_Node):
         self._sv_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.div_Tensor_backward_self((grad, other), ())
-            grad_input_self = _t1
+            grad_input_self = _k.div_Tensor_backward_self((grad, other), ())
         if needs[1]:
-            _t2 = _k.div_Tensor_backward_other((grad, other, self), ())
-            grad_input_other = _t2
+            grad_input_other = _k.div_Tensor_backward_other((grad, other, self), ())
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -450,7 +388,6 @@ class DivBackward0(_Node):
         if needs[1]:
             grad_input_other = -(grad * self) / (_ops.pow(other, 2))
         return [grad_input_self, grad_input_other]
-
 
 
 class DivBackward1(_Node):
@@ -467,36 +404,29 @@ class DivBackward1(_Node):
         self._v_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_other(self):
         return self._v_other
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         other = node._v_other
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.div_Scalar_backward_self((grad,), (other,))
-            grad_input_self = _t1
+            grad_input_self = _k.div_Scalar_backward_self((grad,), (other,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         other = node._v_other
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (other)
         return [grad_input_self]
-
 
 
 class DotBackward0(_Node):
@@ -514,40 +444,32 @@ class DotBackward0(_Node):
         self._sv_tensor = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_tensor(self):
         return _unpack_saved(self, self._sv_tensor)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         tensor = node._sv_tensor.unpack_data(node) if node._sv_tensor is not None else None
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
-            _t1 = _k.dot_backward_self((grad, tensor), ())
-            grad_input_self = _t1
+            grad_input_self = _k.dot_backward_self((grad, tensor), ())
         if needs[1]:
-            _t2 = _k.dot_backward_tensor((grad, self), ())
-            grad_input_tensor = _t2
+            grad_input_tensor = _k.dot_backward_tensor((grad, self), ())
         return [grad_input_self, grad_input_tensor]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         tensor = node._sv_tensor.unpack(node) if node._sv_tensor is not None else None
         grad_input_self = None
@@ -557,7 +479,6 @@ class DotBackward0(_Node):
         if needs[1]:
             grad_input_tensor = grad * self
         return [grad_input_self, grad_input_tensor]
-
 
 
 class ExpBackward0(_Node):
@@ -574,36 +495,29 @@ class ExpBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.exp_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.exp_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * result
         return [grad_input_self]
-
 
 
 class ExpandBackward0(_Node):
@@ -619,36 +533,29 @@ class ExpandBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.sum_to(grad, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.sum_to(grad, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.sum_to_graph(grad, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class LogBackward0(_Node):
@@ -665,36 +572,29 @@ class LogBackward0(_Node):
         self._sv_self = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.log_backward_self((grad, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.log_backward_self((grad, self), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (self)
         return [grad_input_self]
-
 
 
 class MaximumBackward0(_Node):
@@ -713,40 +613,32 @@ class MaximumBackward0(_Node):
         self._sv_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.maximum_backward_self((grad, other, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.maximum_backward_self((grad, other, self), ())
         if needs[1]:
-            _t2 = _k.maximum_backward_other((grad, other, self), ())
-            grad_input_other = _t2
+            grad_input_other = _k.maximum_backward_other((grad, other, self), ())
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -756,7 +648,6 @@ class MaximumBackward0(_Node):
         if needs[1]:
             grad_input_other = _ops.where((other == self), (0.5) * grad, _ops.where((other > self), grad, 0))
         return [grad_input_self, grad_input_other]
-
 
 
 class MeanBackward0(_Node):
@@ -773,44 +664,36 @@ class MeanBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_numel(self):
         return self._v_self_sym_numel
-
 
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_numel = node._v_self_sym_numel
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.expand(grad, self_sym_sizes)
-            _t2 = _k.mean_backward_self((_t1,), (self_sym_numel,))
-            grad_input_self = _t2
+            grad_input_self = _k.mean_backward_self((_t1,), (self_sym_numel,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_numel = node._v_self_sym_numel
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = (_fns.expand_graph(grad, self_sym_sizes)) / (self_sym_numel)
         return [grad_input_self]
-
 
 
 class MeanBackward1(_Node):
@@ -828,27 +711,22 @@ class MeanBackward1(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -856,16 +734,13 @@ class MeanBackward1(_Node):
         if needs[0]:
             _t1 = _fns.reduced_numel(self_sym_sizes, dim)
             _t2 = _fns.sum_backward(grad, self_sym_sizes, dim, keepdim)
-            _t3 = _k.mean_dim_backward_self((_t2,), (_t1,))
-            grad_input_self = _t3
+            grad_input_self = _k.mean_dim_backward_self((_t2,), (_t1,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -873,7 +748,6 @@ class MeanBackward1(_Node):
         if needs[0]:
             grad_input_self = (_fns.sum_backward_graph(grad, self_sym_sizes, dim, keepdim)) / (_fns.reduced_numel(self_sym_sizes, dim))
         return [grad_input_self]
-
 
 
 class MinimumBackward0(_Node):
@@ -892,40 +766,32 @@ class MinimumBackward0(_Node):
         self._sv_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.minimum_backward_self((grad, other, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.minimum_backward_self((grad, other, self), ())
         if needs[1]:
-            _t2 = _k.minimum_backward_other((grad, other, self), ())
-            grad_input_other = _t2
+            grad_input_other = _k.minimum_backward_other((grad, other, self), ())
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -935,7 +801,6 @@ class MinimumBackward0(_Node):
         if needs[1]:
             grad_input_other = _ops.where((other == self), (0.5) * grad, _ops.where((other < self), grad, 0))
         return [grad_input_self, grad_input_other]
-
 
 
 class MmBackward0(_Node):
@@ -953,42 +818,34 @@ class MmBackward0(_Node):
         self._sv_mat2 = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
             _t1 = _fw.t(mat2)
-            _t2 = _fw.mm(grad, _t1)
-            grad_input_self = _t2
+            grad_input_self = _fw.mm(grad, _t1)
         if needs[1]:
             _t3 = _fw.t(self)
-            _t4 = _fw.mm(_t3, grad)
-            grad_input_mat2 = _t4
+            grad_input_mat2 = _fw.mm(_t3, grad)
         return [grad_input_self, grad_input_mat2]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -998,7 +855,6 @@ class MmBackward0(_Node):
         if needs[1]:
             grad_input_mat2 = _ops.mm_default(_ops.t_default(self), grad)
         return [grad_input_self, grad_input_mat2]
-
 
 
 class MulBackward0(_Node):
@@ -1018,40 +874,32 @@ class MulBackward0(_Node):
         self._sv_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.mul_Tensor_backward_self((grad, other), ())
-            grad_input_self = _t1
+            grad_input_self = _k.mul_Tensor_backward_self((grad, other), ())
         if needs[1]:
-            _t2 = _k.mul_Tensor_backward_other((grad, self), ())
-            grad_input_other = _t2
+            grad_input_other = _k.mul_Tensor_backward_other((grad, self), ())
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -1061,7 +909,6 @@ class MulBackward0(_Node):
         if needs[1]:
             grad_input_other = grad * self
         return [grad_input_self, grad_input_other]
-
 
 
 class MulBackward1(_Node):
@@ -1078,36 +925,29 @@ class MulBackward1(_Node):
         self._v_other = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_other(self):
         return self._v_other
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         other = node._v_other
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.mul_Scalar_backward_self((grad,), (other,))
-            grad_input_self = _t1
+            grad_input_self = _k.mul_Scalar_backward_self((grad,), (other,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         other = node._v_other
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * other
         return [grad_input_self]
-
 
 
 class MvBackward0(_Node):
@@ -1125,22 +965,18 @@ class MvBackward0(_Node):
         self._sv_vec = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_vec(self):
         return _unpack_saved(self, self._sv_vec)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         vec = node._sv_vec.unpack_data(node) if node._sv_vec is not None else None
         grad_input_self = None
@@ -1148,20 +984,16 @@ class MvBackward0(_Node):
         if needs[0]:
             _t1 = _fw.unsqueeze(grad, 1)
             _t2 = _fw.unsqueeze(vec, 0)
-            _t3 = _fw.mm(_t1, _t2)
-            grad_input_self = _t3
+            grad_input_self = _fw.mm(_t1, _t2)
         if needs[1]:
             _t4 = _fw.t(self)
-            _t5 = _fw.mv(_t4, grad)
-            grad_input_vec = _t5
+            grad_input_vec = _fw.mv(_t4, grad)
         return [grad_input_self, grad_input_vec]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         vec = node._sv_vec.unpack(node) if node._sv_vec is not None else None
         grad_input_self = None
@@ -1171,7 +1003,6 @@ class MvBackward0(_Node):
         if needs[1]:
             grad_input_vec = _ops.mv_default(_ops.t_default(self), grad)
         return [grad_input_self, grad_input_vec]
-
 
 
 class NegBackward0(_Node):
@@ -1187,29 +1018,23 @@ class NegBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.neg_backward_self((grad,), ())
-            grad_input_self = _t1
+            grad_input_self = _k.neg_backward_self((grad,), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad
         return [grad_input_self]
-
 
 
 class PermuteBackward0(_Node):
@@ -1225,36 +1050,29 @@ class PermuteBackward0(_Node):
         self._v_dims = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dims(self):
         return self._v_dims
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.permute_backward(grad, dims)
-            grad_input_self = _t1
+            grad_input_self = _fns.permute_backward(grad, dims)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.permute_backward_graph(grad, dims)
         return [grad_input_self]
-
 
 
 class PowBackward0(_Node):
@@ -1272,43 +1090,35 @@ class PowBackward0(_Node):
         self._v_exponent = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_exponent(self):
         return self._v_exponent
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.pow_Tensor_Scalar_backward_self((grad, self), (exponent,))
-            grad_input_self = _t1
+            grad_input_self = _k.pow_Tensor_Scalar_backward_self((grad, self), (exponent,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
             grad_input_self = (exponent * grad * _ops.pow(self, (exponent - 1)) if (exponent != 0) else 0)
         return [grad_input_self]
-
 
 
 class PowBackward1(_Node):
@@ -1328,46 +1138,37 @@ class PowBackward1(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     @property
     def _saved_exponent(self):
         return _unpack_saved(self, self._sv_exponent)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
         if needs[0]:
-            _t1 = _k.pow_Tensor_Tensor_backward_self((grad, exponent, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.pow_Tensor_Tensor_backward_self((grad, exponent, self), ())
         if needs[1]:
-            _t2 = _k.pow_Tensor_Tensor_backward_exponent((grad, result, self), ())
-            grad_input_exponent = _t2
+            grad_input_exponent = _k.pow_Tensor_Tensor_backward_exponent((grad, result, self), ())
         return [grad_input_self, grad_input_exponent]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
@@ -1378,7 +1179,6 @@ class PowBackward1(_Node):
         if needs[1]:
             grad_input_exponent = _ops.where((self == 0), 0, grad * result * _ops.log(self))
         return [grad_input_self, grad_input_exponent]
-
 
 
 class PowBackward2(_Node):
@@ -1396,43 +1196,35 @@ class PowBackward2(_Node):
         self._v_self = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     @property
     def _saved_self(self):
         return self._v_self
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
         if needs[0]:
-            _t1 = _k.pow_Scalar_backward_exponent((grad, result), (self,))
-            grad_input_exponent = _t1
+            grad_input_exponent = _k.pow_Scalar_backward_exponent((grad, result), (self,))
         return [grad_input_exponent]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
         if needs[0]:
             grad_input_exponent = grad * result * _ops.log(self)
         return [grad_input_exponent]
-
 
 
 class ReciprocalBackward0(_Node):
@@ -1449,36 +1241,29 @@ class ReciprocalBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.reciprocal_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.reciprocal_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad * _ops.pow(result, 2)
         return [grad_input_self]
-
 
 
 class ReluBackward0(_Node):
@@ -1495,36 +1280,29 @@ class ReluBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.relu_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.relu_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where((result > 0), grad, 0)
         return [grad_input_self]
-
 
 
 class RsubBackward0(_Node):
@@ -1542,33 +1320,27 @@ class RsubBackward0(_Node):
         self._v_alpha = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_alpha(self):
         return self._v_alpha
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.rsub_Tensor_backward_self((grad,), (alpha,))
-            grad_input_self = _t1
+            grad_input_self = _k.rsub_Tensor_backward_self((grad,), (alpha,))
         if needs[1]:
             grad_input_other = grad
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -1577,7 +1349,6 @@ class RsubBackward0(_Node):
         if needs[1]:
             grad_input_other = grad
         return [grad_input_self, grad_input_other]
-
 
 
 class RsubBackward1(_Node):
@@ -1594,36 +1365,29 @@ class RsubBackward1(_Node):
         self._v_alpha = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_alpha(self):
         return self._v_alpha
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.rsub_Scalar_backward_self((grad,), (alpha,))
-            grad_input_self = _t1
+            grad_input_self = _k.rsub_Scalar_backward_self((grad,), (alpha,))
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
             grad_input_self = -alpha * grad
         return [grad_input_self]
-
 
 
 class SelectBackward0(_Node):
@@ -1641,42 +1405,34 @@ class SelectBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_index(self):
         return self._v_index
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         index = node._v_index
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fw.select_backward(grad, self_sym_sizes, dim, index)
-            grad_input_self = _t1
+            grad_input_self = _fw.select_backward(grad, self_sym_sizes, dim, index)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         index = node._v_index
         self_sym_sizes = node._v_self_sym_sizes
@@ -1684,7 +1440,6 @@ class SelectBackward0(_Node):
         if needs[0]:
             grad_input_self = _ops.select_backward_default(grad, self_sym_sizes, dim, index)
         return [grad_input_self]
-
 
 
 class SelectBackwardBackward0(_Node):
@@ -1701,43 +1456,35 @@ class SelectBackwardBackward0(_Node):
         self._v_index = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_index(self):
         return self._v_index
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         index = node._v_index
         grad_input_grad_output = None
         if needs[0]:
-            _t1 = _fw.select_int(grad, dim, index)
-            grad_input_grad_output = _t1
+            grad_input_grad_output = _fw.select_int(grad, dim, index)
         return [grad_input_grad_output]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         index = node._v_index
         grad_input_grad_output = None
         if needs[0]:
             grad_input_grad_output = _ops.select_int(grad, dim, index)
         return [grad_input_grad_output]
-
 
 
 class SigmoidBackward0(_Node):
@@ -1754,36 +1501,29 @@ class SigmoidBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.sigmoid_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.sigmoid_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * result * ((1 - result))
         return [grad_input_self]
-
 
 
 class SignBackward0(_Node):
@@ -1799,29 +1539,23 @@ class SignBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.zeros_like(grad)
-            grad_input_self = _t1
+            grad_input_self = _fns.zeros_like(grad)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
         return [grad_input_self]
-
 
 
 class SinBackward0(_Node):
@@ -1838,36 +1572,29 @@ class SinBackward0(_Node):
         self._sv_self = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.sin_backward_self((grad, self), ())
-            grad_input_self = _t1
+            grad_input_self = _k.sin_backward_self((grad, self), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.cos(self)
         return [grad_input_self]
-
 
 
 class SliceBackward0(_Node):
@@ -1887,37 +1614,30 @@ class SliceBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_start(self):
         return self._v_start
 
-
     @property
     def _saved_end(self):
         return self._v_end
-
 
     @property
     def _saved_step(self):
         return self._v_step
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -1925,16 +1645,13 @@ class SliceBackward0(_Node):
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fw.slice_backward(grad, self_sym_sizes, dim, start, end, step)
-            grad_input_self = _t1
+            grad_input_self = _fw.slice_backward(grad, self_sym_sizes, dim, start, end, step)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -1944,7 +1661,6 @@ class SliceBackward0(_Node):
         if needs[0]:
             grad_input_self = _ops.slice_backward_default(grad, self_sym_sizes, dim, start, end, step)
         return [grad_input_self]
-
 
 
 class SliceBackwardBackward0(_Node):
@@ -1963,48 +1679,39 @@ class SliceBackwardBackward0(_Node):
         self._v_step = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_start(self):
         return self._v_start
 
-
     @property
     def _saved_end(self):
         return self._v_end
-
 
     @property
     def _saved_step(self):
         return self._v_step
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
         step = node._v_step
         grad_input_grad_output = None
         if needs[0]:
-            _t1 = _fw.slice_Tensor(grad, dim, start, end, step)
-            grad_input_grad_output = _t1
+            grad_input_grad_output = _fw.slice_Tensor(grad, dim, start, end, step)
         return [grad_input_grad_output]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -2013,7 +1720,6 @@ class SliceBackwardBackward0(_Node):
         if needs[0]:
             grad_input_grad_output = _ops.slice_Tensor(grad, dim, start, end, step)
         return [grad_input_grad_output]
-
 
 
 class SplitBackward0(_Node):
@@ -2032,26 +1738,21 @@ class SplitBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_split_size(self):
         return self._v_split_size
-
 
     @property
     def _saved_dim(self):
         return self._v_dim
 
-
     @property
     def _saved_self_scalar_type(self):
         return self._v_self_scalar_type
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -2062,10 +1763,8 @@ class SplitBackward0(_Node):
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.split_backward(grads, split_size, dim, self_sym_sizes, self_scalar_type)
-            grad_input_self = _t1
+            grad_input_self = _fns.split_backward(grads, split_size, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
@@ -2078,7 +1777,6 @@ class SplitBackward0(_Node):
         if needs[0]:
             grad_input_self = _fns.split_backward_graph(grads, split_size, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
 
 class SplitWithSizesBackward0(_Node):
@@ -2097,26 +1795,21 @@ class SplitWithSizesBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_split_sizes(self):
         return self._v_split_sizes
-
 
     @property
     def _saved_dim(self):
         return self._v_dim
 
-
     @property
     def _saved_self_scalar_type(self):
         return self._v_self_scalar_type
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -2127,10 +1820,8 @@ class SplitWithSizesBackward0(_Node):
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes, self_scalar_type)
-            grad_input_self = _t1
+            grad_input_self = _fns.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
@@ -2143,7 +1834,6 @@ class SplitWithSizesBackward0(_Node):
         if needs[0]:
             grad_input_self = _fns.split_with_sizes_backward_graph(grads, split_sizes, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
 
 class SqrtBackward0(_Node):
@@ -2160,36 +1850,29 @@ class SqrtBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.sqrt_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.sqrt_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = ((0.5) * grad) / (result)
         return [grad_input_self]
-
 
 
 class SqueezeBackward0(_Node):
@@ -2205,36 +1888,29 @@ class SqueezeBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.reshape(grad, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.reshape(grad, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.reshape_graph(grad, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class SqueezeBackward1(_Node):
@@ -2251,43 +1927,35 @@ class SqueezeBackward1(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.unsqueeze_to(grad, dim, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.unsqueeze_to(grad, dim, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.unsqueeze_to_graph(grad, dim, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class StackBackward0(_Node):
@@ -2303,34 +1971,27 @@ class StackBackward0(_Node):
         self._v_dim = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         if not any(needs):
             return [None] * len(node._next)
-        _t1 = _fns.stack_tensors_backward(grad, dim)
-        return list(_t1)
-
+        return list(_fns.stack_tensors_backward(grad, dim))
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         if not any(needs):
             return [None] * len(node._next)
         return list(_fns.stack_tensors_backward_graph(grad, dim))
-
 
 
 class SubBackward0(_Node):
@@ -2349,33 +2010,27 @@ class SubBackward0(_Node):
         self._v_alpha = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_alpha(self):
         return self._v_alpha
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            _t1 = _k.sub_Tensor_backward_other((grad,), (alpha,))
-            grad_input_other = _t1
+            grad_input_other = _k.sub_Tensor_backward_other((grad,), (alpha,))
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -2384,7 +2039,6 @@ class SubBackward0(_Node):
         if needs[1]:
             grad_input_other = -alpha * grad
         return [grad_input_self, grad_input_other]
-
 
 
 class SubBackward1(_Node):
@@ -2400,28 +2054,23 @@ class SubBackward1(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
         return [grad_input_self]
-
 
 
 class SumBackward0(_Node):
@@ -2437,36 +2086,29 @@ class SumBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.expand(grad, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.expand(grad, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.expand_graph(grad, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class SumBackward1(_Node):
@@ -2484,42 +2126,34 @@ class SumBackward1(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.sum_backward(grad, self_sym_sizes, dim, keepdim)
-            grad_input_self = _t1
+            grad_input_self = _fns.sum_backward(grad, self_sym_sizes, dim, keepdim)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -2527,7 +2161,6 @@ class SumBackward1(_Node):
         if needs[0]:
             grad_input_self = _fns.sum_backward_graph(grad, self_sym_sizes, dim, keepdim)
         return [grad_input_self]
-
 
 
 class TBackward0(_Node):
@@ -2542,29 +2175,23 @@ class TBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
-            _t1 = _fw.t(grad)
-            grad_input_self = _t1
+            grad_input_self = _fw.t(grad)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.t_default(grad)
         return [grad_input_self]
-
 
 
 class TanhBackward0(_Node):
@@ -2581,36 +2208,29 @@ class TanhBackward0(_Node):
         self._sv_result = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.tanh_backward_self((grad, result), ())
-            grad_input_self = _t1
+            grad_input_self = _k.tanh_backward_self((grad, result), ())
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * ((1 - _ops.pow(result, 2)))
         return [grad_input_self]
-
 
 
 class TransposeBackward0(_Node):
@@ -2627,43 +2247,35 @@ class TransposeBackward0(_Node):
         self._v_dim1 = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim0(self):
         return self._v_dim0
-
 
     @property
     def _saved_dim1(self):
         return self._v_dim1
 
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim0 = node._v_dim0
         dim1 = node._v_dim1
         grad_input_self = None
         if needs[0]:
-            _t1 = _fw.transpose_int(grad, dim0, dim1)
-            grad_input_self = _t1
+            grad_input_self = _fw.transpose_int(grad, dim0, dim1)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim0 = node._v_dim0
         dim1 = node._v_dim1
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.transpose_int(grad, dim0, dim1)
         return [grad_input_self]
-
 
 
 class UnbindBackward0(_Node):
@@ -2681,21 +2293,17 @@ class UnbindBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     @property
     def _saved_self_scalar_type(self):
         return self._v_self_scalar_type
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -2705,10 +2313,8 @@ class UnbindBackward0(_Node):
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.unbind_backward(grads, dim, self_sym_sizes, self_scalar_type)
-            grad_input_self = _t1
+            grad_input_self = _fns.unbind_backward(grads, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
@@ -2720,7 +2326,6 @@ class UnbindBackward0(_Node):
         if needs[0]:
             grad_input_self = _fns.unbind_backward_graph(grads, dim, self_sym_sizes, self_scalar_type)
         return [grad_input_self]
-
 
 
 class UnsqueezeBackward0(_Node):
@@ -2736,36 +2341,29 @@ class UnsqueezeBackward0(_Node):
         self._v_dim = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_dim(self):
         return self._v_dim
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
-            _t1 = _fw.squeeze_dim(grad, dim)
-            grad_input_self = _t1
+            grad_input_self = _fw.squeeze_dim(grad, dim)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.squeeze_dim(grad, dim)
         return [grad_input_self]
-
 
 
 class ViewBackward0(_Node):
@@ -2781,36 +2379,29 @@ class ViewBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.reshape(grad, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.reshape(grad, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.reshape_graph(grad, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class UnsafeViewBackward0(_Node):
@@ -2826,36 +2417,29 @@ class UnsafeViewBackward0(_Node):
         self._v_self_sym_sizes = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
-            _t1 = _fns.reshape(grad, self_sym_sizes)
-            grad_input_self = _t1
+            grad_input_self = _fns.reshape(grad, self_sym_sizes)
         return [grad_input_self]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.reshape_graph(grad, self_sym_sizes)
         return [grad_input_self]
-
 
 
 class WhereBackward0(_Node):
@@ -2874,34 +2458,27 @@ class WhereBackward0(_Node):
         self._sv_condition = None
         self._init_node(next_edges, in_meta, n_inputs)
 
-
     @property
     def _saved_condition(self):
         return _unpack_saved(self, self._sv_condition)
-
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         condition = node._sv_condition.unpack_data(node) if node._sv_condition is not None else None
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.where_self_backward_self((grad, condition), ())
-            grad_input_self = _t1
+            grad_input_self = _k.where_self_backward_self((grad, condition), ())
         if needs[1]:
-            _t2 = _k.where_self_backward_other((grad, condition), ())
-            grad_input_other = _t2
+            grad_input_other = _k.where_self_backward_other((grad, condition), ())
         return [grad_input_self, grad_input_other]
-
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        grad_result = grad
         condition = node._sv_condition.unpack(node) if node._sv_condition is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -2910,7 +2487,6 @@ class WhereBackward0(_Node):
         if needs[1]:
             grad_input_other = _ops.where(condition, 0, grad)
         return [grad_input_self, grad_input_other]
-
 
 
 from . import ops as _ops  # noqa: E402  (the graph path calls ops; ops imports this module first)

@@ -3,8 +3,9 @@
 # table sha256: d0f685a90e0fcc6b5c3eebf566713e33ddb7eebea0ad5b1ab142e53f82c7cc68
 # runtime helpers sha256: 2e62ca11f8ecede1743e16e66b8243f9d313f4b2bc0da38e73884c4afa1bd630
 
-"""Op bindings: one function per table row, plus one Python-facing function per op name that picks
-the row (overload) from the arguments, as torch's argument parser does.
+"""Op bindings: one function per table row (named like torch.ops overloads: `mul_Tensor`,
+`mm_default`), plus one Python-facing function per op name that picks the row from the arguments, as
+torch's argument parser does.
 
 Each row's function runs the forward (a generated kernel or a hand-written numpy forward), then, when
 an input requires grad, creates its node, records the edges in argument order and saves what the
@@ -26,7 +27,6 @@ from .nodes import *  # noqa: F401,F403
 
 def _meta(t):
     return (t.data.shape, t.data.dtype)
-
 
 
 def abs_default(self):
@@ -844,7 +844,6 @@ def abs(*args, **kwargs):
     """`abs`: abs."""
     return _b.dispatch("abs", _abs_rows, args, kwargs)
 
-
 _add_rows = (
     _b.Overload(add_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), _b.Param("alpha", "Scalar", 1, kwonly=True), ), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
     _b.Overload(add_Scalar, (_b.Param("self", "Tensor"), _b.Param("other", "Scalar"), _b.Param("alpha", "Scalar", 1), ), "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"),
@@ -855,7 +854,6 @@ def add(*args, **kwargs):
     """`add`: add.Tensor, add.Scalar."""
     return _b.dispatch("add", _add_rows, args, kwargs)
 
-
 _add__rows = (
     _b.Overload(add__Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), _b.Param("alpha", "Scalar", 1, kwonly=True), ), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
 )
@@ -864,7 +862,6 @@ _add__rows = (
 def add_(*args, **kwargs):
     """`add_`: add.Tensor."""
     return _b.dispatch("add_", _add__rows, args, kwargs)
-
 
 _all_rows = (
     _b.Overload(all_default, (_b.Param("self", "Tensor"), ), "all(Tensor self) -> Tensor"),
@@ -875,7 +872,6 @@ def all(*args, **kwargs):
     """`all`: all."""
     return _b.dispatch("all", _all_rows, args, kwargs)
 
-
 _bmm_rows = (
     _b.Overload(bmm_default, (_b.Param("self", "Tensor"), _b.Param("mat2", "Tensor"), ), "bmm(Tensor self, Tensor mat2) -> Tensor"),
 )
@@ -884,7 +880,6 @@ _bmm_rows = (
 def bmm(*args, **kwargs):
     """`bmm`: bmm."""
     return _b.dispatch("bmm", _bmm_rows, args, kwargs)
-
 
 _cat_rows = (
     _b.Overload(cat_default, (_b.Param("tensors", "Tensor[]"), _b.Param("dim", "int", 0), ), "cat(Tensor[] tensors, int dim=0) -> Tensor"),
@@ -895,7 +890,6 @@ def cat(*args, **kwargs):
     """`cat`: cat."""
     return _b.dispatch("cat", _cat_rows, args, kwargs)
 
-
 _clone_rows = (
     _b.Overload(clone_default, (_b.Param("self", "Tensor"), _b.Param("memory_format", "MemoryFormat?", None, kwonly=True), ), "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"),
 )
@@ -904,7 +898,6 @@ _clone_rows = (
 def clone(*args, **kwargs):
     """`clone`: clone."""
     return _b.dispatch("clone", _clone_rows, args, kwargs)
-
 
 __to_copy_rows = (
     _b.Overload(_to_copy_default, (_b.Param("self", "Tensor"), _b.Param("dtype", "ScalarType?", None, kwonly=True), ), "_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
@@ -915,7 +908,6 @@ def _to_copy(*args, **kwargs):
     """`_to_copy`: _to_copy."""
     return _b.dispatch("_to_copy", __to_copy_rows, args, kwargs)
 
-
 _cos_rows = (
     _b.Overload(cos_default, (_b.Param("self", "Tensor"), ), "cos(Tensor self) -> Tensor"),
 )
@@ -924,7 +916,6 @@ _cos_rows = (
 def cos(*args, **kwargs):
     """`cos`: cos."""
     return _b.dispatch("cos", _cos_rows, args, kwargs)
-
 
 _div_rows = (
     _b.Overload(div_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "div.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -936,7 +927,6 @@ def div(*args, **kwargs):
     """`div`: div.Tensor, div.Scalar."""
     return _b.dispatch("div", _div_rows, args, kwargs)
 
-
 _div__rows = (
     _b.Overload(div__Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "div.Tensor(Tensor self, Tensor other) -> Tensor"),
 )
@@ -945,7 +935,6 @@ _div__rows = (
 def div_(*args, **kwargs):
     """`div_`: div.Tensor."""
     return _b.dispatch("div_", _div__rows, args, kwargs)
-
 
 _dot_rows = (
     _b.Overload(dot_default, (_b.Param("self", "Tensor"), _b.Param("tensor", "Tensor"), ), "dot(Tensor self, Tensor tensor) -> Tensor"),
@@ -956,7 +945,6 @@ def dot(*args, **kwargs):
     """`dot`: dot."""
     return _b.dispatch("dot", _dot_rows, args, kwargs)
 
-
 _eq_rows = (
     _b.Overload(eq_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "eq.Tensor(Tensor self, Tensor other) -> Tensor"),
 )
@@ -965,7 +953,6 @@ _eq_rows = (
 def eq(*args, **kwargs):
     """`eq`: eq.Tensor."""
     return _b.dispatch("eq", _eq_rows, args, kwargs)
-
 
 _exp_rows = (
     _b.Overload(exp_default, (_b.Param("self", "Tensor"), ), "exp(Tensor self) -> Tensor"),
@@ -976,7 +963,6 @@ def exp(*args, **kwargs):
     """`exp`: exp."""
     return _b.dispatch("exp", _exp_rows, args, kwargs)
 
-
 _expand_rows = (
     _b.Overload(expand_default, (_b.Param("self", "Tensor(a)"), _b.Param("size", "SymInt[]"), _b.Param("implicit", "bool", False, kwonly=True), ), "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"),
 )
@@ -985,7 +971,6 @@ _expand_rows = (
 def expand(*args, **kwargs):
     """`expand`: expand."""
     return _b.dispatch("expand", _expand_rows, args, kwargs)
-
 
 _ge_rows = (
     _b.Overload(ge_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "ge.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -996,7 +981,6 @@ def ge(*args, **kwargs):
     """`ge`: ge.Tensor."""
     return _b.dispatch("ge", _ge_rows, args, kwargs)
 
-
 _gt_rows = (
     _b.Overload(gt_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "gt.Tensor(Tensor self, Tensor other) -> Tensor"),
 )
@@ -1005,7 +989,6 @@ _gt_rows = (
 def gt(*args, **kwargs):
     """`gt`: gt.Tensor."""
     return _b.dispatch("gt", _gt_rows, args, kwargs)
-
 
 _le_rows = (
     _b.Overload(le_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "le.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -1016,7 +999,6 @@ def le(*args, **kwargs):
     """`le`: le.Tensor."""
     return _b.dispatch("le", _le_rows, args, kwargs)
 
-
 _log_rows = (
     _b.Overload(log_default, (_b.Param("self", "Tensor"), ), "log(Tensor self) -> Tensor"),
 )
@@ -1025,7 +1007,6 @@ _log_rows = (
 def log(*args, **kwargs):
     """`log`: log."""
     return _b.dispatch("log", _log_rows, args, kwargs)
-
 
 _lt_rows = (
     _b.Overload(lt_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "lt.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -1036,7 +1017,6 @@ def lt(*args, **kwargs):
     """`lt`: lt.Tensor."""
     return _b.dispatch("lt", _lt_rows, args, kwargs)
 
-
 _maximum_rows = (
     _b.Overload(maximum_default, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "maximum(Tensor self, Tensor other) -> Tensor"),
 )
@@ -1045,7 +1025,6 @@ _maximum_rows = (
 def maximum(*args, **kwargs):
     """`maximum`: maximum."""
     return _b.dispatch("maximum", _maximum_rows, args, kwargs)
-
 
 _mean_rows = (
     _b.Overload(mean_default, (_b.Param("self", "Tensor"), _b.Param("dtype", "ScalarType?", None, kwonly=True), ), "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
@@ -1057,7 +1036,6 @@ def mean(*args, **kwargs):
     """`mean`: mean, mean.dim."""
     return _b.dispatch("mean", _mean_rows, args, kwargs)
 
-
 _minimum_rows = (
     _b.Overload(minimum_default, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "minimum(Tensor self, Tensor other) -> Tensor"),
 )
@@ -1067,7 +1045,6 @@ def minimum(*args, **kwargs):
     """`minimum`: minimum."""
     return _b.dispatch("minimum", _minimum_rows, args, kwargs)
 
-
 _mm_rows = (
     _b.Overload(mm_default, (_b.Param("self", "Tensor"), _b.Param("mat2", "Tensor"), ), "mm(Tensor self, Tensor mat2) -> Tensor"),
 )
@@ -1076,7 +1053,6 @@ _mm_rows = (
 def mm(*args, **kwargs):
     """`mm`: mm."""
     return _b.dispatch("mm", _mm_rows, args, kwargs)
-
 
 _mul_rows = (
     _b.Overload(mul_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "mul.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -1088,7 +1064,6 @@ def mul(*args, **kwargs):
     """`mul`: mul.Tensor, mul.Scalar."""
     return _b.dispatch("mul", _mul_rows, args, kwargs)
 
-
 _mul__rows = (
     _b.Overload(mul__Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "mul.Tensor(Tensor self, Tensor other) -> Tensor"),
 )
@@ -1097,7 +1072,6 @@ _mul__rows = (
 def mul_(*args, **kwargs):
     """`mul_`: mul.Tensor."""
     return _b.dispatch("mul_", _mul__rows, args, kwargs)
-
 
 _mv_rows = (
     _b.Overload(mv_default, (_b.Param("self", "Tensor"), _b.Param("vec", "Tensor"), ), "mv(Tensor self, Tensor vec) -> Tensor"),
@@ -1108,7 +1082,6 @@ def mv(*args, **kwargs):
     """`mv`: mv."""
     return _b.dispatch("mv", _mv_rows, args, kwargs)
 
-
 _ne_rows = (
     _b.Overload(ne_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "ne.Tensor(Tensor self, Tensor other) -> Tensor"),
 )
@@ -1117,7 +1090,6 @@ _ne_rows = (
 def ne(*args, **kwargs):
     """`ne`: ne.Tensor."""
     return _b.dispatch("ne", _ne_rows, args, kwargs)
-
 
 _neg_rows = (
     _b.Overload(neg_default, (_b.Param("self", "Tensor"), ), "neg(Tensor self) -> Tensor"),
@@ -1128,7 +1100,6 @@ def neg(*args, **kwargs):
     """`neg`: neg."""
     return _b.dispatch("neg", _neg_rows, args, kwargs)
 
-
 _permute_rows = (
     _b.Overload(permute_default, (_b.Param("self", "Tensor(a)"), _b.Param("dims", "int[]"), ), "permute(Tensor(a) self, int[] dims) -> Tensor(a)"),
 )
@@ -1137,7 +1108,6 @@ _permute_rows = (
 def permute(*args, **kwargs):
     """`permute`: permute."""
     return _b.dispatch("permute", _permute_rows, args, kwargs)
-
 
 _pow_rows = (
     _b.Overload(pow_Tensor_Scalar, (_b.Param("self", "Tensor"), _b.Param("exponent", "Scalar"), ), "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"),
@@ -1150,7 +1120,6 @@ def pow(*args, **kwargs):
     """`pow`: pow.Tensor_Scalar, pow.Tensor_Tensor, pow.Scalar."""
     return _b.dispatch("pow", _pow_rows, args, kwargs)
 
-
 _reciprocal_rows = (
     _b.Overload(reciprocal_default, (_b.Param("self", "Tensor"), ), "reciprocal(Tensor self) -> Tensor"),
 )
@@ -1160,7 +1129,6 @@ def reciprocal(*args, **kwargs):
     """`reciprocal`: reciprocal."""
     return _b.dispatch("reciprocal", _reciprocal_rows, args, kwargs)
 
-
 _relu_rows = (
     _b.Overload(relu_default, (_b.Param("self", "Tensor"), ), "relu(Tensor self) -> Tensor"),
 )
@@ -1169,7 +1137,6 @@ _relu_rows = (
 def relu(*args, **kwargs):
     """`relu`: relu."""
     return _b.dispatch("relu", _relu_rows, args, kwargs)
-
 
 _rsub_rows = (
     _b.Overload(rsub_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), _b.Param("alpha", "Scalar", 1, kwonly=True), ), "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
@@ -1181,7 +1148,6 @@ def rsub(*args, **kwargs):
     """`rsub`: rsub.Tensor, rsub.Scalar."""
     return _b.dispatch("rsub", _rsub_rows, args, kwargs)
 
-
 _select_rows = (
     _b.Overload(select_int, (_b.Param("self", "Tensor(a)"), _b.Param("dim", "int"), _b.Param("index", "SymInt"), ), "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"),
 )
@@ -1190,7 +1156,6 @@ _select_rows = (
 def select(*args, **kwargs):
     """`select`: select.int."""
     return _b.dispatch("select", _select_rows, args, kwargs)
-
 
 _select_backward_rows = (
     _b.Overload(select_backward_default, (_b.Param("grad_output", "Tensor"), _b.Param("input_sizes", "SymInt[]"), _b.Param("dim", "int"), _b.Param("index", "SymInt"), ), "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"),
@@ -1201,7 +1166,6 @@ def select_backward(*args, **kwargs):
     """`select_backward`: select_backward."""
     return _b.dispatch("select_backward", _select_backward_rows, args, kwargs)
 
-
 _sigmoid_rows = (
     _b.Overload(sigmoid_default, (_b.Param("self", "Tensor"), ), "sigmoid(Tensor self) -> Tensor"),
 )
@@ -1210,7 +1174,6 @@ _sigmoid_rows = (
 def sigmoid(*args, **kwargs):
     """`sigmoid`: sigmoid."""
     return _b.dispatch("sigmoid", _sigmoid_rows, args, kwargs)
-
 
 _sign_rows = (
     _b.Overload(sign_default, (_b.Param("self", "Tensor"), ), "sign(Tensor self) -> Tensor"),
@@ -1221,7 +1184,6 @@ def sign(*args, **kwargs):
     """`sign`: sign."""
     return _b.dispatch("sign", _sign_rows, args, kwargs)
 
-
 _sin_rows = (
     _b.Overload(sin_default, (_b.Param("self", "Tensor"), ), "sin(Tensor self) -> Tensor"),
 )
@@ -1230,7 +1192,6 @@ _sin_rows = (
 def sin(*args, **kwargs):
     """`sin`: sin."""
     return _b.dispatch("sin", _sin_rows, args, kwargs)
-
 
 _slice_rows = (
     _b.Overload(slice_Tensor, (_b.Param("self", "Tensor(a)"), _b.Param("dim", "int", 0), _b.Param("start", "SymInt?", None), _b.Param("end", "SymInt?", None), _b.Param("step", "SymInt", 1), ), "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"),
@@ -1241,7 +1202,6 @@ def slice(*args, **kwargs):
     """`slice`: slice.Tensor."""
     return _b.dispatch("slice", _slice_rows, args, kwargs)
 
-
 _slice_backward_rows = (
     _b.Overload(slice_backward_default, (_b.Param("grad_output", "Tensor"), _b.Param("input_sizes", "SymInt[]"), _b.Param("dim", "int"), _b.Param("start", "SymInt"), _b.Param("end", "SymInt"), _b.Param("step", "SymInt"), ), "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"),
 )
@@ -1250,7 +1210,6 @@ _slice_backward_rows = (
 def slice_backward(*args, **kwargs):
     """`slice_backward`: slice_backward."""
     return _b.dispatch("slice_backward", _slice_backward_rows, args, kwargs)
-
 
 _split_rows = (
     _b.Overload(split_Tensor, (_b.Param("self", "Tensor(a -> *)"), _b.Param("split_size", "SymInt"), _b.Param("dim", "int", 0), ), "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"),
@@ -1261,7 +1220,6 @@ def split(*args, **kwargs):
     """`split`: split.Tensor."""
     return _b.dispatch("split", _split_rows, args, kwargs)
 
-
 _split_with_sizes_rows = (
     _b.Overload(split_with_sizes_default, (_b.Param("self", "Tensor(a -> *)"), _b.Param("split_sizes", "SymInt[]"), _b.Param("dim", "int", 0), ), "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"),
 )
@@ -1271,7 +1229,6 @@ def split_with_sizes(*args, **kwargs):
     """`split_with_sizes`: split_with_sizes."""
     return _b.dispatch("split_with_sizes", _split_with_sizes_rows, args, kwargs)
 
-
 _sqrt_rows = (
     _b.Overload(sqrt_default, (_b.Param("self", "Tensor"), ), "sqrt(Tensor self) -> Tensor"),
 )
@@ -1280,7 +1237,6 @@ _sqrt_rows = (
 def sqrt(*args, **kwargs):
     """`sqrt`: sqrt."""
     return _b.dispatch("sqrt", _sqrt_rows, args, kwargs)
-
 
 _squeeze_rows = (
     _b.Overload(squeeze_default, (_b.Param("self", "Tensor(a)"), ), "squeeze(Tensor(a) self) -> Tensor(a)"),
@@ -1292,7 +1248,6 @@ def squeeze(*args, **kwargs):
     """`squeeze`: squeeze, squeeze.dim."""
     return _b.dispatch("squeeze", _squeeze_rows, args, kwargs)
 
-
 _stack_rows = (
     _b.Overload(stack_default, (_b.Param("tensors", "Tensor[]"), _b.Param("dim", "int", 0), ), "stack(Tensor[] tensors, int dim=0) -> Tensor"),
 )
@@ -1301,7 +1256,6 @@ _stack_rows = (
 def stack(*args, **kwargs):
     """`stack`: stack."""
     return _b.dispatch("stack", _stack_rows, args, kwargs)
-
 
 _sub_rows = (
     _b.Overload(sub_Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), _b.Param("alpha", "Scalar", 1, kwonly=True), ), "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
@@ -1313,7 +1267,6 @@ def sub(*args, **kwargs):
     """`sub`: sub.Tensor, sub.Scalar."""
     return _b.dispatch("sub", _sub_rows, args, kwargs)
 
-
 _sub__rows = (
     _b.Overload(sub__Tensor, (_b.Param("self", "Tensor"), _b.Param("other", "Tensor"), _b.Param("alpha", "Scalar", 1, kwonly=True), ), "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
 )
@@ -1322,7 +1275,6 @@ _sub__rows = (
 def sub_(*args, **kwargs):
     """`sub_`: sub.Tensor."""
     return _b.dispatch("sub_", _sub__rows, args, kwargs)
-
 
 _sum_rows = (
     _b.Overload(sum_default, (_b.Param("self", "Tensor"), _b.Param("dtype", "ScalarType?", None, kwonly=True), ), "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
@@ -1334,7 +1286,6 @@ def sum(*args, **kwargs):
     """`sum`: sum, sum.dim_IntList."""
     return _b.dispatch("sum", _sum_rows, args, kwargs)
 
-
 _t_rows = (
     _b.Overload(t_default, (_b.Param("self", "Tensor(a)"), ), "t(Tensor(a) self) -> Tensor(a)"),
 )
@@ -1343,7 +1294,6 @@ _t_rows = (
 def t(*args, **kwargs):
     """`t`: t."""
     return _b.dispatch("t", _t_rows, args, kwargs)
-
 
 _tanh_rows = (
     _b.Overload(tanh_default, (_b.Param("self", "Tensor"), ), "tanh(Tensor self) -> Tensor"),
@@ -1354,7 +1304,6 @@ def tanh(*args, **kwargs):
     """`tanh`: tanh."""
     return _b.dispatch("tanh", _tanh_rows, args, kwargs)
 
-
 _transpose_rows = (
     _b.Overload(transpose_int, (_b.Param("self", "Tensor(a)"), _b.Param("dim0", "int"), _b.Param("dim1", "int"), ), "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"),
 )
@@ -1363,7 +1312,6 @@ _transpose_rows = (
 def transpose(*args, **kwargs):
     """`transpose`: transpose.int."""
     return _b.dispatch("transpose", _transpose_rows, args, kwargs)
-
 
 _unbind_rows = (
     _b.Overload(unbind_int, (_b.Param("self", "Tensor(a -> *)"), _b.Param("dim", "int", 0), ), "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"),
@@ -1374,7 +1322,6 @@ def unbind(*args, **kwargs):
     """`unbind`: unbind.int."""
     return _b.dispatch("unbind", _unbind_rows, args, kwargs)
 
-
 _unsqueeze_rows = (
     _b.Overload(unsqueeze_default, (_b.Param("self", "Tensor(a)"), _b.Param("dim", "int"), ), "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"),
 )
@@ -1383,7 +1330,6 @@ _unsqueeze_rows = (
 def unsqueeze(*args, **kwargs):
     """`unsqueeze`: unsqueeze."""
     return _b.dispatch("unsqueeze", _unsqueeze_rows, args, kwargs)
-
 
 _view_rows = (
     _b.Overload(view_default, (_b.Param("self", "Tensor(a)"), _b.Param("size", "SymInt[]"), ), "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"),
@@ -1394,7 +1340,6 @@ def view(*args, **kwargs):
     """`view`: view."""
     return _b.dispatch("view", _view_rows, args, kwargs)
 
-
 __unsafe_view_rows = (
     _b.Overload(_unsafe_view_default, (_b.Param("self", "Tensor"), _b.Param("size", "SymInt[]"), ), "_unsafe_view(Tensor self, SymInt[] size) -> Tensor"),
 )
@@ -1404,7 +1349,6 @@ def _unsafe_view(*args, **kwargs):
     """`_unsafe_view`: _unsafe_view."""
     return _b.dispatch("_unsafe_view", __unsafe_view_rows, args, kwargs)
 
-
 _where_rows = (
     _b.Overload(where_self, (_b.Param("condition", "Tensor"), _b.Param("self", "Tensor"), _b.Param("other", "Tensor"), ), "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"),
 )
@@ -1413,7 +1357,6 @@ _where_rows = (
 def where(*args, **kwargs):
     """`where`: where.self."""
     return _b.dispatch("where", _where_rows, args, kwargs)
-
 
 
 FUNCTIONS = {

@@ -316,17 +316,23 @@ def _lower_bodies(model, entry, parsed, low, scope):
     multi = model.outputs_list or len(slots) > 1
     for path in ("fast", "graph"):
         head = []
+        used = set()
+        for _, expr in parsed:
+            used |= {s.name for s in expr.free_symbols}
         if not multi:
             head += ["grad = grads[0]", "if grad is None:", "    return [None] * len(node._next)"]
-            head.append(f"grad_{returns[slots[0]].name} = grad")
+            if f"grad_{returns[slots[0]].name}" in used:
+                head.append(f"grad_{returns[slots[0]].name} = grad")
         else:
             head += ["if all(g is None for g in grads):", "    return [None] * len(node._next)"]
             if not model.outputs_list:
                 for slot_index, ret_index in enumerate(slots):
                     zero = f"_zeros_like_output(node, {slot_index}, {path == 'graph'})"
-                    head.append(f"grads_{ret_index} = grads[{slot_index}] if grads[{slot_index}] is not None "
-                                f"else {zero}")
-                    head.append(f"grad_{returns[ret_index].name} = grads_{ret_index}")
+                    if f"grads_{ret_index}" in used or f"grad_{returns[ret_index].name}" in used:
+                        head.append(f"grads_{ret_index} = grads[{slot_index}] if grads[{slot_index}] is not None "
+                                    f"else {zero}")
+                    if f"grad_{returns[ret_index].name}" in used:
+                        head.append(f"grad_{returns[ret_index].name} = grads_{ret_index}")
         unpack = "unpack_data" if path == "fast" else "unpack"
         for s in model.saved_tensors:
             head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
@@ -336,6 +342,8 @@ def _lower_bodies(model, entry, parsed, low, scope):
         def emit(expr, kernel_name):
             lines = []
             code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
+            if lines and lines[-1].startswith(f"{code} = "):
+                code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
             return lines, code
 
         blocks, results = [], {a: "None" for a in model.diff_args}

@@ -17,7 +17,7 @@ _FUNCTION_ONLY = {"cat", "stack"}
 
 def _env():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), keep_trailing_newline=True,
-                             trim_blocks=False, lstrip_blocks=False, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
     return env
 

@@ -41,4 +41,3 @@ from .sub_Tensor import sub_Tensor_forward, sub_Tensor_backward_other  # noqa: F
 from .sub_Scalar import sub_Scalar_forward  # noqa: F401
 from .tanh import tanh_forward, tanh_backward_self  # noqa: F401
 from .where_self import where_self_forward, where_self_backward_self, where_self_backward_other  # noqa: F401
-

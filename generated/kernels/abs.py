@@ -48,4 +48,3 @@ def abs_backward_self_2d(out, grad, self, _zero):
 
 
 abs_backward_self = Elementwise(abs_backward_self_1d, abs_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -31,4 +31,3 @@ def add_Scalar_forward_2d(out, self, other, alpha, _zero):
 
 
 add_Scalar_forward = Elementwise(add_Scalar_forward_1d, add_Scalar_forward_2d, int_closed=True, returns_bool=False)
-

@@ -48,4 +48,3 @@ def add_Tensor_backward_other_2d(out, grad, alpha, _zero):
 
 
 add_Tensor_backward_other = Elementwise(add_Tensor_backward_other_1d, add_Tensor_backward_other_2d, int_closed=True, returns_bool=False)
-

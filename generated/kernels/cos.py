@@ -48,4 +48,3 @@ def cos_backward_self_2d(out, grad, self, _zero):
 
 
 cos_backward_self = Elementwise(cos_backward_self_1d, cos_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def div_Scalar_backward_self_2d(out, grad, other, _zero):
 
 
 div_Scalar_backward_self = Elementwise(div_Scalar_backward_self_1d, div_Scalar_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -65,4 +65,3 @@ def div_Tensor_backward_other_2d(out, grad, other, self, _zero):
 
 
 div_Tensor_backward_other = Elementwise(div_Tensor_backward_other_1d, div_Tensor_backward_other_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def dot_backward_tensor_2d(out, grad, self, _zero):
 
 
 dot_backward_tensor = Elementwise(dot_backward_tensor_1d, dot_backward_tensor_2d, int_closed=True, returns_bool=False)
-

@@ -31,4 +31,3 @@ def eq_Tensor_forward_2d(out, self, other, _zero):
 
 
 eq_Tensor_forward = Elementwise(eq_Tensor_forward_1d, eq_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

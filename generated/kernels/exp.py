@@ -48,4 +48,3 @@ def exp_backward_self_2d(out, grad, result, _zero):
 
 
 exp_backward_self = Elementwise(exp_backward_self_1d, exp_backward_self_2d, int_closed=True, returns_bool=False)
-

@@ -31,4 +31,3 @@ def ge_Tensor_forward_2d(out, self, other, _zero):
 
 
 ge_Tensor_forward = Elementwise(ge_Tensor_forward_1d, ge_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

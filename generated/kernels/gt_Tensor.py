@@ -31,4 +31,3 @@ def gt_Tensor_forward_2d(out, self, other, _zero):
 
 
 gt_Tensor_forward = Elementwise(gt_Tensor_forward_1d, gt_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

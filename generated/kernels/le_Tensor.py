@@ -31,4 +31,3 @@ def le_Tensor_forward_2d(out, self, other, _zero):
 
 
 le_Tensor_forward = Elementwise(le_Tensor_forward_1d, le_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

@@ -48,4 +48,3 @@ def log_backward_self_2d(out, grad, self, _zero):
 
 
 log_backward_self = Elementwise(log_backward_self_1d, log_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -31,4 +31,3 @@ def lt_Tensor_forward_2d(out, self, other, _zero):
 
 
 lt_Tensor_forward = Elementwise(lt_Tensor_forward_1d, lt_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

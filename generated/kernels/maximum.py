@@ -65,4 +65,3 @@ def maximum_backward_other_2d(out, grad, other, self, _zero):
 
 
 maximum_backward_other = Elementwise(maximum_backward_other_1d, maximum_backward_other_2d, int_closed=False, returns_bool=False)
-

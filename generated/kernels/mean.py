@@ -31,4 +31,3 @@ def mean_backward_self_2d(out, _t1, self_sym_numel, _zero):
 
 
 mean_backward_self = Elementwise(mean_backward_self_1d, mean_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -31,4 +31,3 @@ def mean_dim_backward_self_2d(out, _t2, _t1, _zero):
 
 
 mean_dim_backward_self = Elementwise(mean_dim_backward_self_1d, mean_dim_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -65,4 +65,3 @@ def minimum_backward_other_2d(out, grad, other, self, _zero):
 
 
 minimum_backward_other = Elementwise(minimum_backward_other_1d, minimum_backward_other_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def mul_Scalar_backward_self_2d(out, grad, other, _zero):
 
 
 mul_Scalar_backward_self = Elementwise(mul_Scalar_backward_self_1d, mul_Scalar_backward_self_2d, int_closed=True, returns_bool=False)
-

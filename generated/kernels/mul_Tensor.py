@@ -65,4 +65,3 @@ def mul_Tensor_backward_other_2d(out, grad, self, _zero):
 
 
 mul_Tensor_backward_other = Elementwise(mul_Tensor_backward_other_1d, mul_Tensor_backward_other_2d, int_closed=True, returns_bool=False)
-

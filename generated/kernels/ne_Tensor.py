@@ -31,4 +31,3 @@ def ne_Tensor_forward_2d(out, self, other, _zero):
 
 
 ne_Tensor_forward = Elementwise(ne_Tensor_forward_1d, ne_Tensor_forward_2d, int_closed=False, returns_bool=True)
-

@@ -48,4 +48,3 @@ def neg_backward_self_2d(out, grad, _zero):
 
 
 neg_backward_self = Elementwise(neg_backward_self_1d, neg_backward_self_2d, int_closed=True, returns_bool=False)
-

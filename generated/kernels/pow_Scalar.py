@@ -48,4 +48,3 @@ def pow_Scalar_backward_exponent_2d(out, grad, result, self, _zero):
 
 
 pow_Scalar_backward_exponent = Elementwise(pow_Scalar_backward_exponent_1d, pow_Scalar_backward_exponent_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def pow_Tensor_Scalar_backward_self_2d(out, grad, self, exponent, _zero):
 
 
 pow_Tensor_Scalar_backward_self = Elementwise(pow_Tensor_Scalar_backward_self_1d, pow_Tensor_Scalar_backward_self_2d, int_closed=False, returns_bool=False)
-

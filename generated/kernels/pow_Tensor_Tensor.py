@@ -65,4 +65,3 @@ def pow_Tensor_Tensor_backward_exponent_2d(out, grad, result, self, _zero):
 
 
 pow_Tensor_Tensor_backward_exponent = Elementwise(pow_Tensor_Tensor_backward_exponent_1d, pow_Tensor_Tensor_backward_exponent_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def reciprocal_backward_self_2d(out, grad, result, _zero):
 
 
 reciprocal_backward_self = Elementwise(reciprocal_backward_self_1d, reciprocal_backward_self_2d, int_closed=True, returns_bool=False)
-

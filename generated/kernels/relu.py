@@ -48,4 +48,3 @@ def relu_backward_self_2d(out, grad, result, _zero):
 
 
 relu_backward_self = Elementwise(relu_backward_self_1d, relu_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def rsub_Scalar_backward_self_2d(out, grad, alpha, _zero):
 
 
 rsub_Scalar_backward_self = Elementwise(rsub_Scalar_backward_self_1d, rsub_Scalar_backward_self_2d, int_closed=True, returns_bool=False)
-

@@ -48,4 +48,3 @@ def rsub_Tensor_backward_self_2d(out, grad, alpha, _zero):
 
 
 rsub_Tensor_backward_self = Elementwise(rsub_Tensor_backward_self_1d, rsub_Tensor_backward_self_2d, int_closed=True, returns_bool=False)
-

@@ -48,4 +48,3 @@ def sigmoid_backward_self_2d(out, grad, result, _zero):
 
 
 sigmoid_backward_self = Elementwise(sigmoid_backward_self_1d, sigmoid_backward_self_2d, int_closed=True, returns_bool=False)
-

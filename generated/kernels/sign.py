@@ -31,4 +31,3 @@ def sign_forward_2d(out, self, _zero):
 
 
 sign_forward = Elementwise(sign_forward_1d, sign_forward_2d, int_closed=False, returns_bool=False)
-

@@ -48,4 +48,3 @@ def sin_backward_self_2d(out, grad, self, _zero):
 
 
 sin_backward_self = Elementwise(sin_backward_self_1d, sin_backward_self_2d, int_closed=False, returns_bool=False)
-

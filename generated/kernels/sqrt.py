@@ -48,4 +48,3 @@ def sqrt_backward_self_2d(out, grad, result, _zero):
 
 
 sqrt_backward_self = Elementwise(sqrt_backward_self_1d, sqrt_backward_self_2d, int_closed=False, returns_bool=False)
-

@@ -31,4 +31,3 @@ def sub_Scalar_forward_2d(out, self, other, alpha, _zero):
 
 
 sub_Scalar_forward = Elementwise(sub_Scalar_forward_1d, sub_Scalar_forward_2d, int_closed=True, returns_bool=False)
-

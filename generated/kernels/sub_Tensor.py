@@ -48,4 +48,3 @@ def sub_Tensor_backward_other_2d(out, grad, alpha, _zero):
 
 
 sub_Tensor_backward_other = Elementwise(sub_Tensor_backward_other_1d, sub_Tensor_backward_other_2d, int_closed=True, returns_bool=False)
-

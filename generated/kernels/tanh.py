@@ -48,4 +48,3 @@ def tanh_backward_self_2d(out, grad, result, _zero):
 
 
 tanh_backward_self = Elementwise(tanh_backward_self_1d, tanh_backward_self_2d, int_closed=True, returns_bool=False)
-

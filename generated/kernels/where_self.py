@@ -65,4 +65,3 @@ def where_self_backward_other_2d(out, grad, condition, _zero):
 
 
 where_self_backward_other = Elementwise(where_self_backward_other_1d, where_self_backward_other_2d, int_closed=False, returns_bool=False)
-
