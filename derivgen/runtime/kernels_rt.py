@@ -164,13 +164,15 @@ class Elementwise:
     ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
-    __slots__ = ("k1d", "k2d", "int_closed", "returns_bool")
+    __slots__ = ("k1d", "k2d", "int_closed", "returns_bool", "n_arrays", "n_scalars")
 
-    def __init__(self, k1d, k2d, int_closed, returns_bool):
+    def __init__(self, k1d, k2d, int_closed, returns_bool, n_arrays, n_scalars):
         self.k1d = k1d
         self.k2d = k2d
         self.int_closed = int_closed
         self.returns_bool = returns_bool
+        self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
+        self.n_scalars = n_scalars
 
     def _compute(self, dt):
         if dt.kind != "f" and (not self.int_closed or dt.kind == "b"):

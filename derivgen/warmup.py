@@ -1,0 +1,45 @@
+"""``derivgen warmup``: compile and cache every generated kernel, float32 and float64, contiguous and
+strided, so no first call pays Numba's compile time."""
+import sys
+import time
+
+import numpy as np
+
+
+def _kernels():
+    from .generated import kernels
+    for name in sorted(dir(kernels)):
+        obj = getattr(kernels, name)
+        if type(obj).__name__ == "Elementwise":
+            yield name, obj
+
+
+def _exercise(k, dtype):
+    contiguous = [np.ones(6, dtype) for _ in range(k.n_arrays)]
+    strided = [np.ones((3, 4), dtype).T for _ in range(k.n_arrays)]
+    scalars = [1] * k.n_scalars
+    k(contiguous, scalars)
+    if k.n_arrays:
+        k(strided, scalars)
+
+
+def warmup(verbose=True):
+    items = list(_kernels())
+    total = 2 * len(items)
+    start = time.perf_counter()
+    done = 0
+    for name, k in items:
+        for dtype in (np.float32, np.float64):
+            _exercise(k, dtype)
+            done += 1
+            if verbose:
+                width = 30
+                filled = int(width * done / total)
+                sys.stderr.write(f"\rderivgen warmup [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                                 f"{name[:40]:<40}")
+                sys.stderr.flush()
+    if verbose:
+        sys.stderr.write("\n")
+        print(f"derivgen: {len(items)} kernels compiled and cached for float32 and float64 "
+              f"in {time.perf_counter() - start:.1f} s")
+    return 0
