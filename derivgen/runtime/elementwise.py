@@ -1,0 +1,145 @@
+"""The Python side of the generated elementwise kernels: dtype rules, broadcasting, and the choice
+between a kernel's 1-D contiguous and 2-D strided variants. Kernels never see broadcasting.
+
+This is on every op's hot path, so the common cases (same shapes, one dtype) are decided without
+calling into numpy's broadcasting machinery.
+"""
+import numpy as np
+
+_BOOL = np.dtype(np.bool_)
+
+
+def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None):
+    """Run a generated elementwise kernel over broadcast ``arrays``.
+
+    ``compute`` is the dtype the kernel computes in (inputs of another float/int dtype are cast to it;
+    bool inputs stay bool), ``scalars`` are cast to ``compute`` too. Returns the output array.
+    """
+    arrs = []
+    for a in arrays:
+        if a.dtype != compute and a.dtype.kind != "b":
+            a = a.astype(compute)
+        arrs.append(a)
+    shape = arrs[0].shape if arrs else ()
+    for a in arrs:
+        if a.shape != shape:
+            shape = np.broadcast_shapes(*[x.shape for x in arrs])
+            break
+    if out is None:
+        out = np.empty(shape, out_dtype)
+    elif out.shape != shape:
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
+    ctype = compute.type
+    typed_scalars = [ctype(s) for s in scalars]
+    zero = ctype(0)
+    if out.flags.c_contiguous:
+        # 1-D path: every input is the full shape and contiguous, or a single element read with stride 0
+        size = out.size
+        flat = []
+        for a in arrs:
+            if a.shape == shape and a.flags.c_contiguous:
+                flat.append(a.reshape(-1))
+            elif a.size == 1:
+                flat.append(np.ndarray((size,), a.dtype, np.ascontiguousarray(a), 0, (0,)))
+            else:
+                break
+        else:
+            k1d(out.reshape(-1), *flat, *typed_scalars, zero)
+            return out
+    views = [out] + [np.broadcast_to(a, shape) for a in arrs]
+    collapsed = _collapse_2d(views)
+    if collapsed is None:
+        flat_out = np.empty(shape, out_dtype) if not out.flags.c_contiguous else out
+        ins = [np.ascontiguousarray(v).reshape(-1) for v in views[1:]]
+        k1d(flat_out.reshape(-1), *ins, *typed_scalars, zero)
+        if flat_out is not out:
+            out[...] = flat_out
+        return out
+    k2d(*collapsed, *typed_scalars, zero)
+    return out
+
+
+def _collapse_2d(views):
+    """Merge adjacent dims that every operand can merge (as torch's TensorIterator does); return 2-D
+    strided views of all operands, or None if more than two dims remain."""
+    shape = list(views[0].shape)
+    strides = [list(v.strides) for v in views]
+    i = len(shape) - 2
+    while i >= 0:
+        mergeable = all(st[i] == st[i + 1] * shape[i + 1] or shape[i] == 1 for st in strides) \
+            or shape[i + 1] == 1
+        if mergeable:
+            if shape[i + 1] == 1:
+                for st in strides:
+                    st[i + 1] = st[i]
+            shape[i] *= shape[i + 1]
+            del shape[i + 1]
+            for st in strides:
+                st[i] = st[i + 1]
+                del st[i + 1]
+        i -= 1
+    if len(shape) > 2:
+        return None
+    while len(shape) < 2:
+        shape.insert(0, 1)
+        for st in strides:
+            st.insert(0, 0)
+    return [np.lib.stride_tricks.as_strided(v, shape=tuple(shape), strides=tuple(st))
+            for v, st in zip(views, strides)]
+
+
+class Elementwise:
+    """A generated kernel pair (1-D contiguous, 2-D strided) with its dtype rules.
+
+    ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
+    the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
+    """
+    __slots__ = ("k1d", "k2d", "int_closed", "returns_bool", "n_arrays", "n_scalars")
+
+    def __init__(self, k1d, k2d, int_closed, returns_bool, n_arrays, n_scalars):
+        self.k1d = k1d
+        self.k2d = k2d
+        self.int_closed = int_closed
+        self.returns_bool = returns_bool
+        self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
+        self.n_scalars = n_scalars
+
+    def _compute(self, dt):
+        if dt.kind == "f":
+            return dt
+        if self.returns_bool or (self.int_closed and dt.kind in "iu"):
+            return dt
+        from .dtypes import get_default_dtype
+        return get_default_dtype().np
+
+    def __call__(self, arrays, scalars=(), out=None):
+        """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""
+        dt = arrays[0].dtype
+        for a in arrays:
+            if a.dtype != dt:
+                from .tensor import result_dtype
+                dt = result_dtype(*arrays)
+                break
+        compute = self._compute(dt)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
+                               _BOOL if self.returns_bool else compute, out)
+
+    def forward(self, tensors, scalars=(), out=None):
+        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
+        arrays = [t.data for t in tensors]
+        dt = None
+        for t, a in zip(tensors, arrays):
+            if t._wrapped or a.ndim == 0:
+                continue
+            if dt is None:
+                dt = a.dtype
+            elif a.dtype != dt:
+                dt = None
+                break
+        if dt is None or dt.kind != "f":
+            # mixed dtypes, or ints/bools (where a float wrapped number lifts the category): full rules
+            from .tensor import result_dtype
+            dt = result_dtype(*tensors)
+        compute = self._compute(dt)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
+                               _BOOL if self.returns_bool else compute, out)
