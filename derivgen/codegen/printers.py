@@ -21,9 +21,9 @@ class KernelPrinter(PythonCodePrinter):
     """Scalar code for one element; ``names`` maps a symbol to how it is read (``grad[i]``, ``alpha``)."""
 
     _FUNCS = {
-        "exp": "math.exp", "log": "math.log", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
+        "exp": "_exp", "log": "_log", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh",
-        "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "math.acosh", "atanh": "math.atanh",
+        "tanh": "_tanh", "asinh": "math.asinh", "acosh": "math.acosh", "atanh": "math.atanh",
         "erf": "math.erf", "erfc": "math.erfc", "log1p": "math.log1p", "expm1": "math.expm1",
         "log2": "math.log2", "log10": "math.log10", "floor": "np.floor", "ceiling": "np.ceil",
         "sign": "np.sign", "atan2": "math.atan2",
@@ -89,13 +89,13 @@ class KernelPrinter(PythonCodePrinter):
         if x == -sp.S.Half:
             return f"({self.lit(1)}/math.sqrt({self._print(b)}))"
         if b == sp.E:
-            return f"math.exp({self._print(x)})"
+            return f"_exp({self._print(x)})"
         return f"({base}**{self.parenthesize(x, 100)})"
 
     def _print_Function(self, e):
         name = type(e).__name__
         if name == "exp2":
-            return f"math.exp({self.lit(repr(float(sp.log(2))))}*{self.parenthesize(e.args[0], 50)})"
+            return f"_exp({self.lit(repr(float(sp.log(2))))}*{self.parenthesize(e.args[0], 50)})"
         if name in self._FUNCS:
             return f"{self._FUNCS[name]}({', '.join(self._print(a) for a in e.args)})"
         raise ValueError(f"no kernel spelling for function {name}")
@@ -198,6 +198,11 @@ class ValuePrinter(PythonCodePrinter):
         return super()._print_Function(e)
 
 
+# Python spellings of elementwise functions applied to plain numbers in the graph path (default: math.<name>)
+_NUMBER_FUNCS = {"floor": "np.floor", "ceiling": "np.ceil", "sign": "np.sign",
+                 "exp2": "np.exp2"}
+
+
 class GraphPrinter(ValuePrinter):
     """Tensor-op code: the formula as differentiable derivgen ops (used when create_graph=True)."""
 
@@ -218,6 +223,8 @@ class GraphPrinter(ValuePrinter):
     def _print_Pow(self, e, rational=False):
         b, x = e.args
         base = self._print(b)
+        if not self.is_tensor(e):
+            return f"(float({base}) ** {self._print(x)})"
         if x == -1:
             if "reciprocal" in self.available:
                 return f"{self.op('reciprocal')}({base})"
@@ -263,6 +270,10 @@ class GraphPrinter(ValuePrinter):
 
     def _print_Function(self, e):
         name = type(e).__name__
+        if name in self._UNARY and not self.is_tensor(e):
+            # a function of plain numbers (pow.Scalar's ``log(self)``): Python math, not a tensor op
+            fn = _NUMBER_FUNCS.get(name, f"math.{name}")
+            return f"float({fn}({', '.join(self._print(a) for a in e.args)}))"
         if name in self._UNARY:
             opname = {"ceiling": "ceil"}.get(name, name)
             return f"{self.op(opname)}({', '.join(self._print(a) for a in e.args)})"
@@ -275,6 +286,8 @@ class GraphPrinter(ValuePrinter):
     _print_floor = _print_ceiling = _print_sign = _print_atan2 = _print_Function
 
     def _print_Abs(self, e):
+        if not self.is_tensor(e):
+            return f"abs({self._print(e.args[0])})"
         return f"{self.op('abs')}({self._print(e.args[0])})"
 
     def _print_Heaviside(self, e):
@@ -296,9 +309,15 @@ class GraphPrinter(ValuePrinter):
         return out
 
     def _print_Piecewise(self, e):
+        # A branch without tensors (``... if exponent != 0 else grad * 0`` simplifies to 0) must still be a
+        # tensor when the branch is picked by a Python conditional: fill one shaped like a tensor of e.
+        like = [] if any(self.is_tensor(c) for _, c in e.args) else \
+            sorted((s for s in e.free_symbols if s.name in self.tensor_names), key=lambda s: (s.name != "grad", s.name))
         out = None
         for value, cond in reversed(e.args):
             v = self._print(value)
+            if like and not self.is_tensor(value):
+                v = f"_fns.full_like_graph({self._print(like[0])}, {v})"
             if out is None:
                 out = v
             elif self.is_tensor(cond):

@@ -6,10 +6,12 @@ calling into numpy's broadcasting machinery.
 """
 import numpy as np
 
+from .kernels_rt import PARALLEL_THRESHOLD
+
 _BOOL = np.dtype(np.bool_)
 
 
-def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None):
+def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None):
     """Run a generated elementwise kernel over broadcast ``arrays``.
 
     ``compute`` is the dtype the kernel computes in (inputs of another float/int dtype are cast to it;
@@ -41,9 +43,14 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None):
                 flat.append(a.reshape(-1))
             elif a.size == 1:
                 flat.append(np.ndarray((size,), a.dtype, np.ascontiguousarray(a), 0, (0,)))
+            elif a.shape == shape and not any(a.strides):
+                # one value broadcast everywhere (e.g. the gradient of a sum): read it with stride 0
+                flat.append(np.ndarray((size,), a.dtype, np.array(a.item(0), a.dtype), 0, (0,)))
             else:
                 break
         else:
+            if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
+                k1d = k1d_parallel
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
     views = [out] + [np.broadcast_to(a, shape) for a in arrs]
@@ -94,11 +101,12 @@ class Elementwise:
     ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
-    __slots__ = ("k1d", "k2d", "int_closed", "returns_bool", "n_arrays", "n_scalars")
+    __slots__ = ("k1d", "k2d", "k1d_parallel", "int_closed", "returns_bool", "n_arrays", "n_scalars")
 
-    def __init__(self, k1d, k2d, int_closed, returns_bool, n_arrays, n_scalars):
+    def __init__(self, k1d, k2d, k1d_parallel, int_closed, returns_bool, n_arrays, n_scalars):
         self.k1d = k1d
         self.k2d = k2d
+        self.k1d_parallel = k1d_parallel
         self.int_closed = int_closed
         self.returns_bool = returns_bool
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
@@ -122,7 +130,7 @@ class Elementwise:
                 break
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out)
+                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel)
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
@@ -142,4 +150,4 @@ class Elementwise:
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out)
+                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel)
