@@ -49,7 +49,7 @@ def cmd_generate(args):
 
 def cmd_warmup(args):
     from .warmup import warmup
-    return warmup(verbose=not args.quiet)
+    return warmup(verbose=not args.quiet, jobs=args.jobs)
 
 
 def main(argv=None):
@@ -62,6 +62,7 @@ def main(argv=None):
     g.set_defaults(func=cmd_generate)
     w = sub.add_parser("warmup", help="compile and cache every kernel (float32 and float64)")
     w.add_argument("--quiet", action="store_true")
+    w.add_argument("--jobs", type=int, default=1, help="compile in this many processes")
     w.set_defaults(func=cmd_warmup)
     args = parser.parse_args(argv)
     return args.func(args)
