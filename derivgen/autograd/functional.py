@@ -1,0 +1,333 @@
+"""``derivgen.autograd.functional``: vjp, jvp, jacobian, hessian, hvp and vhp, as in
+``torch.autograd.functional`` (reverse mode only; ``jvp`` and ``hvp`` use torch's "double backward
+trick": the vjp is linear in its vector, so differentiating it with respect to that vector gives the jvp).
+
+The functions work on detached copies of the inputs (the caller's graph and ``.grad`` are untouched);
+results are detached unless ``create_graph=True``. A Tensor ``inputs`` gives Tensor results, a tuple
+gives tuples.
+"""
+import numpy as np
+
+from ..runtime.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from ..runtime.tensor import Tensor
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+def _as_tuple(inp, arg_name=None, fn_name=None):
+    if arg_name is None and fn_name is None:
+        return inp if isinstance(inp, tuple) else (inp,)
+    is_tuple = True
+    if not isinstance(inp, tuple):
+        inp = (inp,)
+        is_tuple = False
+    for i, el in enumerate(inp):
+        if not isinstance(el, Tensor):
+            if is_tuple:
+                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                                f"but the value at index {i} has type {type(el)}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
+                            f"the given {arg_name} has type {type(el)}.")
+    return is_tuple, inp
+
+
+def _tuple_postprocess(res, to_unpack):
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs, create_graph, need_graph):
+    res = []
+    for inp in inputs:
+        if create_graph and inp.requires_grad:
+            res.append(inp.view_as(inp))  # keeps the link to the caller's graph
+        else:
+            res.append(inp.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _grad_postprocess(inputs, create_graph):
+    if isinstance(inputs[0], Tensor):
+        if not create_graph:
+            return tuple(inp.detach() for inp in inputs)
+        return inputs
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _validate_v(v, other, is_other_tuple):
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if tuple(el_v.shape) != tuple(el_other.shape):
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {list(el_other.shape)} but got "
+                               f"{list(el_v.shape)}.")
+
+
+def _check_requires_grad(inputs, input_type, strict):
+    if not strict:
+        return
+    if input_type not in ["outputs", "grad_inputs", "jacobian", "hessian"]:
+        raise RuntimeError("Invalid input_type to _check_requires_grad")
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode.")
+        if not inp.requires_grad:
+            if input_type == "hessian":
+                raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is "
+                                   "independent of the input. This is not allowed in strict mode. You should ensure "
+                                   "that your function is thrice differentiable and that the hessian depends on the "
+                                   "inputs.")
+            if input_type == "jacobian":
+                raise RuntimeError(f"While computing the hessian, found that the jacobian of the user-provided "
+                                   f"function with respect to input {i} is independent of the input. This is not "
+                                   "allowed in strict mode. You should ensure that your function is twice "
+                                   "differentiable and that the jacobian depends on the inputs (this would be "
+                                   "violated by a linear function for example).")
+            if input_type == "grad_inputs":
+                raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
+                                   "user-provided function. This is not allowed in strict mode.")
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               "must be computed in a differentiable manner from the input when running in strict "
+                               "mode.")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    from .. import autograd
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    new_outputs, new_grad_outputs = [], []
+    for out, grad_out in zip(outputs, grad_outputs):
+        if out is not None and out.requires_grad:
+            new_outputs.append(out)
+            new_grad_outputs.append(grad_out)
+    if not new_outputs:
+        return (None,) * len(inputs)
+    return autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
+                         retain_graph=retain_graph)
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    from .. import zeros_like
+    res = []
+    for i, grads_i in enumerate(grads):
+        if grads_i is None:
+            if strict:
+                if stage == "back":
+                    raise RuntimeError(f"The output of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode.")
+                if stage == "back_trick":
+                    raise RuntimeError(f"The gradient with respect to the input is independent of entry {i} in the "
+                                       "grad_outputs when using the double backward trick to compute forward mode "
+                                       "gradients. This is not allowed in strict mode.")
+                if stage == "double_back":
+                    raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode.")
+                raise RuntimeError(f"The hessian of the user-provided function is independent of entry {i} in the "
+                                   "grad_jacobian. This is not allowed in strict mode as it prevents from using the "
+                                   "double backward trick to replace forward mode AD.")
+            grads_i = zeros_like(refs[i])
+        elif strict and create_graph and not grads_i.requires_grad:
+            if "double" not in stage:
+                raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
+                                   "is not allowed in strict mode when create_graph=True.")
+            raise RuntimeError(f"The hessian of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode when create_graph=True.")
+        res.append(grads_i)
+    return tuple(res)
+
+
+def _zeros_requiring_grad(refs):
+    out = []
+    for r in refs:
+        z = Tensor._make(np.zeros(r.data.shape, r.data.dtype))
+        z.requires_grad_(True)
+        out.append(z)
+    return tuple(out)
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T J)``. ``v`` may be None only when ``func`` returns a single element."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vjp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, outputs, is_outputs_tuple)
+        else:
+            if len(outputs) != 1 or outputs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
+                                   "Tensor with a single element.")
+    enable = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(enable):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        vjp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    vjp_ = _grad_postprocess(vjp_, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp_, is_inputs_tuple)
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), J v)``, by differentiating the vjp with respect to its (linear) vector."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "jvp")
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        else:
+            if len(inputs) != 1 or inputs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                                   "single Tensor with a single element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        grad_outputs = _zeros_requiring_grad(outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
+    if create_graph:
+        with enable_grad():
+            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
+            jvp_ = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    else:
+        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
+        jvp_ = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    jvp_ = _grad_postprocess(jvp_, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp_, is_outputs_tuple)
+
+
+def _stack_rows(rows, shape, create_graph):
+    """Rows (Tensors) stacked on a new leading dim and viewed as ``shape``."""
+    if create_graph and any(r.requires_grad for r in rows):
+        from .. import cat
+        return cat([r.reshape(1, *r.shape) for r in rows], 0).reshape(*shape)
+    return Tensor._make(np.stack([r.data for r in rows]).reshape(shape))
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    """The Jacobian of ``func`` at ``inputs``: for output i and input j a Tensor of shape
+    ``output_i.shape + input_j.shape`` (nested in tuples like the outputs and inputs)."""
+    if strategy != "reverse-mode":
+        raise NotImplementedError("derivgen's jacobian supports strategy='reverse-mode' only")
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        jac = ()
+        for i, out in enumerate(outputs):
+            jac_i = tuple([] for _ in inputs)
+            n = out.numel()
+            for j in range(n):
+                onehot = np.zeros(n, out.data.dtype)
+                onehot[j] = 1
+                vj = _autograd_grad((out,), inputs, (Tensor._make(onehot.reshape(out.data.shape)),),
+                                    retain_graph=True, create_graph=create_graph)
+                for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, inputs)):
+                    if vj_el is not None:
+                        if strict and create_graph and not vj_el.requires_grad:
+                            raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
+                                               f"{i}. This is not allowed in strict mode when create_graph=True.")
+                        jac_i_el.append(vj_el)
+                    else:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{el_idx}. This is not allowed in strict mode.")
+                        jac_i_el.append(Tensor._make(np.zeros(inp_el.data.shape, inp_el.data.dtype)))
+            jac += (tuple(_stack_rows(jac_i_el, tuple(out.shape) + tuple(inputs[el_idx].shape), create_graph)
+                          if jac_i_el else Tensor._make(np.zeros(tuple(out.shape) + tuple(inputs[el_idx].shape),
+                                                                 inputs[el_idx].data.dtype))
+                          for el_idx, jac_i_el in enumerate(jac_i)),)
+        jac = _grad_postprocess(jac, create_graph)
+        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+    """The Hessian of a scalar ``func``: the Jacobian of its gradient (shape ``input.shape * 2``)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(t_out, "outputs", strict=strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        return out.reshape(())
+
+    def jac_func(*inp):
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _scalar_function_grad(func, inputs, v, create_graph, strict, name):
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    else:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
+                               "Tensor with a single element.")
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain a single element")
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, outputs, jac
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T H)`` for a scalar ``func``."""
+    with enable_grad():
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "vhp")
+    enable = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(enable):
+        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+        vhp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    vhp_ = _grad_postprocess(vhp_, create_graph)
+    return _tuple_postprocess(outputs, False), _tuple_postprocess(vhp_, is_inputs_tuple)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), H v)`` for a scalar ``func``, by the double backward trick (a third-order graph)."""
+    with enable_grad():
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "hvp")
+        grad_jac = _zeros_requiring_grad(inputs)
+        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict=strict)
+    enable = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(enable):
+        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
+        hvp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    hvp_ = _grad_postprocess(hvp_, create_graph)
+    return _tuple_postprocess(outputs, False), _tuple_postprocess(hvp_, is_inputs_tuple)

@@ -1,0 +1,318 @@
+"""``gradcheck`` / ``gradgradcheck``: analytical gradients against float64 central differences.
+
+Same signatures, defaults and failure message as ``torch.autograd.gradcheck``: the Jacobian of every
+differentiable output with respect to every input that requires grad is built twice, column by column
+from central differences ``(f(x + eps e_k) - f(x - eps e_k)) / 2 eps`` and row by row from
+``autograd.grad`` with one-hot ``grad_outputs``, and the two must satisfy
+``|analytical - numerical| <= atol + rtol * |numerical|``. On failure a ``GradcheckError`` (a
+RuntimeError) gives torch's ``Jacobian mismatch for output i with respect to input j`` with both
+matrices, followed by the worst element: which output element, which input element, both values.
+
+``fast_mode=True`` compares ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians (two function
+evaluations per input instead of two per element) and recomputes the full Jacobians for the report
+when that fails.
+"""
+import warnings
+
+import numpy as np
+
+from ..runtime.tensor import Tensor
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck and gradgradcheck when a check fails."""
+
+
+def _as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _iter_tensors(x, only_requiring_grad=False):
+    if isinstance(x, Tensor):
+        if x.requires_grad or not only_requiring_grad:
+            yield x
+    elif isinstance(x, (list, tuple)):
+        for e in x:
+            yield from _iter_tensors(e, only_requiring_grad)
+
+
+def _differentiable_outputs(x):
+    return tuple(o for o in _as_tuple(x) if isinstance(o, Tensor) and o.requires_grad)
+
+
+def _output_arrays(func, inputs, positions):
+    """The float64 values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may
+    alias an input that is about to be perturbed again)."""
+    outs = _as_tuple(func(*inputs))
+    return [np.array(outs[p].data, dtype=np.float64, copy=True) for p in positions]
+
+
+class _Perturbed:
+    """Gives a leaf a private contiguous copy of its data to perturb in place, restoring the original
+    array afterwards (a leaf's data may be read-only or shared)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __enter__(self):
+        self.orig = self.t.data
+        self.t.data = np.array(self.orig, copy=True, order="C")
+        return self.t.data.reshape(-1)
+
+    def __exit__(self, *exc):
+        self.t.data = self.orig
+        return False
+
+
+def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
+    """``jac[j][i]``: the (numel(input j), numel(output i)) central-difference Jacobian."""
+    jac = []
+    for t in diff_inputs:
+        cols = None
+        with _Perturbed(t) as flat:
+            n = flat.size
+            for k in range(n):
+                v = flat[k]
+                flat[k] = v + eps
+                plus = _output_arrays(func, inputs, positions)
+                flat[k] = v - eps
+                minus = _output_arrays(func, inputs, positions)
+                flat[k] = v
+                if cols is None:
+                    cols = [np.zeros((n, p.size)) for p in plus]
+                for i, (p, m) in enumerate(zip(plus, minus)):
+                    cols[i][k] = ((p - m) / (2 * eps)).reshape(-1)
+        if cols is None:  # an empty input
+            cols = [np.zeros((0, np.size(o))) for o in _output_arrays(func, inputs, positions)]
+        jac.append(cols)
+    return jac
+
+
+def get_analytical_jacobian(outputs, diff_inputs):
+    """``jac[j][i]`` from one ``autograd.grad`` call per output element (one-hot grad_outputs)."""
+    from .. import autograd
+    jac = [[np.zeros((t.data.size, o.data.size)) for o in outputs] for t in diff_inputs]
+    for i, o in enumerate(outputs):
+        for m in range(o.data.size):
+            onehot = np.zeros(o.data.size, dtype=o.data.dtype)
+            onehot[m] = 1
+            grads = autograd.grad(o, diff_inputs, Tensor._make(onehot.reshape(o.data.shape)), retain_graph=True,
+                                  allow_unused=True)
+            for j, g in enumerate(grads):
+                if g is not None:
+                    _check_grad_attributes(g, diff_inputs[j], j)
+                    jac[j][i][:, m] = np.asarray(g.data, dtype=np.float64).reshape(-1)
+    return jac
+
+
+def _check_grad_attributes(g, inp, j):
+    if tuple(g.data.shape) != tuple(inp.data.shape):
+        raise GradcheckError(f"Gradient has shape mismatch for input {j}: got {list(g.data.shape)}, expected "
+                             f"{list(inp.data.shape)}")
+
+
+def _mismatch_message(a, n, i, j, atol, rtol, outputs, diff_inputs):
+    from ..runtime.tensor_str import tensor_repr
+    err = np.abs(a - n) - (atol + rtol * np.abs(n))
+    k, m = np.unravel_index(int(np.argmax(err)), err.shape)
+    in_idx = tuple(int(v) for v in np.unravel_index(k, diff_inputs[j].data.shape))
+    out_idx = tuple(int(v) for v in np.unravel_index(m, outputs[i].data.shape))
+    return (f"Jacobian mismatch for output {i} with respect to input {j},\n"
+            f"numerical:{tensor_repr(Tensor._make(n))}\nanalytical:{tensor_repr(Tensor._make(a))}\n\n"
+            f"The worst element is d(output {i}){list(out_idx)} / d(input {j}){list(in_idx)} "
+            f"(input shape {list(diff_inputs[j].data.shape)}, output shape {list(outputs[i].data.shape)}): "
+            f"numerical {n[k, m]:.10g}, analytical {a[k, m]:.10g}, |difference| {abs(a[k, m] - n[k, m]):.3g} > "
+            f"atol + rtol * |numerical| = {atol + rtol * abs(n[k, m]):.3g}\n")
+
+
+def _fail(msg, raise_exception):
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None):
+    """Check the gradients of ``func(*inputs)`` with respect to the inputs that require grad against
+    central differences. Returns True, or raises ``GradcheckError`` (False with
+    ``raise_exception=False``). Use float64 inputs: the default tolerances assume double precision."""
+    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("derivgen's gradcheck checks reverse mode only (check_forward_ad, "
+                                  "check_batched_grad and check_batched_forward_grad are not supported)")
+    tupled = _as_tuple(inputs)
+    diff_inputs = list(_iter_tensors(tupled, True))
+    if not diff_inputs:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    for idx, t in enumerate(tupled):
+        if isinstance(t, Tensor) and t.requires_grad and t.data.dtype != np.float64:
+            warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
+    all_outs = _as_tuple(func(*tupled))
+    positions = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor) and o.requires_grad]
+    outputs = [all_outs[p] for p in positions]
+    if not check_backward_ad:
+        return True
+
+    if not outputs:
+        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
+        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
+            for n in cols:
+                if np.any(n != 0):
+                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
+        return True
+
+    if fast_mode:
+        ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
+        if not ok:
+            return _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception,
+                               prefix="Gradcheck failed in fast mode (v^T J u differs for random u, v); the full "
+                                      "Jacobians, recomputed in slow mode:\n\n")
+    else:
+        res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
+        if res is not True:
+            return res
+
+    from .. import autograd
+    # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
+    zeros = [Tensor._make(np.zeros(o.data.shape, o.data.dtype)) for o in outputs]
+    grads = autograd.grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
+    for j, g in enumerate(grads):
+        if g is None:
+            continue
+        if check_grad_dtypes and g.data.dtype != diff_inputs[j].data.dtype:
+            return _fail("Gradient has dtype mismatch", raise_exception)
+        if np.any(g.data != 0):
+            return _fail("backward not multiplied by grad_output", raise_exception)
+    if nondet_tol >= 0:
+        # reentrant: the same backward twice gives the same gradients
+        rng = np.random.default_rng(0)
+        gouts = [Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(o.data.dtype)) for o in outputs]
+        first = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
+        second = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
+        for a, b in zip(first, second):
+            if (a is None) != (b is None) or (a is not None and np.max(np.abs(a.data - b.data), initial=0) > nondet_tol):
+                return _fail("Backward is not reentrant, i.e., running backward with same input and grad_output "
+                             "multiple times gives different values, although analytical gradient matches "
+                             f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.",
+                             raise_exception)
+    if check_undefined_grad:
+        res = _check_undefined_grad(outputs, raise_exception)
+        if res is not True:
+            return res
+    return True
+
+
+def _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception, prefix=""):
+    analytical = get_analytical_jacobian(outputs, diff_inputs)
+    numerical = get_numerical_jacobian(func, tupled, positions, diff_inputs, eps)
+    for i in range(len(outputs)):
+        for j in range(len(diff_inputs)):
+            a, n = analytical[j][i], numerical[j][i]
+            if a.size == 0 and n.size == 0:
+                continue
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                return _fail(prefix + _mismatch_message(a, n, i, j, atol, rtol, outputs, diff_inputs), raise_exception)
+    return True
+
+
+def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
+    from .. import autograd
+    rng = np.random.default_rng(1234)
+    us = []
+    for t in diff_inputs:
+        u = rng.standard_normal(t.data.shape)
+        us.append(u / max(np.linalg.norm(u), 1e-12))
+    vs = [rng.standard_normal(o.data.shape) for o in outputs]
+    gouts = [Tensor._make(v.astype(o.data.dtype)) for v, o in zip(vs, outputs)]
+    for i, o in enumerate(outputs):
+        grads = autograd.grad(o, diff_inputs, gouts[i], retain_graph=True, allow_unused=True)
+        for j, t in enumerate(diff_inputs):
+            a = 0.0 if grads[j] is None else float(np.sum(np.asarray(grads[j].data, np.float64) * us[j]))
+            with _Perturbed(t) as flat:
+                base = flat.copy()
+                flat[:] = base + eps * us[j].reshape(-1)
+                plus = _output_arrays(func, tupled, [positions[i]])[0]
+                flat[:] = base - eps * us[j].reshape(-1)
+                minus = _output_arrays(func, tupled, [positions[i]])[0]
+                flat[:] = base
+            n = float(np.sum((plus - minus) / (2 * eps) * vs[i]))
+            if not abs(a - n) <= atol + rtol * abs(n):
+                return False
+    return True
+
+
+def _check_undefined_grad(outputs, raise_exception):
+    """Each output's node must accept undefined (None) gradients and return None or zeros."""
+    for o in outputs:
+        fn = o.grad_fn
+        if fn is None:
+            continue
+        try:
+            res = fn._apply_fast([None] * fn._n_inputs, fn._needs())
+        except Exception as exc:  # noqa: BLE001
+            return _fail(f"Expected backward function to handle undefined output grads. Please look at \"Notes about "
+                         f"undefined output gradients\" in \"tools/autograd/derivatives.yaml\" ({fn.name()} raised "
+                         f"{type(exc).__name__}: {exc})", raise_exception)
+        for g in res:
+            if g is not None and np.any(np.asarray(g) != 0):
+                return _fail("Expected all input grads to be undefined or zero when all output grads are undefined "
+                             f"or zero ({fn.name()} returned a non-zero gradient)", raise_exception)
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> autograd.grad(func(*inputs),
+    inputs, grad_outputs, create_graph=True)``, i.e. of the backward graph built by ``create_graph=True``.
+    Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given."""
+    from .. import autograd
+    if check_fwd_over_rev:
+        raise NotImplementedError("derivgen's gradgradcheck checks reverse-over-reverse only")
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        outs = _differentiable_outputs(func(*tupled_inputs))
+        tupled_grads = []
+        for o in outs:
+            dtype = o.data.dtype if o.data.dtype.kind == "f" else np.float64
+            g = Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(dtype))
+            g.requires_grad_(True)
+            tupled_grads.append(g)
+        tupled_grads = tuple(tupled_grads)
+    else:
+        tupled_grads = _as_tuple(grad_outputs)
+    n_out = len(tupled_grads)
+    diff_input_idx = {i for i, x in enumerate(tupled_inputs) if isinstance(x, Tensor) and x.requires_grad}
+    list_input_idx = {i for i, x in enumerate(tupled_inputs)
+                      if isinstance(x, (list, tuple)) and any(True for _ in _iter_tensors(x, True))}
+
+    def new_func(*args):
+        input_args = args[:-n_out] if n_out else args
+        outputs = _differentiable_outputs(func(*input_args))
+        grads = args[-n_out:] if n_out else ()
+        diff_input_args = []
+        for i, x in enumerate(input_args):
+            if i in diff_input_idx:
+                diff_input_args.append(x)
+            elif i in list_input_idx:
+                diff_input_args.extend(_iter_tensors(x, True))
+        grad_inputs = autograd.grad(outputs, diff_input_args, grads, create_graph=True, allow_unused=True)
+        return tuple(g for g in grad_inputs if g is not None)
+
+    if not check_rev_over_rev:
+        return True
+    return gradcheck(new_func, tupled_inputs + tupled_grads, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)

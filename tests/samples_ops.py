@@ -1,0 +1,239 @@
+"""Sample inputs for the issue-3 rows of formulas.yaml that cannot be sampled automatically (rows with a
+hand-written forward, optional or str arguments, indices, multi-output rows), for the table-wide
+gradcheck (tests/test_gradcheck_table.py). Values stay away from kinks and ties so that central
+differences are valid; kinks themselves are covered against torch in tests/test_parity_ops.py."""
+import numpy as np
+
+from derivgen.runtime.tensor import Tensor, wrap_scalar
+from op_samples import Sample, register, rng_for, tensor
+
+
+def _t(rng, dtype, *shape, lo=0.25, hi=2.0, signed=True):
+    return tensor(rng, shape, dtype, lo, hi, signed)
+
+
+def _distinct(rng, dtype, *shape, scale=1.0):
+    """Values with pairwise gaps >= 0.05 (no ties for max/sort/topk, so differences stay valid)."""
+    n = int(np.prod(shape)) if shape else 1
+    vals = (np.arange(n) * 0.1 + 0.05) * scale
+    rng.shuffle(vals)
+    return Tensor._make(np.asarray((vals - vals.mean()).reshape(shape), dtype=dtype.np))
+
+
+def _idx(values):
+    return Tensor._make(np.asarray(values, dtype=np.int64))
+
+
+def _mask(rng, *shape):
+    return Tensor._make(rng.random(shape) > 0.5)
+
+
+def _simple(name, make):
+    @register(name)
+    def _fn(entry, dtype):
+        return make(rng_for(entry.name, dtype), dtype)
+    return _fn
+
+
+# ---- unary rows with hand-written forwards --------------------------------------------------------------
+
+_simple("logit", lambda r, d: [
+    Sample((_t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False),), {}, [0]),
+    Sample((_t(r, d, 3, 4, lo=0.2, hi=0.8, signed=False), 0.1), {}, [0], "eps inside: no clamping"),
+    Sample((Tensor._make(np.array([0.05, 0.5, 0.97], d.np)), 0.1), {}, [0], "eps clamps the ends")])
+for _name in ("floor", "ceil", "round", "trunc", "frac"):
+    _simple(_name, lambda r, d: [Sample((Tensor._make((_t(r, d, 3, 4).data + 0.3).astype(d.np)),), {}, [0])])
+_simple("round.decimals", lambda r, d: [Sample((_t(r, d, 3, 4),), {"decimals": 1}, [0])])
+_simple("clamp", lambda r, d: [
+    Sample((_t(r, d, 3, 4), -0.9, 0.9), {}, [0], "both bounds"),
+    Sample((_t(r, d, 3, 4), 0.3), {}, [0], "min only"), Sample((_t(r, d, 3, 4), None, 0.6), {}, [0], "max only")])
+_simple("clamp.Tensor", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), _t(r, d, 4)), {}, [0, 1, 2], "both bounds"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 1)), {}, [0, 1], "min only, broadcast"),
+    Sample((_t(r, d, 3, 4), None, _t(r, d, 3, 4)), {}, [0, 2], "max only")])
+_simple("nan_to_num", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
+                                    Sample((_t(r, d, 3, 4), 0.0, 1.0, -1.0), {}, [0], "all replacements given")])
+_simple("gelu", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
+                              Sample((_t(r, d, 3, 4),), {"approximate": "tanh"}, [0], "tanh")])
+
+# ---- binary rows with hand-written forwards -------------------------------------------------------------
+
+_simple("div.Tensor_mode", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.5)), {"rounding_mode": None}, [0, 1], "true division"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 4, lo=0.5)), {"rounding_mode": "floor"}, [0, 1], "floor: zero gradient"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.5)), {"rounding_mode": "trunc"}, [0, 1], "trunc")])
+_simple("div.Scalar_mode", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 0.7), {"rounding_mode": None}, [0]),
+    Sample((_t(r, d, 3, 4), 0.7), {"rounding_mode": "trunc"}, [0], "trunc")])
+
+
+def _apart(r, d, *shape):
+    a = _t(r, d, *shape)
+    b = Tensor._make((a.data + np.where(r.random(shape) > 0.5, 0.5, -0.5)).astype(d.np))
+    return a, b
+
+
+def _fmaxmin(r, d):
+    a, b = _apart(r, d, 3, 4)
+    nan_a = Tensor._make(np.array([1.0, np.nan, 3.0], d.np))
+    nan_b = Tensor._make(np.array([2.0, 1.0, np.nan], d.np))
+    return [Sample((a, b), {}, [0, 1]), Sample((nan_a, nan_b), {}, [0, 1], "NaN on either side")]
+
+
+_simple("fmax", _fmaxmin)
+_simple("fmin", _fmaxmin)
+
+
+def _mod_samples(r, d):
+    x = Tensor._make(np.array([[0.3, 1.7, -0.4], [2.2, -1.3, 0.9]], d.np))
+    return x
+
+
+_simple("remainder.Scalar", lambda r, d: [Sample((_mod_samples(r, d), 0.75), {}, [0])])
+_simple("fmod.Scalar", lambda r, d: [Sample((_mod_samples(r, d), 0.75), {}, [0])])
+_simple("remainder.Tensor", lambda r, d: [
+    Sample((_mod_samples(r, d), Tensor._make(np.array([0.75, -0.8, 0.7], d.np))), {}, [0, 1])])
+_simple("fmod.Tensor", lambda r, d: [
+    Sample((_mod_samples(r, d), Tensor._make(np.array([0.75, -0.8, 0.7], d.np))), {}, [0, 1])])
+
+# ---- reductions ---------------------------------------------------------------------------------------
+
+_simple("prod", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
+                              Sample((Tensor._make(np.array([[1.5, 0.0], [2.0, -1.0]], d.np)),), {}, [0], "one zero")])
+_simple("prod.dim_int", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 1), {}, [0]),
+    Sample((Tensor._make(np.array([[1.5, 0.0, 0.5], [0.0, 0.0, 2.0]], d.np)), 0, True), {}, [0], "zeros, keepdim")])
+for _name in ("max.dim", "min.dim"):
+    _simple(_name, lambda r, d: [Sample((_distinct(r, d, 3, 4), 1), {}, [0]),
+                                 Sample((_distinct(r, d, 3, 4), 0, True), {}, [0], "keepdim")])
+for _name in ("max", "min"):
+    _simple(_name, lambda r, d: [Sample((_distinct(r, d, 3, 4),), {}, [0])])
+for _name in ("amax", "amin"):
+    _simple(_name, lambda r, d: [Sample((_distinct(r, d, 3, 4), [1]), {}, [0]),
+                                 Sample((_distinct(r, d, 2, 3, 4), [0, 2], True), {}, [0], "dims, keepdim"),
+                                 Sample((_distinct(r, d, 3, 4),), {}, [0], "all dims")])
+for _name in ("argmax", "argmin"):
+    _simple(_name, lambda r, d: [Sample((_distinct(r, d, 3, 4),), {}, [0]),
+                                 Sample((_distinct(r, d, 3, 4), 1, True), {}, [0], "dim, keepdim")])
+_simple("logsumexp", lambda r, d: [Sample((_t(r, d, 3, 4), [1]), {}, [0]),
+                                   Sample((_t(r, d, 2, 3, 4), [0, 2], True), {}, [0], "dims, keepdim")])
+for _name in ("var.correction", "std.correction", "var_mean.correction", "std_mean.correction"):
+    _simple(_name, lambda r, d: [
+        Sample((_t(r, d, 3, 4),), {}, [0], "all elements"),
+        Sample((_t(r, d, 3, 4), [1]), {"correction": 0}, [0], "dim, correction 0"),
+        Sample((_t(r, d, 2, 3, 4), [0, 2]), {"keepdim": True}, [0], "dims, keepdim")])
+_simple("linalg_vector_norm", lambda r, d: [
+    Sample((_t(r, d, 3, 4),), {}, [0], "2-norm"), Sample((_t(r, d, 3, 4), 1, [1]), {}, [0], "1-norm over dim"),
+    Sample((_distinct(r, d, 3, 4), float("inf"), [0], True), {}, [0], "inf-norm, keepdim"),
+    Sample((_t(r, d, 3, 4), 3), {}, [0], "3-norm"), Sample((_t(r, d, 3, 4), 0.5, [1]), {}, [0], "0.5-norm")])
+_simple("cumsum", lambda r, d: [Sample((_t(r, d, 3, 4), 1), {}, [0]), Sample((_t(r, d, 3, 4), 0), {}, [0])])
+_simple("cumprod", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 1), {}, [0]),
+    Sample((Tensor._make(np.array([[1.5, 0.0, 0.5, 2.0], [0.7, 1.2, 0.0, 0.0]], d.np)), 1), {}, [0], "zeros")])
+
+# ---- linear algebra -------------------------------------------------------------------------------------
+
+_simple("addmm", lambda r, d: [
+    Sample((_t(r, d, 3, 5), _t(r, d, 3, 4), _t(r, d, 4, 5)), {}, [0, 1, 2]),
+    Sample((_t(r, d, 5), _t(r, d, 3, 4), _t(r, d, 4, 5)), {"beta": 0.5, "alpha": 2.0}, [0, 1, 2], "bias, scaled")])
+_simple("baddbmm", lambda r, d: [
+    Sample((_t(r, d, 2, 3, 5), _t(r, d, 2, 3, 4), _t(r, d, 2, 4, 5)), {"alpha": 0.5}, [0, 1, 2])])
+
+# ---- shape ops and indexing ---------------------------------------------------------------------------
+
+_simple("squeeze.dims", lambda r, d: [Sample((_t(r, d, 1, 3, 1, 4), [0, 2]), {}, [0]),
+                                      Sample((_t(r, d, 3, 1), [0, 1]), {}, [0], "a dim that is not 1")])
+_simple("squeeze_", lambda r, d: [Sample((_t(r, d, 3, 1, 4),), {}, [0])])
+_simple("squeeze_.dim", lambda r, d: [Sample((_t(r, d, 3, 1, 4), 1), {}, [0])])
+_simple("squeeze_.dims", lambda r, d: [Sample((_t(r, d, 1, 3, 1), [0, 2]), {}, [0])])
+_simple("_reshape_alias", lambda r, d: [Sample((_t(r, d, 3, 4), [4, 3], [3, 1]), {}, [0])])
+_simple("repeat", lambda r, d: [Sample((_t(r, d, 3, 4), [2, 1]), {}, [0]),
+                                Sample((_t(r, d, 3), [2, 2]), {}, [0], "new leading dim")])
+_simple("index.Tensor", lambda r, d: [
+    Sample((_t(r, d, 3, 4), [_idx([0, 2, 0])]), {}, [0], "repeated rows"),
+    Sample((_t(r, d, 3, 4), [None, _idx([3, 1])]), {}, [0], "second dim"),
+    Sample((_t(r, d, 3, 4), [_mask(r, 3, 4)]), {}, [0], "boolean mask"),
+    Sample((_t(r, d, 3, 4), [_idx([0, 1]), _idx([2, 3])]), {}, [0], "two index tensors")])
+_simple("index_put", lambda r, d: [
+    Sample((_t(r, d, 3, 4), [_idx([0, 2])], _t(r, d, 2, 4)), {}, [0, 2], "assign rows"),
+    Sample((_t(r, d, 3, 4), [_idx([0, 2, 0])], _t(r, d, 4), True), {}, [0, 2], "accumulate, broadcast values")])
+_simple("gather", lambda r, d: [Sample((_t(r, d, 3, 4), 1, _idx([[0, 3], [1, 1], [2, 0]])), {}, [0]),
+                                Sample((_t(r, d, 3, 4), 0, _idx([[0, 2, 1, 0]])), {}, [0], "smaller index")])
+_simple("scatter.src", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 1, _idx([[0, 3], [1, 2], [2, 0]]), _t(r, d, 3, 2)), {}, [0, 3])])
+_simple("scatter.value", lambda r, d: [Sample((_t(r, d, 3, 4), 1, _idx([[0, 3], [1, 2], [2, 0]]), 1.5), {}, [0])])
+_simple("scatter_add", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 1, _idx([[0, 3, 0], [1, 1, 2], [2, 0, 2]]), _t(r, d, 3, 3)), {}, [0, 3])])
+_simple("index_select", lambda r, d: [Sample((_t(r, d, 3, 4), 1, _idx([0, 3, 0])), {}, [0])])
+_simple("index_add", lambda r, d: [
+    Sample((_t(r, d, 3, 4), 1, _idx([0, 3, 0]), _t(r, d, 3, 3)), {}, [0, 3]),
+    Sample((_t(r, d, 3, 4), 0, _idx([2, 2]), _t(r, d, 2, 4)), {"alpha": 0.5}, [0, 3], "alpha")])
+_simple("flip", lambda r, d: [Sample((_t(r, d, 3, 4), [0]), {}, [0]), Sample((_t(r, d, 2, 3, 4), [0, 2]), {}, [0])])
+_simple("roll", lambda r, d: [Sample((_t(r, d, 3, 4), [1], [1]), {}, [0]), Sample((_t(r, d, 3, 4), [5]), {}, [0], "flat"),
+                              Sample((_t(r, d, 3, 4), [1, -2], [0, 1]), {}, [0], "two dims")])
+for _name in ("tril", "triu"):
+    _simple(_name, lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 2, 3, 4), 1), {}, [0], "batch, k=1")])
+_simple("diagonal", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 2, 3, 4), 1, 1, 2), {}, [0]),
+                                  Sample((_t(r, d, 4, 3), -1), {}, [0], "negative offset")])
+_simple("diagonal_backward", lambda r, d: [Sample((_t(r, d, 3), [3, 4], 0, 0, 1), {}, [0]),
+                                           Sample((_t(r, d, 2, 3), [2, 3, 4], 1, 1, 2), {}, [0])])
+_simple("constant_pad_nd", lambda r, d: [Sample((_t(r, d, 3, 4), [1, 2]), {}, [0]),
+                                         Sample((_t(r, d, 3, 4), [1, 1, 2, 0], 1.5), {}, [0], "two dims, value"),
+                                         Sample((_t(r, d, 3, 4), [-1, 1]), {}, [0], "negative pad crops")])
+_simple("sort", lambda r, d: [Sample((_distinct(r, d, 3, 4), 1), {}, [0]),
+                              Sample((_distinct(r, d, 3, 4), 0, True), {}, [0], "descending")])
+_simple("topk", lambda r, d: [Sample((_distinct(r, d, 3, 4), 2), {}, [0]),
+                              Sample((_distinct(r, d, 3, 4), 2, 0, False), {}, [0], "smallest along dim 0")])
+
+# ---- torch.nn.functional rows ----------------------------------------------------------------------------
+
+_simple("_softmax", lambda r, d: [Sample((_t(r, d, 3, 4), 1, False), {}, [0]), Sample((_t(r, d, 2, 3, 4), 0, False), {}, [0])])
+_simple("_log_softmax", lambda r, d: [Sample((_t(r, d, 3, 4), 1, False), {}, [0]),
+                                      Sample((_t(r, d, 2, 3, 4), -1, False), {}, [0])])
+
+
+def _loss(r, d, extra=()):
+    out = []
+    for red in (0, 1, 2):
+        out.append(Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), red) + tuple(extra), {}, [0, 1], f"reduction {red}"))
+    return out
+
+
+_simple("mse_loss", lambda r, d: _loss(r, d))
+_simple("smooth_l1_loss", lambda r, d: _loss(r, d, (0.5,)))
+_simple("huber_loss", lambda r, d: _loss(r, d, (0.7,)))
+_simple("nll_loss_forward", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _idx([1, 0, 3]), None, 1, -100), {}, [0], "mean"),
+    Sample((_t(r, d, 3, 4), _idx([1, 0, 3]), _t(r, d, 4, lo=0.5, signed=False), 2, 0), {}, [0], "weight, ignore, sum"),
+    Sample((_t(r, d, 3, 4), _idx([1, 0, 3]), _t(r, d, 4, lo=0.5, signed=False), 1, -100), {}, [0], "weight, mean"),
+    Sample((_t(r, d, 3, 4), _idx([1, 0, 3]), None, 0, -100), {}, [0], "none"),
+    Sample((_t(r, d, 4), _idx(2), None, 1, -100), {}, [0], "1-D input")])
+_simple("binary_cross_entropy", lambda r, d: [
+    Sample((_t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False), _t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False)), {}, [0, 1]),
+    Sample((_t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False), _t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False),
+            _t(r, d, 4, lo=0.5, signed=False), 2), {}, [0, 1], "weight, sum")])
+_simple("binary_cross_entropy_with_logits", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False)), {}, [0, 1]),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.1, hi=0.9, signed=False), _t(r, d, 4, lo=0.5, signed=False),
+            _t(r, d, 4, lo=0.5, signed=False), 0), {}, [0, 1], "weight, pos_weight, none")])
+_simple("native_layer_norm", lambda r, d: [
+    Sample((_t(r, d, 3, 4), [4], None, None, 1e-5), {}, [0], "no affine"),
+    Sample((_t(r, d, 3, 4), [4], _t(r, d, 4), _t(r, d, 4), 1e-5), {}, [0, 2, 3], "affine"),
+    Sample((_t(r, d, 2, 3, 4), [3, 4], _t(r, d, 3, 4), None, 1e-5), {}, [0, 2], "2-D normalized shape")])
+_simple("embedding", lambda r, d: [
+    Sample((_t(r, d, 4, 5), _idx([[1, 0, 3], [3, 3, 2]])), {}, [0]),
+    Sample((_t(r, d, 4, 5), _idx([1, 3, 3, 2]), 0), {}, [0], "a padding_idx that is not looked up")])
+
+# ---- fill / zero ---------------------------------------------------------------------------------------
+
+for _name in ("fill.Scalar", "fill_.Scalar"):
+    _simple(_name, lambda r, d: [Sample((_t(r, d, 3, 4), 2.5), {}, [0])])
+for _name in ("fill.Tensor", "fill_.Tensor"):
+    _simple(_name, lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d)), {}, [0, 1])])
+_simple("zero_", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0])])
+
+_simple("as_strided", lambda r, d: [Sample((_t(r, d, 3, 4), [2, 2], [4, 1], 1), {}, [0]),
+                                    Sample((_t(r, d, 3, 4), [3, 2], [1, 2]), {}, [0], "overlapping-free transpose"),
+                                    Sample((_t(r, d, 3, 4), [2, 3], [1, 1]), {}, [0], "overlapping windows")])
+_simple("copy_", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0, 1]),
+                               Sample((_t(r, d, 3, 4), _t(r, d, 4)), {}, [0, 1], "broadcast src")])

@@ -1,0 +1,291 @@
+"""The backward engine: execution order, fan-in, multi-output nodes, shape/dtype validation of
+gradients, release of saved values, and sequence numbers."""
+import numpy as np
+import pytest
+
+import derivgen as torch
+from derivgen.runtime.node import ERR_BACKWARD_TWICE, UINT64_MAX
+
+
+def _walk(root):
+    """Every node reachable from ``root`` (breadth first, each once)."""
+    seen, order, queue = set(), [], [root]
+    while queue:
+        n = queue.pop(0)
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        order.append(n)
+        queue.extend(m for m, _ in n.next_functions)
+    return order
+
+
+def _record(root):
+    """Register a pre-hook on every node of the graph; return the list the hooks append (name, grads) to."""
+    log = []
+    for node in _walk(root):
+        node.register_prehook(lambda grads, node=node: log.append((node.name(), node, grads)) and None)
+    return log
+
+
+def _short(name):
+    return name.rsplit("::", 1)[-1]
+
+
+# ---- order -------------------------------------------------------------------------------------------
+
+def test_anchor_example_runs_in_sequence_order():
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    c = a * b
+    d = c.exp()
+    e = c.sin()
+    loss = (d + e).sum()
+    log = _record(loss.grad_fn)
+    loss.backward()
+    names = [_short(n) for n, _, _ in log]
+    assert names == ["SumBackward0", "AddBackward0", "SinBackward0", "ExpBackward0", "MulBackward0",
+                     "AccumulateGrad", "AccumulateGrad"]
+    accs = {id(node) for n, node, _ in log if n.endswith("AccumulateGrad")}
+    assert len(accs) == 2
+    cd = c.detach().data
+    np.testing.assert_allclose(a.grad.data, (np.exp(cd) + np.cos(cd)) * b.data, rtol=1e-5)
+
+
+def test_anchor_example_order_matches_torch():
+    real = pytest.importorskip("torch")
+
+    def run(lib):
+        a = lib.ones(3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        c = a * b
+        loss = (c.exp() + c.sin()).sum()
+        log = []
+        seen, queue = set(), [loss.grad_fn]
+        while queue:
+            n = queue.pop(0)
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            n.register_prehook(lambda g, n=n: log.append(_short(n.name())))
+            queue.extend(m for m, _ in n.next_functions)
+        loss.backward()
+        return log
+    assert run(torch) == run(real)
+
+
+def test_node_waits_for_all_its_gradients_even_with_a_lower_priority_consumer():
+    """Dependencies, not sequence numbers alone, decide when a node runs: give the producer the highest
+    priority and it still runs after both consumers, once, with the summed gradient."""
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    a = x * 2
+    b = a * 3
+    c = a * 4
+    loss = (b + c).sum()
+    a.grad_fn._set_sequence_nr(10 ** 6)
+    log = _record(loss.grad_fn)
+    loss.backward()
+    names = [_short(n) for n, _, _ in log]
+    a_runs = [i for i, (_, node, _) in enumerate(log) if node is a.grad_fn]
+    assert len(a_runs) == 1
+    consumers = [i for i, (_, node, _) in enumerate(log) if node in (b.grad_fn, c.grad_fn)]
+    assert len(consumers) == 2 and max(consumers) < a_runs[0], names
+    (grads,) = [g for _, node, g in log if node is a.grad_fn]
+    np.testing.assert_array_equal(grads[0].data, [7.0, 7.0])
+    np.testing.assert_array_equal(x.grad.data, [14.0, 14.0])
+
+
+def test_multiple_roots_use_a_graph_root_and_sum():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y1 = (x * 2).sum()
+    y2 = (x * x).sum()
+    torch.autograd.backward([y1, y2])
+    np.testing.assert_array_equal(x.grad.data, 2 + 2 * x.data)
+
+
+# ---- fan-in on a shared leaf ---------------------------------------------------------------------
+
+def test_shared_leaf_accumulate_grad_runs_once_with_the_sum():
+    x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = x * x
+    mul = y.grad_fn
+    (e0, n0), (e1, n1) = mul.next_functions
+    assert e0 is e1 and (n0, n1) == (0, 0)
+    acc = e0
+    calls = []
+    acc.register_prehook(lambda grads: calls.append(grads[0].data.copy()) and None)
+    g = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
+    y.backward(g)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(calls[0], 2 * x.data * g.data)
+    np.testing.assert_array_equal(x.grad.data, 2 * x.data * g.data)
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (x * 3).sum().backward()
+    (x * 4).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [7.0, 7.0])
+
+
+# ---- multi-output nodes ---------------------------------------------------------------------------
+
+def test_split_outputs_all_feed_the_loss():
+    x = torch.arange(6.0, dtype=torch.float64, requires_grad=True)
+    lo, hi = x.split(3)
+    assert lo.grad_fn is hi.grad_fn and (lo.output_nr, hi.output_nr) == (0, 1)
+    (lo * 2 + hi * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [2, 2, 2, 3, 3, 3])
+
+
+def test_unused_split_output_contributes_zeros():
+    x = torch.arange(6.0, dtype=torch.float64, requires_grad=True)
+    lo, hi = x.split(3)
+    loss = (hi * 2).sum()
+    log = _record(loss.grad_fn)
+    loss.backward()
+    (grads,) = [g for n, _, g in log if n == "SplitBackward0"]
+    assert grads[0] is None and grads[1] is not None, "the unused output's gradient arrives undefined"
+    np.testing.assert_array_equal(x.grad.data, [0, 0, 0, 2, 2, 2])
+
+
+def test_unbind_with_some_outputs_unused():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    a, b, c = x.unbind()
+    assert a.grad_fn is b.grad_fn is c.grad_fn and [t.output_nr for t in (a, b, c)] == [0, 1, 2]
+    (a * b).backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 1.0, 0.0])
+
+
+def test_unbind_edges_name_the_output():
+    a, b = torch.randn(2, requires_grad=True).unbind()
+    c = a + b
+    (n0, i0), (n1, i1) = c.grad_fn.next_functions
+    assert n0 is n1 and n0.name() == "UnbindBackward0" and (i0, i1) == (0, 1)
+
+
+# ---- validate_outputs: shapes and dtypes ---------------------------------------------------------
+
+def test_broadcast_gradient_is_reduced_to_the_input_shape():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    (x * y).sum().backward()
+    assert tuple(x.grad.shape) == (3,) and tuple(y.grad.shape) == (2, 3)
+    np.testing.assert_array_equal(x.grad.data, [5.0, 7.0, 9.0])
+    np.testing.assert_array_equal(y.grad.data, [[1, 2, 3], [1, 2, 3]])
+
+
+def test_broadcast_to_keepdim_and_zero_dim_shapes():
+    col = torch.tensor([[1.0], [2.0]], dtype=torch.float64, requires_grad=True)   # (2, 1)
+    s = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)                # ()
+    m = torch.ones(2, 4, dtype=torch.float64, requires_grad=True)
+    (col * m * s).sum().backward()
+    assert tuple(col.grad.shape) == (2, 1) and tuple(s.grad.shape) == ()
+    np.testing.assert_array_equal(col.grad.data, [[12.0], [12.0]])
+    assert s.grad.item() == 12.0
+
+
+def test_float32_leaf_with_float64_partner_gets_a_float32_grad():
+    a = torch.tensor([1.5, 2.5], requires_grad=True)                          # float32
+    b = torch.tensor([0.1, 0.2], dtype=torch.float64, requires_grad=True)
+    c = a * b
+    assert c.dtype == torch.float64
+    c.sum().backward()
+    assert a.grad.dtype == torch.float32 and b.grad.dtype == torch.float64
+    np.testing.assert_array_equal(a.grad.data, np.array([0.1, 0.2]).astype(np.float32))
+    np.testing.assert_array_equal(b.grad.data, np.array([1.5, 2.5]))
+
+
+def test_input_metadata_records_shape_and_dtype():
+    a = torch.ones(2, 3, requires_grad=True)
+    b = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    meta = (a * b).grad_fn._input_metadata
+    assert [tuple(m[0]) for m in meta] == [(2, 3), (3,)]
+
+
+# ---- release of saved values --------------------------------------------------------------------
+
+def test_saved_values_are_freed_after_backward():
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    np.testing.assert_array_equal(node._saved_result.data, y.data)
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        node._saved_result
+    assert str(info.value) == ERR_BACKWARD_TWICE
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value).startswith(ERR_BACKWARD_TWICE)
+
+
+def test_saved_input_is_freed_after_backward():
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    node = (x * w).grad_fn
+    assert node._saved_self is x and node._saved_other is w
+    (x * w).sum()  # a second graph sharing the leaves is unaffected
+    y = x * w
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn._saved_self
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    y = x.exp().sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, 2 * np.exp(x.data))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_node_without_saved_tensors_can_run_twice():
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+
+
+# ---- sequence numbers ---------------------------------------------------------------------------
+
+def test_sequence_numbers_increase_per_op_and_accumulate_grad_takes_none():
+    x = torch.ones(3, requires_grad=True)
+    start = torch.autograd._get_sequence_nr()
+    a = x * 2
+    b = a * 3
+    c = a + b
+    assert a.grad_fn._sequence_nr() == start
+    assert b.grad_fn._sequence_nr() == start + 1
+    assert c.grad_fn._sequence_nr() == start + 2
+    assert torch.autograd._get_sequence_nr() == start + 3
+    acc = a.grad_fn.next_functions[0][0]
+    assert acc.name() == "derivgen::autograd::AccumulateGrad"
+    assert acc._sequence_nr() == UINT64_MAX == 18446744073709551615
+    assert acc.next_functions == () and acc.variable is x
+    y = torch.ones(2, requires_grad=True)
+    before = torch.autograd._get_sequence_nr()
+    (y * 2).grad_fn.next_functions[0][0]  # first use of a new leaf creates its AccumulateGrad
+    assert torch.autograd._get_sequence_nr() == before + 1
+
+
+def test_no_grad_ops_take_no_sequence_number():
+    x = torch.ones(3, requires_grad=True)
+    before = torch.autograd._get_sequence_nr()
+    with torch.no_grad():
+        y = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+    assert torch.autograd._get_sequence_nr() == before
+
+
+def test_single_root_is_run_directly():
+    """With one root no GraphRoot is built: no sequence number is consumed by backward."""
+    x = torch.ones(3, requires_grad=True)
+    y = (x * 2).sum()
+    before = torch.autograd._get_sequence_nr()
+    log = _record(y.grad_fn)
+    y.backward()
+    assert torch.autograd._get_sequence_nr() == before
+    assert _short(log[0][0]) == "SumBackward0"
