@@ -16,6 +16,7 @@ from .runtime.factories import (arange, as_tensor, empty, empty_like, eye, from_
                                 randn_like, tensor, zeros, zeros_like)
 from .runtime.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                                 no_grad, set_grad_enabled)
+from .runtime.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .runtime.tensor import Size, Tensor  # noqa: F401
 
 _generated_error = None
@@ -33,7 +34,10 @@ if _ops is not None:
     reshape = _composites.reshape
     matmul = _composites.matmul
     flatten = _composites.flatten
+    globals().update(_composites.FUNCTIONS)
     from . import autograd  # noqa: F401,E402
+    from . import nn  # noqa: F401,E402
+    from . import linalg  # noqa: F401,E402
 
     def is_tensor(obj):
         return isinstance(obj, Tensor)

@@ -13,6 +13,7 @@ from ..runtime import formula_fns
 from ..symbolic.derive import GRAD, derive_vjp, probe_equal
 from ..symbolic.parse import FormulaError, Scope, parse_formula
 from ..table import TableError
+from .wrappers import docstring_safe
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
 # Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
@@ -165,7 +166,7 @@ def row_hash(entry):
 def _build_row(entry, fwd, inline_ops, opaque_ops, available):
     schema = entry.schema
     model = RowModel(entry=entry, py_name=schema.py_name, class_name=entry.class_name or "",
-                     doc=entry.source, args=schema.args, row_hash=row_hash(entry))
+                     doc=docstring_safe(entry.source), args=schema.args, row_hash=row_hash(entry))
     model.view = any(r.is_view for r in schema.returns)
     model.outputs_list = len(schema.returns) == 1 and schema.returns[0].is_tensor_list
     model.tuple_return = len(schema.returns) > 1
@@ -213,8 +214,11 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         if a.name in used and a.is_tensor:
             users = [f.names for f, expr in parsed if a.name in {s.name for s in expr.free_symbols}]
             users = sorted({n for names in users for n in names}, key=model.diff_args.index)
-            guard = " or ".join(f"{u}.requires_grad" for u in users) if len(model.diff_args) > 1 else ""
+            guard = " or ".join(f"({u} is not None and {u}.requires_grad)" if entry.schema.arg(u).is_optional
+                                else f"{u}.requires_grad" for u in users) if len(model.diff_args) > 1 else ""
             model.saved_tensors.append(SavedTensor(a.name, False, guard))
+        elif a.name in used and a.is_tensor_list and a.name not in model.diff_args:
+            model.saved_values.append(SavedValue(a.name, a.name))  # e.g. index's indices: kept as given
         elif a.name in used and a.is_tensor_list:
             raise entry.error(f"formulas may use the Tensor[] argument '{a.name}' only through "
                               f"to_args_sizes({a.name}) / to_args_scalartypes({a.name})")
@@ -344,6 +348,8 @@ def _lower_bodies(model, entry, parsed, low, scope):
             code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
             if lines and lines[-1].startswith(f"{code} = "):
                 code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
+            elif path == "fast" and isinstance(expr, sp.Symbol) and not expr.name.startswith("grad"):
+                code = f"{code}.copy()"  # the engine may write into gradients it is handed: never a saved array
             return lines, code
 
         blocks, results = [], {a: "None" for a in model.diff_args}

@@ -338,6 +338,12 @@ class GraphPrinter(ValuePrinter):
             out = f"{self.op('logical_and')}({out}, {self._print(a)})"
         return out
 
+    def _print_Or(self, e):
+        out = self._print(e.args[0])
+        for a in e.args[1:]:
+            out = f"{self.op('logical_or')}({out}, {self._print(a)})"
+        return out
+
     def _print_Not(self, e):
         return f"{self.op('logical_not')}({self._print(e.args[0])})"
 

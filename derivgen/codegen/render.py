@@ -47,7 +47,7 @@ def _param_code(a):
 class _Ov:
     def __init__(self, fn, schema, params):
         self.fn = fn
-        self.schema = schema.text.replace('"', "'")
+        self.schema = schema.text.replace("\\", "\\\\").replace('"', "'")
         self.full_name = schema.full_name
         self.params = params
 
@@ -58,6 +58,9 @@ class _Op:
         self.inplace = inplace
         self.overloads = []
         self.method = True
+        # rows named like torch's in-place ops (``squeeze_.dim``, ``zero_``): the row function computes the
+        # result out of place (with its node); the Python-facing function commits it into ``self``
+        self.commit = name.endswith("_") and not inplace
 
 
 def render_all(table_path):
@@ -79,7 +82,7 @@ def render_all(table_path):
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)
-            k.formula_comment = f"{k.name}: {k.formula}".replace("\n", " ")
+            k.formula_comment = " ".join(f"{k.name}: {k.formula}".splitlines())  # one comment line
         if row.kernels:
             stamp = [f"row sha256: {row.row_hash}", f"runtime helpers sha256: {helpers_sha}"]
             files[f"kernels/{row.py_name}.py"] = env.get_template("kernel_module.py.j2").render(
@@ -87,8 +90,6 @@ def render_all(table_path):
         _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
                       inplace=False)
         if row.entry.inplace:
-            if row.forward_kernel is None:
-                raise row.entry.error("'inplace: true' needs an elementwise 'forward:' expression")
             fn_name, text = render_inplace_wrapper(row)
             row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)

@@ -12,8 +12,43 @@ _state = _AnomalyState()
 _lock = threading.Lock()
 
 
+_tls = threading.local()
+
+
 def record_forward_trace(node):
-    node.metadata["traceback_"] = "".join(traceback.format_stack()[:-3])
+    """torch's ``store_stack`` + ``assign_parent``: ``metadata["traceback_"]`` is the forward stack (a
+    list of lines, as torch stores it) and ``metadata["parent_"]`` the node whose backward created this
+    one (double backward)."""
+    node.metadata["traceback_"] = traceback.format_stack()[:-3]
+    parent = getattr(_tls, "current", None)
+    if parent is not None:
+        node.metadata["parent_"] = parent
+
+
+def set_current_node(node):
+    """Mark ``node`` as the one whose backward is running on this thread; returns the previous one."""
+    prev = getattr(_tls, "current", None)
+    _tls.current = node
+    return prev
+
+
+def report(node):
+    """Warn with the forward traceback of ``node`` and of every node whose backward created it."""
+    import warnings
+    meta = node._metadata or {}
+    trace = meta.get("traceback_")
+    if trace is None:
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                      "anomaly during forward pass for more information.", stacklevel=5)
+        return
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                  + "".join(trace), stacklevel=5)
+    parent = meta.get("parent_")
+    while parent is not None:
+        pmeta = parent._metadata or {}
+        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+                      "induced the previous calculation:\n" + "".join(pmeta.get("traceback_", ())), stacklevel=5)
+        parent = pmeta.get("parent_")
 
 
 def is_anomaly_enabled():
@@ -41,9 +76,23 @@ class set_detect_anomaly:
 
 
 class detect_anomaly(set_detect_anomaly):
+    """``with detect_anomaly():`` or ``@detect_anomaly()``: anomaly detection inside the block."""
+
     def __init__(self, check_nan=True):
+        import warnings
         self.check_nan_arg = check_nan
         self.prev = None
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", stacklevel=2)
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.check_nan)

@@ -73,7 +73,7 @@ def _convert(p, v, first=False):
     if k == "tensor":
         if isinstance(v, Tensor):
             return v
-        if first:
+        if first or p.optional or _strict[0]:  # a number binds to an optional Tensor nowhere (clamp(x, min=0))
             return _MISSING
         if isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex):
             return wrap_scalar(v.item() if isinstance(v, np.generic) else v)
@@ -150,7 +150,24 @@ def bind(overload, args, kwargs):
     return values
 
 
+# torch's PythonArgParser lets a Python number stand for a Tensor argument only for these ops
+# (should_allow_numbers_as_tensors); for every other op a number first looks for a Scalar overload
+# (x.scatter(1, i, 2.0) is scatter.value), and is wrapped only when no overload takes it as a Scalar.
+NUMBERS_AS_TENSORS = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "floor_divide",
+                      "rsub", "to", "_to_copy", "copy_"}
+_strict = [False]
+
+
 def dispatch(name, overloads, args, kwargs):
+    if len(overloads) > 1 and name not in NUMBERS_AS_TENSORS:
+        _strict[0] = True
+        try:
+            for ov in overloads:
+                values = bind(ov, args, kwargs)
+                if values is not None:
+                    return ov.call(values)
+        finally:
+            _strict[0] = False
     for ov in overloads:
         values = bind(ov, args, kwargs)
         if values is not None:

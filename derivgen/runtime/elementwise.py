@@ -11,6 +11,24 @@ from .kernels_rt import PARALLEL_THRESHOLD
 _BOOL = np.dtype(np.bool_)
 
 
+def broadcast_shape(shapes):
+    """The broadcast of ``shapes``, operand by operand as torch's TensorIterator does, with its error."""
+    shape = tuple(shapes[0])
+    for other in shapes[1:]:
+        ndim = max(len(shape), len(other))
+        out = [1] * ndim
+        for i in range(ndim - 1, -1, -1):
+            da, db = i - ndim + len(shape), i - ndim + len(other)
+            a = shape[da] if da >= 0 else 1
+            b = other[db] if db >= 0 else 1
+            if a != b and a != 1 and b != 1:
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                                   f"non-singleton dimension {i}")
+            out[i] = a if b == 1 else b
+        shape = tuple(out)
+    return shape
+
+
 def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None):
     """Run a generated elementwise kernel over broadcast ``arrays``.
 
@@ -25,7 +43,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
     shape = arrs[0].shape if arrs else ()
     for a in arrs:
         if a.shape != shape:
-            shape = np.broadcast_shapes(*[x.shape for x in arrs])
+            shape = broadcast_shape([x.shape for x in arrs])
             break
     if out is None:
         out = np.empty(shape, out_dtype)

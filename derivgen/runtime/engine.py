@@ -10,8 +10,10 @@ import heapq
 import itertools
 import warnings
 
+import numpy as np
+
 from . import anomaly
-from .node import AccumulateGrad, GraphRoot, gradient_edge
+from .node import AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
 from .shape_utils import is_expandable_to, sum_to
 
 
@@ -30,6 +32,10 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     else:
         root = GraphRoot(root_edges, grads)
         buffers = {root: []}
+    # Which buffered gradients the engine owns (made by a kernel or by summing): those may be summed
+    # into in place and handed to AccumulateGrad without a copy. Gradients passed through unchanged,
+    # views, and the caller's root gradients are never written to.
+    owned = {}
 
     deps = _compute_dependencies(root)
     captures = None
@@ -58,13 +64,25 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
         while heap:
             fn = heapq.heappop(heap)[2]
             buf = buffers.pop(fn)
+            buf_owned = owned.pop(fn, None)
+            # grad() captures what reaches an input; like torch, a node that must also run is captured
+            # before its tensor hooks (they run as part of the node), one that only captures after them
+            early = captures is not None and fn in captures and fn in needed
+            if early:
+                _capture(captures[fn], buf, captured)
             if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
                 _run_tensor_pre_hooks(fn, buf, graph)
-            if captures is not None:
-                for nr, idx in captures.get(fn, ()):
-                    g = buf[nr]
-                    captured[idx] = g if captured[idx] is None or g is None else captured[idx] + g
+            if captures is not None and not early and fn in captures:
+                _capture(captures[fn], buf, captured)
             if needed is not None and fn not in needed:
+                continue
+            if (not graph and type(fn) is AccumulateGrad and fn._pre_hooks is None and fn._post_hooks is None
+                    and fn._tensor_pre_hooks is None):
+                # the common leaf case: take ownership of an engine-made gradient instead of copying it
+                g = buf[0]
+                if g is not None:
+                    from .tensor import Tensor
+                    accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=bool(buf_owned and buf_owned[0]))
                 continue
             outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
             if not keep_graph:
@@ -80,15 +98,31 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 b = buffers.get(nxt)
                 if b is None:
                     b = buffers[nxt] = [None] * nxt._n_inputs
+                    owned[nxt] = [False] * nxt._n_inputs
                 if g is not None:
                     old = b[nr]
-                    b[nr] = g if old is None else old + g
+                    own = owned[nxt]
+                    if old is None:
+                        b[nr] = g
+                        own[nr] = (not graph and type(g) is np.ndarray and g.base is None and not fn._post_hooks
+                                   and not any(g is x for x in buf) and not any(g is o for o in outs[:i]))
+                    elif own[nr] and old.shape == g.shape and old.dtype == g.dtype:
+                        np.add(old, g, out=old)
+                    else:
+                        b[nr] = old + g
+                        own[nr] = not graph and type(b[nr]) is np.ndarray
                 if d == 0:
                     if needed is not None and nxt not in needed and (captures is None or nxt not in captures):
                         buffers.pop(nxt, None)
                         continue
                     heapq.heappush(heap, (-nxt._seq, next(counter), nxt))
     return captured
+
+
+def _capture(slots, buf, captured):
+    for nr, idx in slots:
+        g = buf[nr]
+        captured[idx] = g if captured[idx] is None or g is None else captured[idx] + g
 
 
 def _compute_dependencies(root):
@@ -138,43 +172,87 @@ def _unwrap(t, graph):
     return t if graph or t is None else t.data
 
 
+def _hook_name(hook):
+    return getattr(hook, "__name__", "")
+
+
+def _check_hook_value(orig, res, hook):
+    """torch's check_single_result: a hook may replace a gradient only by one of the same type and size."""
+    from .tensor import Tensor
+    if orig is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(res, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
+    if res.data.dtype != orig.data.dtype:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {orig.type()} "
+                           f"got {res.type()})")
+    if res.data.shape != orig.data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _run_tuple_hooks(hooks, values, *extra):
+    """Call each ``hook(values, *extra)`` in registration order; a returned tuple replaces ``values``."""
+    for hook in list(hooks.values()):
+        res = hook(values, *extra)
+        if res is None:
+            continue
+        if not isinstance(res, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+        if len(res) != len(values):
+            raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                               f"(got {len(res)}, but expected {len(values)})")
+        for orig, r in zip(values, res):
+            if r is not None:
+                _check_hook_value(orig, r, hook)
+        values = res
+    return values
+
+
 def _run_tensor_pre_hooks(fn, buf, graph):
+    """Tensor hooks of the tensors this node produced (``Tensor.register_hook``; called with None when
+    no gradient arrived, as torch does), then ``retain_grad``."""
     if fn._tensor_pre_hooks is not None:
         for slot, hooks in fn._tensor_pre_hooks.items():
+            if not hooks:
+                continue
+            g = _wrap(buf[slot], graph)
             for hook in list(hooks.values()):
-                if buf[slot] is None:
-                    continue
-                res = hook(_wrap(buf[slot], graph))
+                res = hook(g)
                 if res is not None:
-                    buf[slot] = _unwrap(res, graph)
+                    _check_hook_value(g, res, hook)
+                    g = res
+            buf[slot] = _unwrap(g, graph)
     if fn._retains_grad is not None:
         from .tensor import Tensor
         for slot, ref in fn._retains_grad.items():
             t = ref()
             g = buf[slot]
-            if t is None or g is None:
+            if t is None or g is None or t.grad_fn is not fn:  # (not fn: an in-place op rebased t since)
                 continue
-            gt = g if graph else Tensor._make(g.copy())
+            gt = g.clone() if graph else Tensor._make(g.copy())
             t._grad = gt if t._grad is None else t._grad + gt
 
 
 def _call_function(fn, buf, graph, needed):
     if fn._pre_hooks:
-        for hook in list(fn._pre_hooks.values()):
-            res = hook(tuple(_wrap(g, graph) for g in buf))
-            if res is not None:
-                buf = [_unwrap(g, graph) for g in res]
+        buf = [_unwrap(g, graph) for g in _run_tuple_hooks(fn._pre_hooks, tuple(_wrap(g, graph) for g in buf))]
     if needed is None:
         needs = tuple(e[0] is not None for e in fn._next)
     else:
         needs = tuple(e[0] is not None and e[0] in needed for e in fn._next)
+    anomaly_on = anomaly._state.enabled
+    if anomaly_on:
+        parent = anomaly.set_current_node(fn)
     try:
         outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
     except Exception as exc:
-        if anomaly._state.enabled:
+        if anomaly_on:
             _report_anomaly(fn)
         exc.add_note(f"(raised while computing the backward of {fn.name()})")
         raise
+    finally:
+        if anomaly_on:
+            anomaly.set_current_node(parent)
     if len(outs) != len(fn._next):
         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - expected "
                            f"{len(fn._next)}, but got {len(outs)}")
@@ -182,10 +260,9 @@ def _call_function(fn, buf, graph, needed):
     if anomaly._state.enabled and anomaly._state.check_nan:
         _check_nan(fn, outs, graph)
     if fn._post_hooks:
-        for hook in list(fn._post_hooks.values()):
-            res = hook(tuple(_wrap(g, graph) for g in outs), tuple(_wrap(g, graph) for g in buf))
-            if res is not None:
-                outs = [_unwrap(g, graph) for g in res]
+        res = _run_tuple_hooks(fn._post_hooks, tuple(_wrap(g, graph) for g in outs),
+                               tuple(_wrap(g, graph) for g in buf))
+        outs = [_unwrap(g, graph) for g in res]
     return outs
 
 
@@ -228,13 +305,7 @@ def _check_nan(fn, outs, graph):
 
 
 def _report_anomaly(fn):
-    trace = fn._metadata.get("traceback_") if fn._metadata else None
-    if trace is None:
-        warnings.warn(f"Error detected in {fn.name()}. No forward pass information available. "
-                      "Enable detect anomaly during forward pass for more information.", stacklevel=4)
-    else:
-        warnings.warn(f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n{trace}",
-                      stacklevel=4)
+    anomaly.report(fn)
 
 
 def is_accumulate_grad(fn):

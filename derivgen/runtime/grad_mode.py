@@ -1,5 +1,6 @@
 """Grad mode: per-thread switches, usable as context managers and decorators (like torch)."""
 import functools
+import inspect
 import threading
 
 _state = threading.local()
@@ -21,17 +22,54 @@ class _DecoratorContextManager:
     """Base for grad-mode switches: ``with no_grad():`` and ``@no_grad()`` both work."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args()):
                 return fn(*args, **kwargs)
         return wrapper
 
+    def _wrap_generator(self, fn):
+        """Like torch: the mode holds while the generator's own code runs, not while its caller runs."""
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.__class__(*self._args()):
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.__class__(*self._args()):
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - forwarded into the generator
+                        with self.__class__(*self._args()):
+                            response = gen.throw(exc)
+                    else:
+                        with self.__class__(*self._args()):
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return wrapper
+
     def _args(self):
         return ()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     def __enter__(self):
         self.prev = is_grad_enabled()
         _set_enabled(False)
@@ -41,7 +79,7 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     def __enter__(self):
         self.prev = is_grad_enabled()
         _set_enabled(True)
@@ -60,6 +98,10 @@ class set_grad_enabled(_DecoratorContextManager):
     def _args(self):
         return (self.mode,)
 
+    def __call__(self, fn):
+        _set_enabled(self.prev)  # as a decorator, construction must not change the mode (torch does the same)
+        return super().__call__(fn)
+
     def __enter__(self):
         pass
 
@@ -69,6 +111,11 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # bare ``@inference_mode``
+
     def __init__(self, mode=True):
         self.mode = bool(mode)
 

@@ -7,11 +7,99 @@ def check_inplace(t):
         return
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = t._base
-    if base is not None and base.requires_grad:
+    if t._base is None:
+        return
+    chain = view_chain(t)
+    base = chain[0] if chain is not None else t._base
+    if base.requires_grad:
         if base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        raise RuntimeError("derivgen: in-place operations on views of tensors that require grad are not "
-                           "supported yet (torch rewrites the base's history with CopySlices); apply the "
-                           "operation out of place, e.g. `y = y.mul(2)` instead of `y.mul_(2)`.")
+        if chain is None:
+            raise RuntimeError("derivgen: this view cannot be modified in place (it does not record how it was "
+                               "made from its base); apply the operation out of place.")
+
+
+def inplace_target(args, kwargs):
+    """The tensor an in-place op writes into: its first argument."""
+    if args:
+        return args[0]
+    return kwargs.get("self", kwargs.get("input"))
+
+
+def write_inplace(t, result):
+    """Write an out-of-place forward's ``result`` into ``t`` (same shape; cast to ``t``'s dtype)."""
+    if result.shape != t.data.shape:
+        raise RuntimeError(f"output with shape {list(t.data.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    t.data[...] = result
+
+
+def commit_inplace(t, out):
+    """Make ``t`` the result ``out`` of a functional row computed from it (``squeeze_``, ``zero_``,
+    ``fill_``): the data is written through (views of ``t`` see it) or, for a metadata-only change of
+    shape, rebound; the history is rewritten to ``out``'s node and the version bumped when data changed."""
+    if out.data.shape == t.data.shape:
+        if out.data is not t.data and not _same_memory(out.data, t.data):
+            t.data[...] = out.data
+            t._vc[0] += 1
+    else:
+        t.data = out.data
+    if out.grad_fn is not None:
+        set_inplace_history(t, out.grad_fn, out.output_nr)
+    return t
+
+
+def _same_memory(a, b):
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.strides == b.strides
+
+
+# ---- views: how to replay them from their base, and CopySlices --------------------------------------------
+
+_VIEWS = {}  # id(view) -> (weakref to the view, row function, positional args, keyword args)
+
+
+def record_view(view, base, fn, args, kwargs):
+    """Remember that ``view = fn(base, *args, **kwargs)`` (generated view rows call this)."""
+    import weakref
+    key = id(view)
+    _VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _VIEWS.pop(k, None)), fn, args, kwargs)
+
+
+def view_chain(t):
+    """``[root, (fn, args, kwargs), ...]`` replaying ``t`` from the tensor that owns its memory, or None."""
+    steps = []
+    cur = t
+    while cur._base is not None:
+        entry = _VIEWS.get(id(cur))
+        if entry is None or entry[0]() is not cur:
+            return None
+        steps.append(entry[1:])
+        cur = cur._base
+    return [cur] + steps[::-1]
+
+
+def set_inplace_history(t, fn, output_nr=0):
+    """After an in-place op with node ``fn`` wrote into ``t``: a plain tensor becomes output ``output_nr``
+    of ``fn`` (rebase_history); a view instead gives its base a CopySlices node wrapping ``fn``, and gets
+    its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch)."""
+    from .node import rebase_history
+    chain = view_chain(t) if t._base is not None else None
+    if chain is None:
+        rebase_history(t, fn, output_nr)
+        return
+    from .copyslices import CopySlices
+    from .grad_mode import enable_grad
+    root = chain[0]
+    rebase_history(root, CopySlices(root, t, fn), 0)
+    with enable_grad():
+        if root.data.flags.c_contiguous:  # torch regenerates a CPU view's grad_fn as as_strided of its base
+            from ..generated import ops
+            item = t.data.itemsize
+            offset = (t.data.__array_interface__["data"][0] - root.data.__array_interface__["data"][0]) // item
+            v = ops.as_strided_default(root, t.data.shape, tuple(s // item for s in t.data.strides), offset)
+        else:  # replay the view ops on the base
+            v = root
+            for f, args, kwargs in chain[1:]:
+                v = f(v, *args, **kwargs)
+    rebase_history(t, v.grad_fn, v.output_nr)

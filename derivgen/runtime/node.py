@@ -68,6 +68,17 @@ def add_hook(hooks, fn):
     return hooks, handle
 
 
+def forward_op_name(node_name):
+    """torch's ``Node::forward_op_name`` (used by the version-counter message since 2.13): the backward
+    node's name without ``Backward<N>``, keeping a non-zero index (MulBackward0 -> Mul, AddBackward1 ->
+    Add1); other names pass through."""
+    import re
+    m = re.fullmatch(r"(.*)Backward(\d+)", node_name)
+    if m is None:
+        return node_name
+    return m.group(1) + ("" if m.group(2) == "0" else m.group(2))
+
+
 class SavedVariable:
     """A tensor saved for backward: version-checked on unpack, released after its node runs.
 
@@ -75,7 +86,8 @@ class SavedVariable:
     outputs are kept as their array plus version counter, because holding the output Tensor would make
     a reference cycle output -> node -> output.
     """
-    __slots__ = ("tensor", "data", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook")
+    __slots__ = ("tensor", "data", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
+                 "hook_meta")
 
     def __init__(self, t, is_output=False):
         from . import saved_hooks
@@ -87,6 +99,14 @@ class SavedVariable:
         hooks = saved_hooks.current()
         if hooks is not None:
             pack, self.unpack_hook = hooks
+            # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
+            # saved non-leaf input, or the accumulator of a saved leaf (outputs use the owning node)
+            if is_output:
+                self.hook_meta = None
+            elif t.grad_fn is not None:
+                self.hook_meta = (t.grad_fn, None, True)
+            else:
+                self.hook_meta = (None, grad_accumulator(t) if t._requires_grad else None, t._requires_grad)
             self.packed = pack(t)
             self.tensor = self.data = None
             return
@@ -102,7 +122,7 @@ class SavedVariable:
     def _check(self, node):
         if self.released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if self.vc[0] != self.version:
+        if self.vc[0] != self.version and self.unpack_hook is None:  # torch cannot track versions through hooks
             raise RuntimeError(self._version_message(node))
 
     def _version_message(self, node):
@@ -119,15 +139,20 @@ class SavedVariable:
         msg = ("one of the variables needed for gradient computation has been modified by an inplace "
                f"operation: [derivgen.{legacy} {sizes}]")
         if producer is not None:
-            msg += f", which is output {nr} of {producer.name()},"
-        msg += (f" is at version {self.vc[0]}; expected version {self.version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "derivgen.autograd.set_detect_anomaly(True).")
+            msg += f", which is output {nr} of {forward_op_name(producer.name())},"
+        msg += f" is at version {self.vc[0]}; expected version {self.version} instead."
+        from . import anomaly
+        if anomaly._state.enabled:
+            msg += (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                    "The variable in question was changed in there or anywhere later. Good luck!")
+        else:
+            msg += (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with derivgen.autograd.set_detect_anomaly(True, check_nan=False).")
         return msg
 
     def unpack_data(self, node):
         """The saved array, for the fast (numpy) backward path."""
-        if self.released or self.vc[0] != self.version:
+        if self.released or (self.vc[0] != self.version and self.unpack_hook is None):
             self._check(node)
         if self.unpack_hook is not None:
             return self.unpack(node).data
@@ -139,8 +164,21 @@ class SavedVariable:
         """The saved value as a Tensor (what ``_saved_<name>`` returns and the graph path uses)."""
         self._check(node)
         if self.unpack_hook is not None:
+            from .tensor import Tensor
             t = self.unpack_hook(self.packed)
-            return t
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                                f"type {type(t).__name__}")
+            if self.is_output:
+                return Tensor._make(t.data, node, self.output_nr, self.vc)
+            grad_fn, acc, requires_grad = self.hook_meta
+            if grad_fn is not None:
+                return Tensor._make(t.data, grad_fn, self.output_nr, self.vc)
+            out = Tensor._make(t.data, None, 0, self.vc)
+            out._requires_grad = requires_grad
+            if acc is not None:
+                out._acc = weakref.ref(acc)
+            return out
         if self.tensor is not None:
             return self.tensor
         from .tensor import Tensor
@@ -150,6 +188,7 @@ class SavedVariable:
         self.tensor = None
         self.data = None
         self.packed = None
+        self.hook_meta = None
         self.released = True
 
 
@@ -295,9 +334,18 @@ class AccumulateGrad(Node):
         return ()
 
 
+_accumulate_lock = threading.RLock()
+
+
 def accumulate_into_leaf(var, g, fresh, graph=False):
     """``var.grad += g`` with torch's rules: the first gradient becomes ``.grad`` (copied unless the
-    engine made it fresh), later ones add in place, or out of place when building a graph."""
+    engine made it fresh), later ones add in place, or out of place when building a graph. Serialised
+    like torch's AccumulateGrad mutex: backward() calls in several threads may share a leaf."""
+    with _accumulate_lock:
+        _accumulate_into_leaf(var, g, fresh, graph)
+
+
+def _accumulate_into_leaf(var, g, fresh, graph):
     from .tensor import Tensor
     if var.grad_fn is not None:
         raise RuntimeError("leaf variable has been moved into the graph interior")
@@ -351,6 +399,8 @@ def grad_accumulator(t):
         if acc is not None:
             return acc
     acc = AccumulateGrad(t)
+    if t._hooks is not None:
+        acc._tensor_pre_hooks = {0: t._hooks}  # the leaf's hook dict, shared (torch reads it lazily)
     t._acc = weakref.ref(acc)
     return acc
 
@@ -363,6 +413,20 @@ def gradient_edge(t):
     if t._requires_grad:
         return (grad_accumulator(t), 0)
     return (None, 0)
+
+
+def rebase_history(t, grad_fn, output_nr=0):
+    """Make ``t`` output ``output_nr`` of ``grad_fn`` after an in-place op (torch's ``rebase_history``):
+    ``retain_grad`` moves to the new node; hooks registered before stay with the old one."""
+    old = t.grad_fn
+    retains = t._retains_grad
+    if retains and old is not None and old._retains_grad is not None:
+        old._retains_grad.pop(t.output_nr, None)
+    t.grad_fn = grad_fn
+    t.output_nr = output_nr
+    if retains:
+        t._retains_grad = False
+        t.retain_grad()
 
 
 def unpack_saved(node, sv):

@@ -50,6 +50,8 @@ def install(ops):
     Tensor.__rmul__ = reflected("mul")
     Tensor.__truediv__ = binary("div")
     Tensor.__pow__ = binary("pow")
+    if hasattr(ops, "remainder"):
+        Tensor.__mod__ = binary("remainder")
     Tensor.__matmul__ = lambda self, other: composites.matmul(self, other)
     Tensor.__rmatmul__ = lambda self, other: composites.matmul(other, self)
     Tensor.__neg__ = lambda self: ops.neg(self)
@@ -81,9 +83,12 @@ def install(ops):
         if hasattr(ops, name):
             setattr(Tensor, dunder, inplace(name))
 
-    for name in ("reshape", "flatten", "expand_as", "view_as", "reshape_as", "type_as", "contiguous", "to",
-                 "matmul"):
-        setattr(Tensor, name, getattr(composites, name))
+    for name, fn in composites.METHODS.items():
+        setattr(Tensor, name, fn)
     Tensor.T = property(composites.T)
-    if not hasattr(Tensor, "square"):
-        Tensor.square = composites.square
+
+    def setitem(self, index, value):
+        from .indexing import setitem as _setitem
+        _setitem(self, index, value)
+    Tensor.__setitem__ = setitem
+    Tensor.mT = property(composites.mT)

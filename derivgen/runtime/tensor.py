@@ -108,16 +108,36 @@ class Tensor:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
+        if self._retains_grad:
+            return
+        # torch's retains_grad hook: one per (grad_fn, output_nr) slot, holding the tensor weakly
+        import weakref
+        fn = self.grad_fn
+        if fn._retains_grad is None:
+            fn._retains_grad = {}
+        fn._retains_grad[self.output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def register_hook(self, hook):
-        """``hook(grad) -> Tensor | None``; runs when the gradient for this tensor is computed."""
+        """``hook(grad) -> Tensor | None``; runs when the gradient for this tensor is computed. A
+        non-leaf's hooks are tensor pre-hooks of its grad_fn (slot ``output_nr``); a leaf's are read by
+        its AccumulateGrad (slot 0), which shares the tensor's hook dict."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self.grad_fn
+        if fn is not None:
+            if fn._tensor_pre_hooks is None:
+                fn._tensor_pre_hooks = {}
+            # the hook dict of this output slot (after an in-place op, the new node's: hooks registered
+            # before it stay with the old node and see the gradient of the old value, as in torch)
+            self._hooks = fn._tensor_pre_hooks.get(self.output_nr)
         self._hooks, handle = add_hook(self._hooks, hook)
-        if self.grad_fn is None:
-            from .node import grad_accumulator
-            grad_accumulator(self)  # keeps torch's shape: leaf hooks live on the accumulator
+        if fn is not None:
+            fn._tensor_pre_hooks[self.output_nr] = self._hooks
+        else:
+            acc = self._acc() if self._acc is not None else None
+            if acc is not None:
+                acc._tensor_pre_hooks = {0: self._hooks}
         return handle
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -348,6 +368,7 @@ def result_dtype(*operands):
     except that a lower-priority operand of a higher category (bool < int < float) still lifts the
     result to its category (``int_tensor * 2.5`` is float32, ``float32_tensor * 2.5`` stays float32)."""
     groups = [None, None, None]
+    only_wrapped = None  # a wrapped number alone (a saved one in a create_graph formula) keeps its dtype
     for op in operands:
         if op is None:
             continue
@@ -355,6 +376,7 @@ def result_dtype(*operands):
             d = op.data.dtype
             if op._wrapped:
                 g = 2
+                only_wrapped = d if only_wrapped is None else promote_types(only_wrapped, d)
                 if d.kind == "f":
                     d = _dt.get_default_dtype().np
             else:
@@ -363,6 +385,8 @@ def result_dtype(*operands):
             d = op.dtype
             g = 1 if op.ndim == 0 else 0
         groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    if groups[0] is None and groups[1] is None and only_wrapped is not None:
+        return only_wrapped
     return _combine(groups[0], _combine(groups[1], groups[2]))
 
 

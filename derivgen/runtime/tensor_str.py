@@ -100,12 +100,15 @@ def _add_suffixes(body, suffixes, indent):
     out = [body]
     last_line_len = len(body) - body.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        # lay lines out as torch does for its own spelling (``dtype=torch.float64``), so that printed
+        # lines match torch's line for line, ``torch.`` reading ``derivgen.``
+        width = len(suffix.replace("derivgen.", "torch."))
+        if last_line_len + width + 2 > LINEWIDTH:
             out.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + len(suffix)
+            last_line_len = indent + width
         else:
             out.append(", " + suffix)
-            last_line_len += len(suffix) + 2
+            last_line_len += width + 2
     out.append(")")
     return "".join(out)
 
@@ -118,14 +121,16 @@ def tensor_repr(t, prefix="tensor("):
     floating = t.dtype.is_floating_point
     if a.size == 0:
         body = "[]"
-        if a.shape != (0,):
+        if a.ndim != 1:
             suffixes.append(f"size={tuple(a.shape)}")
+        if t.dtype is not get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")  # nothing to infer an int64/bool dtype from: always shown
     else:
         summarize = a.size > THRESHOLD
         fmt = _Formatter(_summarized(a) if summarize else a, floating)
         body = _str_with_formatter(a, indent, summarize, fmt)
     default_ok = (t.dtype is get_default_dtype()) or t.dtype in (int64, bool_)
-    if not default_ok:
+    if not default_ok and a.size:
         suffixes.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")

@@ -198,6 +198,9 @@ def _check_grad_usage(entry):
             if int(m.group(1)) >= n_out:
                 raise entry.error(f"Out of bounds grads access: derivative formula used grads[{m.group(1)}], but "
                                   f"the forward only returns {n_out} outputs.", f.line)
+        if uses_grad and any(r.is_tensor_list for r in entry.schema.returns):
+            raise entry.error("this op returns a list of tensors (Tensor[]): its formulas must use grads (one "
+                              "gradient per output), not grad", f.line)
         if multi and uses_grad and entry.output_differentiability is not None:
             raise entry.error("this op has several differentiable outputs: its formulas must use grads[i] "
                               "(or grads for a list), not grad", f.line)

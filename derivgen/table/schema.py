@@ -3,7 +3,7 @@ import re
 from dataclasses import dataclass, field
 
 _NAME_RE = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*\((.*)\)\s*->\s*(.+?)\s*$", re.S)
-_TYPE_RE = re.compile(r"^(Tensor(?:\([a-z](?:!| -> \*)?\))?(?:\[\])?\??|Scalar\??|Scalar\[\]|int(?:\[\d*\])?\??|"
+_TYPE_RE = re.compile(r"^(Tensor(?:\([a-z](?:!| -> \*)?\))?(?:\[\])?\??|Tensor\?\[\]|Scalar\??|Scalar\[\]|int(?:\[\d*\])?\??|"
                       r"SymInt(?:\[\d*\])?\??|float\??|bool(?:\[\d*\])?\??|str\??|ScalarType\??|Generator\??|"
                       r"Layout\??|Device\??|MemoryFormat\??|SymFloat\??)$")
 _IDENT_RE = re.compile(r"^[A-Za-z]\w*$")
@@ -114,7 +114,10 @@ def _parse_default(text):
         return tuple(_parse_default(x) for x in _split_top(inner)) if inner else ()
     if t in ("contiguous_format", "Mean", "long"):
         return t
-    if t.startswith('"') and t.endswith('"') or t.startswith("'") and t.endswith("'"):
+    if len(t) >= 2 and (t.startswith('"') and t.endswith('"') or t.startswith("'") and t.endswith("'")):
+        if not re.fullmatch(r"[\w .\-]*", t[1:-1]):
+            raise SchemaError(f"bad default value {t}: a string default may hold letters, digits, '_', '.', "
+                              "'-' and spaces only")
         return t[1:-1]
     try:
         return int(t)
