@@ -90,7 +90,7 @@ class KernelPrinter(PythonCodePrinter):
             return f"({self.lit(1)}/math.sqrt({self._print(b)}))"
         if b == sp.E:
             return f"_exp({self._print(x)})"
-        return f"({base}**{self.parenthesize(x, 100)})"
+        return f"_pow({self._print(b)}, {self._print(x)})"
 
     def _print_Function(self, e):
         name = type(e).__name__

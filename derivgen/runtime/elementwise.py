@@ -4,9 +4,16 @@ between a kernel's 1-D contiguous and 2-D strided variants. Kernels never see br
 This is on every op's hot path, so the common cases (same shapes, one dtype) are decided without
 calling into numpy's broadcasting machinery.
 """
+import os
+
 import numpy as np
 
-from .kernels_rt import PARALLEL_THRESHOLD
+# Multi-threaded kernels are opt-in: DERIVGEN_PARALLEL=1 runs arrays of at least
+# DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) through the prange variants. Measured on this
+# 2-core machine (benchmarks/README.md), numba's OpenMP layer made a memory-bound 4M-element kernel ~9x
+# slower (spin-waiting threads) and gave nothing on the vectorized ones, so serial is the default.
+PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
+                      if os.environ.get("DERIVGEN_PARALLEL") == "1" else 1 << 62)
 
 _BOOL = np.dtype(np.bool_)
 
@@ -29,20 +36,54 @@ def broadcast_shape(shapes):
     return shape
 
 
-def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None):
+_ZERO = {}
+
+
+def _zero_of(dtype):
+    z = _ZERO.get(dtype)
+    if z is None:
+        z = _ZERO[dtype] = dtype.type(0)
+    return z
+
+
+def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None,
+                    k2d_parallel=None):
     """Run a generated elementwise kernel over broadcast ``arrays``.
 
     ``compute`` is the dtype the kernel computes in (inputs of another float/int dtype are cast to it;
     bool inputs stay bool), ``scalars`` are cast to ``compute`` too. Returns the output array.
     """
+    shape = arrays[0].shape if arrays else ()
+    simple = out is None
+    for a in arrays:
+        if a.dtype != compute or a.shape != shape or not a.flags.c_contiguous:
+            simple = False
+            break
+    zero = _zero_of(compute)
+    if simple:
+        # the common case: same shape, same dtype, contiguous
+        out = np.empty(shape, out_dtype)
+        size = out.size
+        if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
+            k1d = k1d_parallel
+        ctype = compute.type
+        if len(shape) == 1:
+            k1d(out, *arrays, *[ctype(s) for s in scalars], zero)
+        else:
+            k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *[ctype(s) for s in scalars], zero)
+        return out
     arrs = []
     for a in arrays:
         if a.dtype != compute and a.dtype.kind != "b":
             a = a.astype(compute)
         arrs.append(a)
-    shape = arrs[0].shape if arrs else ()
     for a in arrs:
         if a.shape != shape:
+            if a.ndim == 0:
+                continue  # a single value never changes the broadcast shape
+            if not shape:
+                shape = a.shape
+                continue
             shape = broadcast_shape([x.shape for x in arrs])
             break
     if out is None:
@@ -51,7 +92,6 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
     ctype = compute.type
     typed_scalars = [ctype(s) for s in scalars]
-    zero = ctype(0)
     if out.flags.c_contiguous:
         # 1-D path: every input is the full shape and contiguous, or a single element read with stride 0
         size = out.size
@@ -80,6 +120,8 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         if flat_out is not out:
             out[...] = flat_out
         return out
+    if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and collapsed[0].shape[0] > 1:
+        k2d = k2d_parallel
     k2d(*collapsed, *typed_scalars, zero)
     return out
 
@@ -119,12 +161,14 @@ class Elementwise:
     ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
-    __slots__ = ("k1d", "k2d", "k1d_parallel", "int_closed", "returns_bool", "n_arrays", "n_scalars")
+    __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
+                 "n_scalars")
 
-    def __init__(self, k1d, k2d, k1d_parallel, int_closed, returns_bool, n_arrays, n_scalars):
+    def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars):
         self.k1d = k1d
         self.k2d = k2d
         self.k1d_parallel = k1d_parallel
+        self.k2d_parallel = k2d_parallel
         self.int_closed = int_closed
         self.returns_bool = returns_bool
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
@@ -148,15 +192,16 @@ class Elementwise:
                 break
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel)
+                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel,
+                               self.k2d_parallel)
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
         arrays = [t.data for t in tensors]
         dt = None
-        for t, a in zip(tensors, arrays):
-            if t._wrapped or a.ndim == 0:
-                continue
+        for a in arrays:
+            if a.ndim == 0:
+                continue  # 0-dim tensors and wrapped numbers do not decide a float result
             if dt is None:
                 dt = a.dtype
             elif a.dtype != dt:
@@ -168,4 +213,5 @@ class Elementwise:
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel)
+                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel,
+                               self.k2d_parallel)

@@ -13,8 +13,10 @@ import warnings
 import numpy as np
 
 from . import anomaly
+from .grad_mode import enable_grad, set_grad_enabled
 from .node import AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
 from .shape_utils import is_expandable_to, sum_to
+from .tensor import Tensor
 
 
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
@@ -22,7 +24,6 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     ``create_graph``). With ``inputs`` and ``accumulate_grad=False`` (``autograd.grad``) the gradients
     reaching ``inputs`` are captured and returned instead of accumulated; with ``inputs`` and
     ``accumulate_grad=True`` (``backward(inputs=...)``) only those inputs are accumulated into."""
-    from .grad_mode import enable_grad, set_grad_enabled
     graph = create_graph
     root_edges = [gradient_edge(t) for t in roots]
     if len(root_edges) == 1:
@@ -81,7 +82,6 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 # the common leaf case: take ownership of an engine-made gradient instead of copying it
                 g = buf[0]
                 if g is not None:
-                    from .tensor import Tensor
                     accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=bool(buf_owned and buf_owned[0]))
                 continue
             outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
@@ -105,7 +105,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     if old is None:
                         b[nr] = g
                         own[nr] = (not graph and type(g) is np.ndarray and g.base is None and not fn._post_hooks
-                                   and not any(g is x for x in buf) and not any(g is o for o in outs[:i]))
+                                   and _not_in(g, buf) and _not_in(g, outs, i))
                     elif own[nr] and old.shape == g.shape and old.dtype == g.dtype:
                         np.add(old, g, out=old)
                     else:
@@ -117,6 +117,16 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                         continue
                     heapq.heappush(heap, (-nxt._seq, next(counter), nxt))
     return captured
+
+
+def _not_in(g, items, stop=None):
+    """``g`` is not (by identity) among ``items[:stop]``."""
+    for k, x in enumerate(items):
+        if k == stop:
+            break
+        if x is g:
+            return False
+    return True
 
 
 def _capture(slots, buf, captured):
@@ -237,7 +247,7 @@ def _call_function(fn, buf, graph, needed):
     if fn._pre_hooks:
         buf = [_unwrap(g, graph) for g in _run_tuple_hooks(fn._pre_hooks, tuple(_wrap(g, graph) for g in buf))]
     if needed is None:
-        needs = tuple(e[0] is not None for e in fn._next)
+        needs = fn._needs()
     else:
         needs = tuple(e[0] is not None and e[0] in needed for e in fn._next)
     anomaly_on = anomaly._state.enabled

@@ -82,11 +82,9 @@ def _ol_l(value, like):
         return lambda value, like: value
 
 
-# Parallel variants of the 1-D loops (prange over 2 threads), compiled lazily: only arrays past
-# PARALLEL_THRESHOLD elements ever call them (numba-sympy.md §2.4: below ~256k elements the thread
-# start-up costs more than it saves).
+# Parallel (prange) variants of the loops, compiled lazily: only used when switched on (see
+# derivgen/runtime/elementwise.py, DERIVGEN_PARALLEL) and only for arrays past a size threshold.
 kernel_parallel = functools.partial(numba.njit, cache=CACHE, error_model="numpy", parallel=True)
-PARALLEL_THRESHOLD = 1 << 18
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,3 +223,32 @@ def _ol_tanh(x):
     if _is_f32(x):
         return lambda x: _tanhf(x)
     return lambda x: math.tanh(x)
+
+
+def _pow(x, e):
+    return x ** e
+
+
+@overload(_pow, inline="always")
+def _ol_pow(x, e):
+    """``x ** e`` for a loop-invariant exponent: small integer and half exponents become multiplications
+    and square roots (vectorizable, and exact where powf is not), the rest stays ``**``."""
+    if isinstance(x, types.Float) and isinstance(e, (types.Float, types.Integer)):
+        xt, et = x, e  # numba types are casts: every constant below is typed like its operand
+
+        def impl(x, e):
+            if e == et(2):
+                return x * x
+            if e == et(1):
+                return x
+            if e == et(3):
+                return x * x * x
+            if e == et(0):
+                return x * xt(0) + xt(1)
+            if e == et(0.5):
+                return math.sqrt(x)
+            if e == et(-1):
+                return xt(1) / x
+            return x ** xt(e)
+        return impl
+    return lambda x, e: x ** e

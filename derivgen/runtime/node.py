@@ -7,6 +7,8 @@ Tensors when a graph of the backward is wanted (``_apply_graph``, ``create_graph
 import threading
 import weakref
 
+from . import anomaly, saved_hooks
+
 UINT64_MAX = 18446744073709551615
 
 ERR_BACKWARD_TWICE = (
@@ -90,7 +92,6 @@ class SavedVariable:
                  "hook_meta")
 
     def __init__(self, t, is_output=False):
-        from . import saved_hooks
         self.is_output = is_output
         self.released = False
         self.vc = t._vc
@@ -192,6 +193,9 @@ class SavedVariable:
         self.released = True
 
 
+_NEEDS = {True: (True,), False: (False,)}
+
+
 class Node:
     """Base class of every backward node (generated ``*Backward<N>``, AccumulateGrad, GraphRoot).
 
@@ -216,7 +220,6 @@ class Node:
         self._retains_grad = None
         self._released = False
         self._out_meta = None
-        from . import anomaly
         if anomaly._state.enabled:
             anomaly.record_forward_trace(self)
 
@@ -273,7 +276,13 @@ class Node:
         self._released = True
 
     def _needs(self):
-        return tuple(e[0] is not None for e in self._next)
+        """Which inputs want a gradient: those with an edge (torch's ``should_compute_output``)."""
+        nexts = self._next
+        if len(nexts) == 1:
+            return _NEEDS[nexts[0][0] is not None]
+        if len(nexts) == 2:
+            return (nexts[0][0] is not None, nexts[1][0] is not None)
+        return tuple(e[0] is not None for e in nexts)
 
     def __call__(self, *grads, **kwargs):
         """Run this node by hand, as torch's ``grad_fn(*grads)``: no hooks, no shape reduction."""

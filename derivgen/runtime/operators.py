@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import composites
-from .tensor import Tensor
+from .tensor import Tensor, wrap_scalar
 
 
 def _is_number(v):
@@ -20,21 +20,25 @@ def install(ops):
 
     def binary(op_name):
         fn = getattr(ops, op_name)
+        row = getattr(ops, f"{op_name}_Tensor", None)
+        if row is None or op_name not in ("add", "sub", "mul", "div"):
+            def method(self, other):
+                if not isinstance(other, Tensor) and not _is_number(other):
+                    return NotImplemented
+                return fn(self, other)
+            return method
 
-        def method(self, other):
-            if not isinstance(other, Tensor) and not _is_number(other):
+        # The hot path of `x * y` / `x + 2`: what the argument parser would pick (the `.Tensor` row, a
+        # number wrapped as a 0-dim tensor), without running the parser.
+        def fast(self, other):
+            if type(other) is Tensor:
+                return row(self, other)
+            if isinstance(other, Tensor):
+                return row(self, other)
+            if not _is_number(other):
                 return NotImplemented
-            return fn(self, other)
-        return method
-
-    def reflected(op_name):
-        fn = getattr(ops, op_name)
-
-        def method(self, other):
-            if not isinstance(other, Tensor) and not _is_number(other):
-                return NotImplemented
-            return fn(self, other)
-        return method
+            return row(self, wrap_scalar(other.item() if isinstance(other, np.generic) else other))
+        return fast
 
     def inplace(op_name):
         fn = getattr(ops, op_name)
@@ -44,10 +48,10 @@ def install(ops):
         return method
 
     Tensor.__add__ = binary("add")
-    Tensor.__radd__ = reflected("add")
+    Tensor.__radd__ = binary("add")  # `2 + x` is torch's `x.add(2)`: same row, same edge order
     Tensor.__sub__ = binary("sub")
     Tensor.__mul__ = binary("mul")
-    Tensor.__rmul__ = reflected("mul")
+    Tensor.__rmul__ = binary("mul")
     Tensor.__truediv__ = binary("div")
     Tensor.__pow__ = binary("pow")
     if hasattr(ops, "remainder"):
