@@ -1,0 +1,70 @@
+"""Numba's on-disk kernel cache: it must never serve a stale kernel, and derivgen must still import and
+compute when no cache directory is writable."""
+import os
+import re
+import subprocess
+import sys
+
+from derivgen.codegen.render import render_all, runtime_helpers_hash
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(REPO, "formulas.yaml")
+
+
+def test_import_and_compute_without_any_writable_cache_dir():
+    # NUMBA_CACHE_DIR under /proc cannot be created, not even by root: the probe must turn caching off
+    # instead of letting numba raise at decoration time.
+    code = ("import derivgen as torch, derivgen.runtime.kernels_rt as k\n"
+            "assert k.CACHE is False, k.CACHE\n"
+            "x = torch.tensor([0.5, 1.5], requires_grad=True)\n"
+            "y = (x.sigmoid() * x).sum(); y.backward()\n"
+            "print(round(float(y), 6), [round(v, 6) for v in x.grad.tolist()])\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR="/proc/derivgen-no-cache-here")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    import math
+    s = [1 / (1 + math.exp(-v)) for v in (0.5, 1.5)]
+    expected_y = round(s[0] * 0.5 + s[1] * 1.5, 6)
+    expected_g = [round(si + v * si * (1 - si), 6) for si, v in zip(s, (0.5, 1.5))]
+    assert out.stdout.split() == [str(expected_y)] + [str(expected_g).split()[0], str(expected_g).split()[1]]
+
+
+def test_probe_turns_caching_off_when_nothing_is_writable(monkeypatch):
+    import derivgen.runtime.kernels_rt as k
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("DERIVGEN_NO_CACHE", raising=False)
+    monkeypatch.setattr(k, "_writable", lambda path: False)
+    assert k._choose_cache() is False
+
+
+def _stamps(files):
+    out = {}
+    for rel, text in files.items():
+        if rel.startswith("kernels/") and rel != "kernels/__init__.py":
+            row = re.search(r"# row sha256: (\w+)", text).group(1)
+            helpers = re.search(r"# runtime helpers sha256: (\w+)", text).group(1)
+            out[rel] = (row, helpers)
+    return out
+
+
+def test_every_kernel_file_is_stamped_with_its_row_and_the_runtime_helpers(tmp_path):
+    stamps = _stamps(render_all(TABLE))
+    assert stamps
+    helpers = runtime_helpers_hash()
+    assert all(h == helpers for _, h in stamps.values())
+
+
+def test_editing_one_row_changes_only_that_rows_kernel_file(tmp_path):
+    # numba keys its cache on the source file's content: a changed formula must change its kernel file
+    # (so numba recompiles it), and only that file, so the rest of the cache stays valid
+    with open(TABLE) as fh:
+        text = fh.read()
+    assert "  self: grad * result * (1 - result)\n" in text
+    edited = text.replace("  self: grad * result * (1 - result)\n", "  self: grad * (result - result * result)\n", 1)
+    table = tmp_path / "formulas.yaml"
+    table.write_text(edited)
+    before, after = render_all(TABLE), render_all(str(table))
+    changed = sorted(rel for rel in before if rel.startswith("kernels/") and rel != "kernels/__init__.py"
+                     and before[rel] != after[rel])
+    assert changed == ["kernels/sigmoid.py"]
+    assert _stamps(before)["kernels/sigmoid.py"][0] != _stamps(after)["kernels/sigmoid.py"][0]
