@@ -109,7 +109,25 @@ class Lowering:
             return tmp
         if not self.tensor_valued(e):
             return self.value(e)
+        if (isinstance(e, sp.Piecewise) and all(self.tensor_valued(v) for v, _ in e.args)
+                and not any(self.tensor_valued(c) for _, c in e.args)):
+            return self._scalar_branches(e, lines, kernel_name)
         return self._region(e, lines, kernel_name)
+
+    def _scalar_branches(self, e, lines, kernel_name):
+        """A choice on plain numbers (``grad if alpha == 1 else grad * alpha``) is a Python ``if``, so
+        the cheap branch (often: pass ``grad`` through) costs no kernel."""
+        tmp = self._new_tmp()
+        for k, (value, cond) in enumerate(e.args):
+            branch = []
+            code = self.fast(value, branch, f"{kernel_name}_case{k}")
+            if cond == sp.true:
+                lines.append("else:" if k else "if True:")
+            else:
+                lines.append(f"{'elif' if k else 'if'} {self.value(cond)}:")
+            lines.extend("    " + ln for ln in branch)
+            lines.append(f"    {tmp} = {code}")
+        return tmp
 
     def _region(self, e, lines, kernel_name):
         subs = {}

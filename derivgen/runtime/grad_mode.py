@@ -3,11 +3,18 @@ import functools
 import inspect
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    # class defaults: each thread starts with grad on and inference mode off, and reading them costs
+    # no AttributeError (this is read on every op)
+    enabled = True
+    inference = False
+
+
+_state = _State()
 
 
 def is_grad_enabled():
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(flag):
@@ -15,7 +22,7 @@ def _set_enabled(flag):
 
 
 def is_inference_mode_enabled():
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 class _DecoratorContextManager:

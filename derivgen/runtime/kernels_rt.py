@@ -204,21 +204,21 @@ def _is_f32(x):
     return isinstance(x, types.Float) and x.bitwidth == 32
 
 
-@overload(_exp, inline="always")
+@overload(_exp)
 def _ol_exp(x):
     if _is_f32(x):
         return lambda x: _expf(x)
     return lambda x: math.exp(x)
 
 
-@overload(_log, inline="always")
+@overload(_log)
 def _ol_log(x):
     if _is_f32(x):
         return lambda x: _logf(x)
     return lambda x: math.log(x)
 
 
-@overload(_tanh, inline="always")
+@overload(_tanh)
 def _ol_tanh(x):
     if _is_f32(x):
         return lambda x: _tanhf(x)

@@ -17,21 +17,22 @@ ERR_BACKWARD_TWICE = (
     "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
     "or if you need to access saved tensors after calling backward.")
 
-_tls = threading.local()
+class _SequenceCounter(threading.local):
+    seq = 0  # each thread's counter starts at 0 (a class default: no AttributeError on first use)
+
+
+_tls = _SequenceCounter()
 
 
 def next_sequence_nr():
     """Take one number from this thread's counter (starts at 0, only goes up)."""
-    try:
-        n = _tls.seq
-    except AttributeError:
-        n = 0
+    n = _tls.seq
     _tls.seq = n + 1
     return n
 
 
 def peek_sequence_nr():
-    return getattr(_tls, "seq", 0)
+    return _tls.seq
 
 
 class RemovableHandle:

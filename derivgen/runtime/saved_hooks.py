@@ -1,11 +1,15 @@
 """``saved_tensors_hooks(pack, unpack)``: transform tensors as they are saved for backward."""
 import threading
 
-_tls = threading.local()
+class _State(threading.local):
+    stack = None  # a class default: reading it in a thread that never set it costs no AttributeError
+
+
+_tls = _State()
 
 
 def current():
-    stack = getattr(_tls, "stack", None)
+    stack = _tls.stack
     return stack[-1] if stack else None
 
 
@@ -14,7 +18,7 @@ class saved_tensors_hooks:
         self.hooks = (pack_hook, unpack_hook)
 
     def __enter__(self):
-        if not hasattr(_tls, "stack"):
+        if _tls.stack is None:
             _tls.stack = []
         _tls.stack.append(self.hooks)
         return self
