@@ -8,12 +8,15 @@ import os
 
 import numpy as np
 
-# Multi-threaded kernels are opt-in: DERIVGEN_PARALLEL=1 runs arrays of at least
-# DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) through the prange variants. Measured on this
-# 2-core machine (benchmarks/README.md), numba's OpenMP layer made a memory-bound 4M-element kernel ~9x
-# slower (spin-waiting threads) and gave nothing on the vectorized ones, so serial is the default.
+# Arrays of at least DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) run through the prange
+# variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
+# (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
+# OpenMP's default active waiting a memory-bound kernel ran ~9x slower whenever another process held a
+# core; with passive waiting it stays even with serial then. So derivgen asks for passive waiting unless
+# the user chose a policy (this must be set before numba first starts its OpenMP threads).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
-                      if os.environ.get("DERIVGEN_PARALLEL") == "1" else 1 << 62)
+                      if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
 
 _BOOL = np.dtype(np.bool_)
 
