@@ -1,5 +1,6 @@
 """Shared pytest setup: the tests folder on sys.path (for ``op_samples`` and friends), repository paths,
 a fresh-interpreter runner, and isolation of derivgen's global switches between tests."""
+import importlib
 import os
 import subprocess
 import sys
@@ -12,6 +13,16 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import derivgen  # noqa: E402
+
+
+@pytest.fixture(params=["derivgen", "torch"])
+def torch(request):
+    """The module a test body runs against: derivgen, then real PyTorch (to prove the expectation is
+    PyTorch's), skipped loudly when PyTorch is not installed."""
+    if request.param == "torch":
+        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
+                                                   "oracle run of this test cannot prove the expectation")
+    return importlib.import_module("derivgen")
 
 
 @pytest.fixture(scope="session")

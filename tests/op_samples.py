@@ -168,16 +168,8 @@ _SCALAR_VALUES = (1.7, 0.6, 1.3, 0.8)
 
 
 def _forward_expr(entry):
-    from derivgen.symbolic.parse import Scope, parse_formula
-    s = Scope()
-    for a in entry.schema.args:
-        if a.is_tensor:
-            s.tensors.add(a.name)
-        elif a.is_number:
-            s.numbers.add(a.name)
-        else:
-            s.values.add(a.name)
-    return parse_formula(entry.forward, s)
+    from derivgen.symbolic.parse import parse_formula, schema_scope
+    return parse_formula(entry.forward, schema_scope(entry.schema))
 
 
 # domain kinds, from most to least restrictive when several apply

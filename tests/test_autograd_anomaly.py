@@ -1,18 +1,9 @@
 """Anomaly detection: a failing or NaN-producing backward names its node and shows the traceback of the
 forward call that created it (and, in double backward, of the node whose backward created it)."""
-import importlib
 import re
 import warnings
 
 import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 @pytest.fixture(autouse=True)

@@ -3,20 +3,11 @@
 Every test takes the ``torch`` fixture: it runs once with ``derivgen`` and once with real ``torch`` (when
 installed; skipped loudly otherwise), so each expectation is shown to be PyTorch's own behaviour.
 """
-import importlib
 import re
 import warnings
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 ERR_TWICE = "Trying to backward through the graph a second time"

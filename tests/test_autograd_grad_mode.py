@@ -1,18 +1,9 @@
 """Grad modes (no_grad, enable_grad, set_grad_enabled, inference_mode: context managers, decorators, per
 thread), requires_grad_/detach/detach_, and saved_tensors_hooks, checked against real torch too."""
-import importlib
 import threading
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 def _val(t):

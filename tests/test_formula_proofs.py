@@ -16,7 +16,7 @@ import sympy as sp
 from derivgen.codegen.render import render_all
 from derivgen.runtime import formula_fns
 from derivgen.symbolic.derive import GRAD, derive_vjp, probe_equal
-from derivgen.symbolic.parse import Scope, parse_formula
+from derivgen.symbolic.parse import parse_formula, schema_scope
 from derivgen.table import TableError, load_table
 from op_samples import input_domains
 
@@ -35,17 +35,7 @@ def _sym(name):
 
 
 def _base_scope(entry):
-    s = Scope()
-    for a in entry.schema.args:
-        if a.is_tensor:
-            s.tensors.add(a.name)
-        elif a.is_number:
-            s.numbers.add(a.name)
-        elif a.is_tensor_list:
-            s.lists.add(a.name)
-        else:
-            s.values.add(a.name)
-    return s
+    return schema_scope(entry.schema)
 
 
 def _inline_ops():

@@ -1,17 +1,8 @@
 """``autograd.Function``: custom forward/backward with ctx, as in torch (the same bodies run on torch)."""
-import importlib
 import re
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 def _val(t):

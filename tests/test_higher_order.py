@@ -6,7 +6,6 @@ ops (``_apply_graph``), so gradients can be differentiated again, to any order.
 * Hessian-vector products of a small MLP (mm + tanh/relu + sum) against finite differences of its
   gradient, and against torch's numbers when torch is installed.
 """
-import importlib
 import os
 
 import numpy as np
@@ -15,14 +14,6 @@ import sympy as sp
 
 import derivgen
 from derivgen.table import load_table
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 def _val(t):

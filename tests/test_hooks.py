@@ -1,18 +1,9 @@
 """Hooks: Tensor.register_hook, retain_grad, register_post_accumulate_grad_hook, Node.register_hook and
 Node.register_prehook, their order, handles and error messages, checked against real torch too."""
-import importlib
 import re
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 def _val(t):

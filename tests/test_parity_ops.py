@@ -3,7 +3,6 @@ the same inputs and compares forward values, the graph (node names and edges, br
 outputs) and every gradient, in float32 and float64. See tests/parity_harness.py."""
 import math
 
-import numpy as np
 import pytest
 
 from parity_harness import Case, E, I, Idx, Mask, compare_case, torch

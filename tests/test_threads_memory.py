@@ -1,20 +1,10 @@
 """Threads (per-thread sequence counters, concurrent backward) and memory (saved values freed after
 backward, no growth over 10,000 training steps). The same bodies run on torch when it is installed."""
 import gc
-import importlib
 import threading
 import weakref
 
 import numpy as np
-import pytest
-
-
-@pytest.fixture(params=["derivgen", "torch"])
-def torch(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the PyTorch "
-                                                   "oracle run of this test cannot prove the expectation")
-    return importlib.import_module("derivgen")
 
 
 def _val(t):

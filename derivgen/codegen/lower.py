@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..symbolic.parse import NONE, is_opaque
+from ..symbolic.parse import is_opaque
 from .printers import GraphPrinter, KernelPrinter, ValuePrinter
 
 _RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel"}

@@ -11,8 +11,7 @@ import sympy as sp
 
 from ..runtime import formula_fns
 from ..symbolic.derive import GRAD, derive_vjp, probe_equal
-from ..symbolic.parse import FormulaError, Scope, parse_formula
-from ..table import TableError
+from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
@@ -106,15 +105,7 @@ def _inliner(fwd, entry, params):
 
 
 def _forward_scope(entry):
-    s = Scope()
-    for a in entry.schema.args:
-        if a.is_tensor:
-            s.tensors.add(a.name)
-        elif a.is_number:
-            s.numbers.add(a.name)
-        else:
-            s.values.add(a.name)
-    return s
+    return schema_scope(entry.schema)
 
 
 def _parse_forward(entry):

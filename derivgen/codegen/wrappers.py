@@ -179,7 +179,7 @@ def render_inplace_wrapper(row):
     body = ["_check_inplace(self)"]
     if row.class_name:
         edges, metas, needs = _edges(row)
-        body.append(f"grad_fn = None")
+        body.append("grad_fn = None")
         body.append(f"if _needs_grad({needs}):")
         inner = [f"grad_fn = {row.class_name}({edges}, {metas}, 1)"]
         inner += _save_lines(row, inplace=True)

@@ -4,7 +4,6 @@ Each function calls the row torch calls (``F.softmax`` -> ``_softmax``: SoftmaxB
 ``F.nll_loss`` -> ``nll_loss_forward``: NllLossBackward0) or composes ops exactly as torch's Python or
 CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``), so graphs match torch's.
 """
-import math
 
 from ..runtime import composites as _c
 

@@ -8,7 +8,6 @@ runs unless the graph is kept.
 """
 import heapq
 import itertools
-import warnings
 
 import numpy as np
 

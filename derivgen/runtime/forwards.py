@@ -398,7 +398,7 @@ def gelu(self, *, approximate="none"):
         k = self.dtype.type(0.7978845608028654)  # sqrt(2 / pi)
         return self.dtype.type(0.5) * self * (1 + np.tanh(k * (self + self.dtype.type(0.044715) * self ** 3)))
     if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return self.dtype.type(0.5) * self * (1 + _erf(self * self.dtype.type(0.7071067811865476)))
 
 

@@ -13,7 +13,6 @@ def _is_int(v):
 
 
 def getitem(t, index):
-    from .tensor import Tensor
     ops = _ops()
     if isinstance(index, slice):
         # torch keeps a single slice as a slice op even when it covers everything
@@ -71,7 +70,7 @@ def _advanced(t, index):
     """Basic indices (ints, slices, None, ...) are applied first as views; the tensor indices then go to
     index.Tensor (IndexBackward0) with None for the dims they leave alone, as torch does."""
     ops = _ops()
-    basic, tensors = [], []
+    tensors = []
     n_real = sum(1 for i in index if i is not None and i is not Ellipsis
                  for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i).data.dtype == np.bool_ else 1))
     dim = 0

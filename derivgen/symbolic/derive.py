@@ -47,7 +47,7 @@ def probe_equal(hand, derived, symbols, domains=None, n_points=64, seed=0, rtol=
     f_hand = _evaluator(hand, symbols)
     f_der = _evaluator(derived, symbols)
     rng = random.Random(seed)
-    valid, worst = 0, None
+    valid = 0
     for lo, hi in ((-3.0, 3.0), (0.05, 3.0), (1.05, 3.0)):
         for _ in range(n_points):
             point = []

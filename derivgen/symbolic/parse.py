@@ -47,6 +47,21 @@ def _sym(name):
     return sp.Symbol(name, real=True)
 
 
+def schema_scope(schema):
+    """The names a row's schema puts in scope: its Tensor, Tensor[], number and other arguments."""
+    s = Scope()
+    for a in schema.args:
+        if a.is_tensor:
+            s.tensors.add(a.name)
+        elif a.is_tensor_list:
+            s.lists.add(a.name)
+        elif a.is_number:
+            s.numbers.add(a.name)
+        else:
+            s.values.add(a.name)
+    return s
+
+
 def coerce_arith(e):
     """A comparison used in arithmetic (``grad * (self > 0)``) is 1 where true and 0 elsewhere."""
     if isinstance(e, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)) and not isinstance(e, sp.Symbol):
