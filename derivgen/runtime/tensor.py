@@ -22,6 +22,7 @@ class Tensor:
         self._init(np.asarray(data, dtype=_dt.to_numpy_dtype(dtype) or _infer_dtype(data)))
 
     def _init(self, data, grad_fn=None, output_nr=0, vc=None):
+        """Every slot's first value (``_make`` is the fast constructor every op uses)."""
         self.data = data
         self._requires_grad = False
         self.grad_fn = grad_fn
@@ -38,18 +39,7 @@ class Tensor:
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
         t = object.__new__(cls)
-        t.data = data
-        t._requires_grad = False
-        t.grad_fn = grad_fn
-        t.output_nr = output_nr
-        t._grad = None
-        t._vc = vc if vc is not None else [0]
-        t._acc = None
-        t._hooks = None
-        t._retains_grad = False
-        t._post_acc_hooks = None
-        t._base = None
-        t._wrapped = False
+        t._init(data, grad_fn, output_nr, vc)
         return t
 
     # ---- autograd attributes -----------------------------------------------------------------
