@@ -173,7 +173,8 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         model.kernels.append(spec)
     elif not _has_forward_fn(schema.py_name):
         raise entry.error(f"no forward: give the row an elementwise 'forward:' expression, or add "
-                          f"'def {schema.py_name}(...)' to derivgen/runtime/forwards.py")
+                          f"'def {schema.py_name}(...)' to a module of derivgen/runtime/forwards/ "
+                          "and export it from the package's __init__")
 
     if not entry.formulas:
         return model

@@ -1,0 +1,19 @@
+"""Shared helpers of the hand-written forwards (dtype names for messages, reduction dtypes)."""
+import numpy as np
+
+from ..dtypes import to_numpy_dtype
+
+
+_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+
+
+def _tn(a):
+    return _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+
+
+def _reduce_dtype(self, dtype):
+    if dtype is not None:
+        return to_numpy_dtype(dtype)
+    if self.dtype.kind in "biu":
+        return np.dtype(np.int64)
+    return self.dtype

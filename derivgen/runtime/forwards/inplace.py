@@ -1,0 +1,66 @@
+"""In-place rows: each returns the result; the Python-facing ``fill_``/``zero_``/``copy_``
+writes it into ``self``."""
+import numpy as np
+
+
+
+# ---- in-place rows: row functions return the result; squeeze_/zero_/fill_ commit it ------------
+
+def fill_Scalar(self, value):
+    return np.full_like(self, value)
+
+
+def _fill_value(value):
+    if value.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    return value.item()
+
+
+def fill_Tensor(self, value):
+    return np.full_like(self, _fill_value(value))
+
+
+def fill__Scalar(self, value):
+    return np.full_like(self, value)
+
+
+def fill__Tensor(self, value):
+    return np.full_like(self, _fill_value(value))
+
+
+def zero_(self):
+    return np.zeros_like(self)
+
+
+def _reshape_alias(self, size, stride):
+    """reshape's view of a non-contiguous tensor (ReshapeAliasBackward0); ``stride`` is implied by numpy."""
+    return np.reshape(self, tuple(size), copy=False)
+
+
+def copy_(self, src, non_blocking=False):
+    """The values ``self`` holds after ``self.copy_(src)``: ``src`` broadcast to ``self`` in its dtype."""
+    try:
+        out = np.broadcast_to(src, self.shape)
+    except ValueError:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(self.shape, src.shape)) if _bcastable(self, src) else list(src.shape)}"
+                           ) from None
+    return out.astype(self.dtype, copy=True)
+
+
+def _bcastable(a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+        return True
+    except ValueError:
+        return False
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    """A strided view of a C-contiguous ``self`` (sizes, element strides and offset into its elements)."""
+    if not self.flags.c_contiguous:
+        raise RuntimeError("derivgen: as_strided needs a contiguous tensor")
+    flat = self.reshape(-1)
+    off = storage_offset or 0
+    return np.lib.stride_tricks.as_strided(flat[off:] if flat.size else flat, tuple(size),
+                                           tuple(s * self.itemsize for s in stride))
