@@ -1,0 +1,210 @@
+"""Backward helpers of torch.nn.functional rows: nll_loss, binary cross entropy, layer_norm,
+embedding."""
+import numpy as np
+
+from .shapes import _T, _composite_reshape, _ops
+
+
+
+
+def _nll_scale(self, target, weight, reduction, ignore_index, total_weight):
+    from ..forwards import _nll_parts, reduction_enum
+    x, safe, wi = _nll_parts(self, target, weight, ignore_index)
+    if reduction_enum(reduction) == 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            wi = wi / total_weight
+    return x, safe, -wi
+
+
+def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """Gradient of nll_loss: -w[t] (/ total weight for 'mean') at each row's target class."""
+    x, safe, scale = _nll_scale(self, target, weight, reduction, ignore_index, total_weight)
+    out = np.zeros(x.shape, grad.dtype)
+    g = np.broadcast_to(grad.reshape(-1) if grad.ndim else grad, (x.shape[0],))
+    out[np.arange(x.shape[0]), safe] = g * scale.astype(grad.dtype)
+    return out.reshape(self.shape)
+
+
+def nll_loss_backward_graph(grad, self, target, weight, reduction, ignore_index, total_weight):
+    ops = _ops()
+    x, safe, scale = _nll_scale(self.data, target.data, None if weight is None else weight.data, reduction,
+                                ignore_index, total_weight.data)
+    n = x.shape[0]
+    g = ops.expand(ops.view(grad, (-1,)) if grad.dim() else grad, (n,))
+    vals = ops.unsqueeze(g * _T(scale.astype(grad.data.dtype)), 1)
+    out = ops.scatter(_T(np.zeros(x.shape, grad.data.dtype)), 1, _T(safe.reshape(-1, 1)), vals)
+    return ops.view(out, tuple(self.shape))
+
+
+def _red_div(reduction, numel):
+    from ..forwards import reduction_enum
+    return numel if reduction_enum(reduction) == 1 else 1
+
+
+def binary_cross_entropy_backward(grad, self, target, weight, reduction):
+    g = grad * (self - target) / np.maximum((1 - self) * self, 1e-12)
+    if weight is not None:
+        g = g * weight
+    return g / self.dtype.type(_red_div(reduction, self.size))
+
+
+def binary_cross_entropy_backward_graph(grad, self, target, weight, reduction):
+    ops = _ops()
+    g = grad * (self - target) / ops.clamp_min((1 - self) * self, 1e-12)
+    if weight is not None:
+        g = g * weight
+    return g / float(_red_div(reduction, self.numel()))
+
+
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    g = grad * (np.log1p(-self) - np.log(self))
+    if weight is not None:
+        g = g * weight
+    return g / self.dtype.type(_red_div(reduction, self.size))
+
+
+def binary_cross_entropy_target_backward_graph(grad, self, target, weight, reduction):
+    ops = _ops()
+    g = grad * (ops.log1p(-self) - ops.log(self))
+    if weight is not None:
+        g = g * weight
+    return g / float(_red_div(reduction, self.numel()))
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
+    """torch's binary_cross_entropy_with_logits_backward for the input."""
+    with np.errstate(over="ignore"):
+        s = _sigmoid(self)
+    if pos_weight is None:
+        g = s - target
+    else:
+        t = pos_weight * target
+        g = (t + 1 - target) * s - t
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return g / self.dtype.type(_red_div(reduction, self.size))
+
+
+def bce_with_logits_backward_graph(grad, self, target, weight, pos_weight, reduction):
+    s = _ops().sigmoid(self)
+    if pos_weight is None:
+        g = s - target
+    else:
+        t = pos_weight * target
+        g = (t + 1 - target) * s - t
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return g / float(_red_div(reduction, self.numel()))
+
+
+def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
+    g = -self
+    if pos_weight is not None:
+        g = g + (pos_weight - 1) * (np.log1p(np.exp(-np.abs(self))) + np.maximum(-self, 0))
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return g / self.dtype.type(_red_div(reduction, self.size))
+
+
+def bce_with_logits_target_backward_graph(grad, self, target, weight, pos_weight, reduction):
+    ops = _ops()
+    g = -self
+    if pos_weight is not None:
+        g = g + (pos_weight - 1) * ops.softplus(-self)
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return g / float(_red_div(reduction, self.numel()))
+
+
+def layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight, bias, eps):  # noqa: A002
+    """Gradients of native_layer_norm for input, weight and bias (None for an absent weight / bias)."""
+    k = len(normalized_shape)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    batch = tuple(range(input.ndim - k))
+    xhat = (input - mean) * rstd
+    gw = grad * weight if weight is not None else grad
+    dx = rstd * (gw - np.mean(gw, axis=axes, keepdims=True) - xhat * np.mean(gw * xhat, axis=axes, keepdims=True))
+    dw = None if weight is None else np.sum(grad * xhat, axis=batch)
+    db = None if bias is None else np.sum(grad, axis=batch)
+    return dx, dw, db
+
+
+def layer_norm_backward_graph(grad, input, normalized_shape, mean, rstd, weight, bias, eps):  # noqa: A002
+    ops = _ops()
+    k = len(normalized_shape)
+    axes = list(range(input.dim() - k, input.dim()))
+    batch = list(range(input.dim() - k))
+    # mean and rstd are recomputed from input so that the second derivative sees their dependence on it
+    mu = ops.mean(input, axes, True)
+    centered = input - mu
+    r = ops.rsqrt(ops.mean(centered * centered, axes, True) + eps)
+    xhat = centered * r
+    gw = grad * weight if weight is not None else grad
+    dx = r * (gw - ops.mean(gw, axes, True) - xhat * ops.mean(gw * xhat, axes, True))
+    dw = None if weight is None else (ops.sum(grad * xhat, batch) if batch else grad * xhat)
+    db = None if bias is None else (ops.sum(grad, batch) if batch else grad)
+    return dx, dw, db
+
+
+def _embedding_rows(grad, indices, sizes, padding_idx, scale_grad_by_freq):
+    idx = np.asarray(indices).reshape(-1)
+    scale = np.ones(idx.shape, grad.dtype)
+    if padding_idx is not None and padding_idx >= 0:
+        scale = np.where(idx == padding_idx, 0, scale).astype(grad.dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=sizes[0])
+        scale = scale / counts[idx].astype(grad.dtype)
+    return idx, scale
+
+
+def embedding_backward(grad, indices, sizes, padding_idx, scale_grad_by_freq):
+    """Gradient of embedding for the weight: each row's gradient added at its index."""
+    idx, scale = _embedding_rows(grad, indices, sizes, padding_idx, scale_grad_by_freq)
+    out = np.zeros(tuple(sizes), grad.dtype)
+    np.add.at(out, idx, grad.reshape(-1, sizes[1]) * scale[:, None])
+    return out
+
+
+def embedding_backward_graph(grad, indices, sizes, padding_idx, scale_grad_by_freq):
+    ops = _ops()
+    idx, scale = _embedding_rows(grad.data, indices.data, sizes, padding_idx, scale_grad_by_freq)
+    rows = _composite_reshape(grad, (-1, sizes[1])) * _T(scale[:, None])
+    return ops.index_add(_T(np.zeros(tuple(sizes), grad.data.dtype)), 0, _T(idx), rows)
+
+
+
+
+def neg_list(values):
+    """``[-v for v in values]`` (roll's and constant_pad_nd's backward undo the shift / padding)."""
+    return tuple(-v for v in values)
+
+
+def reduction_divisor(numel, reduction):
+    """What a loss's reduction divides by: the element count for 'mean', else 1."""
+    return _red_div(reduction, numel)
+
+
+TENSOR_FUNCTIONS = {
+    "nll_loss_backward": (nll_loss_backward, nll_loss_backward_graph),
+    "binary_cross_entropy_backward": (binary_cross_entropy_backward, binary_cross_entropy_backward_graph),
+    "binary_cross_entropy_target_backward": (binary_cross_entropy_target_backward,
+                                             binary_cross_entropy_target_backward_graph),
+    "bce_with_logits_backward": (bce_with_logits_backward, bce_with_logits_backward_graph),
+    "bce_with_logits_target_backward": (bce_with_logits_target_backward, bce_with_logits_target_backward_graph),
+    "layer_norm_backward": (layer_norm_backward, layer_norm_backward_graph),
+    "embedding_backward": (embedding_backward, embedding_backward_graph),
+}
+
+
+META_FUNCTIONS = {
+    "neg_list": neg_list,
+    "reduction_divisor": reduction_divisor,
+}
