@@ -48,7 +48,7 @@ class Param:
 
 class Overload:
     """One row's Python signature and the generated function that implements it."""
-    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names")
+    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "tensor_prefix", "required")
 
     def __init__(self, fn, params, schema):
         self.fn = fn
@@ -56,6 +56,13 @@ class Overload:
         self.positional = [p for p in params if not p.kwonly]
         self.kwonly_names = [p.name for p in params if p.kwonly]
         self.schema = schema
+        # For the fast path of `x.sin()` / `torch.mm(a, b)`: how many leading parameters are plain
+        # Tensors, and how many parameters have no default (those must all be given).
+        n = 0
+        while n < len(self.positional) and self.positional[n].kind == "tensor" and not self.positional[n].optional:
+            n += 1
+        self.tensor_prefix = n
+        self.required = sum(1 for p in params if p.default is _MISSING)
 
     def call(self, values):
         n = len(self.positional)
@@ -159,6 +166,16 @@ _strict = [False]
 
 
 def dispatch(name, overloads, args, kwargs):
+    if len(overloads) == 1 and not kwargs:
+        # one row, only Tensors given for its leading Tensor parameters, the rest left to their defaults:
+        # nothing to convert, so skip the parser (the row function's defaults are the schema's)
+        ov = overloads[0]
+        if ov.required <= len(args) <= ov.tensor_prefix:
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+            else:
+                return ov.fn(*args)
     if len(overloads) > 1 and name not in NUMBERS_AS_TENSORS:
         _strict[0] = True
         try:

@@ -185,8 +185,36 @@ class Elementwise:
         from .dtypes import get_default_dtype
         return get_default_dtype().np
 
+    def _fast(self, arrays, scalars):
+        """The common case in one place: float arrays of one dtype and shape, contiguous, below the
+        parallel threshold. Returns None when the general path is needed."""
+        a0 = arrays[0]
+        dt = a0.dtype
+        if dt.kind != "f" or self.returns_bool:
+            return None
+        shape = a0.shape
+        for a in arrays:
+            if a.dtype is not dt or a.shape != shape or not a.flags.c_contiguous:
+                return None
+        out = np.empty(shape, dt)
+        if out.size >= PARALLEL_THRESHOLD:
+            return None
+        zero = _zero_of(dt)
+        if scalars:
+            ctype = dt.type
+            scalars = [ctype(s) for s in scalars]
+        if len(shape) == 1:
+            self.k1d(out, *arrays, *scalars, zero)
+        else:
+            self.k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *scalars, zero)
+        return out
+
     def __call__(self, arrays, scalars=(), out=None):
         """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""
+        if out is None:
+            res = self._fast(arrays, scalars)
+            if res is not None:
+                return res
         dt = arrays[0].dtype
         for a in arrays:
             if a.dtype != dt:
@@ -201,6 +229,10 @@ class Elementwise:
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
         arrays = [t.data for t in tensors]
+        if out is None:
+            res = self._fast(arrays, scalars)
+            if res is not None:
+                return res
         dt = None
         for a in arrays:
             if a.ndim == 0:
