@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..runtime import formula_fns
-from ..symbolic.derive import GRAD, derive_vjp, probe_equal
+from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
@@ -184,7 +184,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
     for f in entry.formulas:
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
-            expr = derive_vjp(fwd, x, GRAD)
+            expr = light_simplify(derive_vjp(fwd, x, GRAD))
         else:
             try:
                 expr = parse_formula(f.text, scope)
