@@ -19,6 +19,7 @@ PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18)
                       if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
 
 _BOOL = np.dtype(np.bool_)
+_INT64 = np.dtype(np.int64)
 
 
 def broadcast_shape(shapes):
@@ -182,8 +183,13 @@ class Elementwise:
             return dt
         if self.returns_bool or (self.int_closed and dt.kind in "iu"):
             return dt
+        if self.int_closed and dt.kind == "b":
+            return _INT64  # bool arithmetic (torch: True + True is True) computes in int64, stored as bool
         from .dtypes import get_default_dtype
         return get_default_dtype().np
+
+    def _out_dtype(self, dt, compute):
+        return _BOOL if self.returns_bool or dt.kind == "b" else compute
 
     def _fast(self, arrays, scalars):
         """The common case in one place: float arrays of one dtype and shape, contiguous, below the
@@ -222,9 +228,8 @@ class Elementwise:
                 dt = result_dtype(*arrays)
                 break
         compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel,
-                               self.k2d_parallel)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+                               self.k1d_parallel, self.k2d_parallel)
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
@@ -247,6 +252,5 @@ class Elementwise:
             from .tensor import result_dtype
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute,
-                               _BOOL if self.returns_bool else compute, out, self.k1d_parallel,
-                               self.k2d_parallel)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+                               self.k1d_parallel, self.k2d_parallel)
