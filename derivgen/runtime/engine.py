@@ -7,7 +7,6 @@ to its input's shape and cast to its dtype before it travels on. Saved values ar
 runs unless the graph is kept.
 """
 import heapq
-import itertools
 
 import numpy as np
 
@@ -58,8 +57,9 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
-    counter = itertools.count()
-    heap = [(-root._seq, next(counter), root)]
+    # (priority, tie-breaker, node): equal sequence numbers (AccumulateGrads, nodes from other threads)
+    # have no defined order in torch either; a node's id breaks the tie without comparing nodes
+    heap = [(-root._seq, id(root), root)]
     with mode:
         while heap:
             fn = heapq.heappop(heap)[2]
@@ -114,7 +114,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     if needed is not None and nxt not in needed and (captures is None or nxt not in captures):
                         buffers.pop(nxt, None)
                         continue
-                    heapq.heappush(heap, (-nxt._seq, next(counter), nxt))
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
     return captured
 
 
@@ -277,11 +277,17 @@ def _call_function(fn, buf, graph, needed):
 
 def _validate_outputs(fn, outs, graph):
     meta = fn._in_meta
+    n = len(meta)
     for i, g in enumerate(outs):
-        if g is None or i >= len(meta) or meta[i] is None:
+        if g is None or i >= n:
             continue
-        shape, dtype = meta[i]
+        m = meta[i]
+        if m is None:
+            continue
+        shape, dtype = m
         data = g.data if graph else g
+        if data.shape == shape and data.dtype == dtype:
+            continue  # the common case: nothing to reduce or cast
         if data.shape != shape:
             if not is_expandable_to(shape, data.shape):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
