@@ -171,13 +171,20 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             if len(outputs) != 1 or outputs[0].numel() != 1:
                 raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
                                    "Tensor with a single element.")
+    return _final_vjp(outputs, is_outputs_tuple, outputs, inputs, inputs, v, is_inputs_tuple, create_graph,
+                      strict, "back")
+
+
+def _final_vjp(outputs, is_outputs_tuple, roots, wrt, zeros_like, v, is_inputs_tuple, create_graph, strict, stage):
+    """The last vector-Jacobian product of vjp/vhp/hvp (with a graph only if asked for), unused inputs
+    filled with zeros like ``zeros_like``, and torch's packing of the results."""
     enable = True if create_graph else is_grad_enabled()
     with set_grad_enabled(enable):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        vjp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+        grad_res = _autograd_grad(roots, wrt, v, create_graph=create_graph)
+        res = _fill_in_zeros(grad_res, zeros_like, strict, create_graph, stage)
     outputs = _grad_postprocess(outputs, create_graph)
-    vjp_ = _grad_postprocess(vjp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp_, is_inputs_tuple)
+    res = _grad_postprocess(res, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_inputs_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -308,13 +315,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T H)`` for a scalar ``func``."""
     with enable_grad():
         is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "vhp")
-    enable = True if create_graph else is_grad_enabled()
-    with set_grad_enabled(enable):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        vhp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    vhp_ = _grad_postprocess(vhp_, create_graph)
-    return _tuple_postprocess(outputs, False), _tuple_postprocess(vhp_, is_inputs_tuple)
+    return _final_vjp(outputs, False, jac, inputs, inputs, v, is_inputs_tuple, create_graph, strict, "double_back")
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -324,10 +325,5 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = _zeros_requiring_grad(inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    enable = True if create_graph else is_grad_enabled()
-    with set_grad_enabled(enable):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        hvp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    hvp_ = _grad_postprocess(hvp_, create_graph)
-    return _tuple_postprocess(outputs, False), _tuple_postprocess(hvp_, is_inputs_tuple)
+    return _final_vjp(outputs, False, double_back, grad_jac, inputs, v, is_inputs_tuple, create_graph, strict,
+                      "double_back_trick")
