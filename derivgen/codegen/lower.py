@@ -28,12 +28,13 @@ class KernelSpec:
     int_closed: bool = False
     body_1d: list = field(default_factory=list)
     body_2d: list = field(default_factory=list)
+    body_scalar: list = field(default_factory=list)
     params: list = field(default_factory=list)
 
     def render(self):
         params = {a: (a + "_" if a in _RESERVED_KERNEL_NAMES else a) for a in self.arrays + self.scalars}
         self.params = [params[a] for a in self.arrays + self.scalars]
-        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d)):
+        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d), ("", self.body_scalar)):
             names = {a: params[a] + index for a in self.arrays}
             names.update({s: params[s] for s in self.scalars})
             temps, (reduced,) = sp.cse([self.expr], symbols=sp.numbered_symbols("_t"), optimizations="basic")
@@ -41,7 +42,10 @@ class KernelSpec:
             for sym, value in temps:
                 names[sym.name] = sym.name
                 body.append(f"{sym.name} = {printer.doprint(value)}")
-            body.append(f"out{index} = {printer.doprint(reduced)}")
+            if index:
+                body.append(f"out{index} = {printer.doprint(reduced)}")
+            else:
+                body.append(f"return {printer.doprint(reduced)}")  # one element, for whole-graph fusion
 
 
 def is_int_closed(e):

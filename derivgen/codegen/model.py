@@ -55,6 +55,7 @@ class RowModel:
     view: bool = False
     row_hash: str = ""
     inplace_saves_original_self: bool = False
+    fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
 
 
 def _available_ops(entries):
@@ -226,6 +227,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         model.saved_values.append(SavedValue(m, _meta_code(base, kind, entry)))
 
     _lower_bodies(model, entry, parsed, low, scope)
+    model.fusion_vjps = _fusion_vjps(model, entry, parsed, scope)
     model.kernels.extend(k for k in low.kernels)
     missing = {op for op in low.needed_ops if op not in available}
     if missing:
@@ -234,6 +236,51 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
     if entry.inplace and any(s.name == "self" and not s.is_output for s in model.saved_tensors):
         model.inplace_saves_original_self = True
     return model
+
+
+def _fusion_vjps(model, entry, parsed, scope):
+    """One-element forms of the row's formulas, for whole-graph fusion (derivgen/runtime/fusion.py).
+
+    A node can be fused with its neighbours when its forward is an elementwise kernel and every
+    differentiable input's formula is elementwise in ``grad``, the saved tensors and the row's numbers:
+    no reductions, shape functions or metadata. Then its backward is, per element, one call of a
+    scalar function per input. Returns [] for every other row."""
+    schema = entry.schema
+    fwd = model.forward_kernel
+    if (fwd is None or fwd.returns_bool or len(schema.returns) != 1 or model.view
+            or any(a.is_tensor_list or (a.is_tensor and a.is_optional) for a in schema.args)):
+        return []
+    numbers = {a.name for a in schema.args if a.is_number}
+    tensors = {a.name for a in schema.args if a.is_tensor} | {"grad", schema.returns[0].name}
+    by_name = {}
+    for f, expr in parsed:
+        if len(f.names) != 1 or schema.arg(f.names[0]) is None or not schema.arg(f.names[0]).is_tensor:
+            return []
+        if any(isinstance(a, sp.core.function.AppliedUndef) for a in sp.preorder_traversal(expr)):
+            return []
+        names = {s.name for s in expr.free_symbols}
+        if not names <= tensors | numbers or "grad" not in names:
+            return []
+        by_name[f.names[0]] = expr
+    if set(model.diff_args) != set(by_name):
+        return []
+    vjps = []
+    for arg in model.diff_args:
+        expr = by_name[arg]
+        syms = sorted(expr.free_symbols, key=lambda s: (s.name != "grad", s.name))
+        spec = KernelSpec(name=f"{schema.py_name}_vjp_{arg}", arrays=[s.name for s in syms if s.name in tensors],
+                          scalars=[s.name for s in syms if s.name in numbers], expr=expr,
+                          formula=f"{arg}: {_formula_text(entry, arg)}")
+        spec.render()
+        vjps.append((arg, spec))
+    return vjps
+
+
+def _formula_text(entry, arg):
+    for f in entry.formulas:
+        if arg in f.names:
+            return "(derived)" if f.derived else f.text
+    return ""
 
 
 def _mentions_tensor(expr, scope):

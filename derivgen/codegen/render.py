@@ -83,6 +83,9 @@ def render_all(table_path):
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)
             k.formula_comment = " ".join(f"{k.name}: {k.formula}".splitlines())  # one comment line
+        for _, v in row.fusion_vjps:
+            v.params_sig = "".join(p + ", " for p in v.params)
+            v.formula_comment = " ".join(f"{v.name}: {v.formula}".splitlines())
         if row.kernels:
             stamp = [f"row sha256: {row.row_hash}", f"runtime helpers sha256: {helpers_sha}"]
             files[f"kernels/{row.py_name}.py"] = env.get_template("kernel_module.py.j2").render(

@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 
+from .buffers import empty as _empty
+
 # Arrays of at least DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) run through the prange
 # variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
 # (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
@@ -17,6 +19,11 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
                       if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
+
+# Elementwise ops on at least DERIVGEN_FUSION_THRESHOLD float elements (default 65536) are deferred
+# and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off.
+FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 16))
+                    if os.environ.get("DERIVGEN_FUSION", "1") != "0" else 1 << 62)
 
 _BOOL = np.dtype(np.bool_)
 _INT64 = np.dtype(np.int64)
@@ -66,7 +73,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
     zero = _zero_of(compute)
     if simple:
         # the common case: same shape, same dtype, contiguous
-        out = np.empty(shape, out_dtype)
+        out = _empty(shape, out_dtype)
         size = out.size
         if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
             k1d = k1d_parallel
@@ -91,7 +98,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
             shape = broadcast_shape([x.shape for x in arrs])
             break
     if out is None:
-        out = np.empty(shape, out_dtype)
+        out = _empty(shape, out_dtype)
     elif out.shape != shape:
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
     ctype = compute.type
@@ -166,7 +173,7 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars")
+                 "n_scalars", "scalar")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars):
         self.k1d = k1d
@@ -177,7 +184,7 @@ class Elementwise:
         self.returns_bool = returns_bool
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
         self.n_scalars = n_scalars
-
+        self.scalar = None            # the one-element forward (set by forward kernels): fusable
     def _compute(self, dt):
         if dt.kind == "f":
             return dt
@@ -232,7 +239,16 @@ class Elementwise:
                                self.k1d_parallel, self.k2d_parallel)
 
     def forward(self, tensors, scalars=(), out=None):
-        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion."""
+        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.
+
+        Large float inputs (or a deferred one) may get a ``Pending`` back instead of an array: the op
+        is deferred and fused with the elementwise ops around it (fusion.py); the caller's
+        ``Tensor._make`` turns it into a LazyTensor."""
+        t0 = tensors[0]
+        if out is None and (t0._lazy or t0.data.size >= FUSION_THRESHOLD) and self.scalar is not None:
+            pending = defer(self, tensors, scalars)
+            if pending is not None:
+                return pending
         arrays = [t.data for t in tensors]
         if out is None:
             res = self._fast(arrays, scalars)
@@ -254,3 +270,6 @@ class Elementwise:
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
                                self.k1d_parallel, self.k2d_parallel)
+
+
+from .fusion import defer  # noqa: E402  (fusion builds on this module's helpers)

@@ -10,7 +10,10 @@ import heapq
 
 import numpy as np
 
-from . import anomaly
+from . import anomaly, fusion
+from .buffers import sole_owner
+from .elementwise import FUSION_THRESHOLD
+from .fusion import run_region
 from .grad_mode import enable_grad, set_grad_enabled
 from .node import AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
 from .shape_utils import is_expandable_to, sum_to
@@ -57,6 +60,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
+    fuse = not graph and fusion.ENABLED and not anomaly._state.enabled
     # (priority, tie-breaker, node): equal sequence numbers (AccumulateGrads, nodes from other threads)
     # have no defined order in torch either; a node's id breaks the tie without comparing nodes
     heap = [(-root._seq, id(root), root)]
@@ -83,10 +87,20 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 if g is not None:
                     accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=bool(buf_owned and buf_owned[0]))
                 continue
-            outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
-            if not keep_graph:
-                fn._release_variables()
-            nexts = fn._next
+            fused = None
+            if fuse and fn._fusion is not None:
+                g = buf[0]
+                if g is not None and g.size >= FUSION_THRESHOLD:
+                    # fn and the elementwise nodes behind it in one kernel (fusion.py)
+                    fused = run_region(fn, g, deps, buffers, needed if captures is None else needed_or_captured,
+                                       captures, keep_graph)
+            if fused is None:
+                outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
+                if not keep_graph:
+                    fn._release_variables()
+                nexts = fn._next
+            else:
+                nexts, outs = fused
             for i in range(len(nexts)):
                 nxt, nr = nexts[i]
                 if nxt is None:
@@ -103,7 +117,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     own = owned[nxt]
                     if old is None:
                         b[nr] = g
-                        own[nr] = (not graph and type(g) is np.ndarray and g.base is None and not fn._post_hooks
+                        own[nr] = (not graph and type(g) is np.ndarray and sole_owner(g) and not fn._post_hooks
                                    and _not_in(g, buf) and _not_in(g, outs, i))
                     elif own[nr] and old.shape == g.shape and old.dtype == g.dtype:
                         np.add(old, g, out=old)

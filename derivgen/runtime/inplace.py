@@ -1,8 +1,13 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
 from .grad_mode import is_grad_enabled
+from .pending import LIVE
 
 
 def check_inplace(t):
+    if LIVE:
+        # deferred values read their inputs when computed: compute them before this write
+        from .fusion import flush
+        flush()
     if not is_grad_enabled():
         return
     if t.grad_fn is None and t._requires_grad:

@@ -86,6 +86,10 @@ def _ol_l(value, like):
 # derivgen/runtime/elementwise.py, DERIVGEN_PARALLEL) and only for arrays past a size threshold.
 kernel_parallel = functools.partial(numba.njit, cache=CACHE, error_model="numpy", parallel=True)
 
+# One element of a forward or of a VJP, for the kernels derivgen.runtime.fusion writes across nodes.
+# Inlined into its caller (so the fused loop vectorizes) and cached as part of it, never on its own.
+scalar = functools.partial(numba.njit, inline="always", error_model="numpy")
+
 
 # ---------------------------------------------------------------------------------------------
 # Vectorizable float32 exp / log / tanh.

@@ -8,6 +8,7 @@ import threading
 import weakref
 
 from . import anomaly, saved_hooks
+from .pending import Pending
 
 UINT64_MAX = 18446744073709551615
 
@@ -116,7 +117,7 @@ class SavedVariable:
         self.packed = None
         if is_output:
             self.tensor = None
-            self.data = t.data
+            self.data = t._pending if t._lazy else t.data  # a deferred output stays deferred
         else:
             self.tensor = t
             self.data = None
@@ -160,7 +161,10 @@ class SavedVariable:
             return self.unpack(node).data
         if self.tensor is not None:
             return self.tensor.data
-        return self.data
+        d = self.data
+        if d.__class__ is Pending:
+            d = d.materialize()
+        return d
 
     def unpack(self, node):
         """The saved value as a Tensor (what ``_saved_<name>`` returns and the graph path uses)."""
@@ -208,6 +212,9 @@ class Node:
 
     # Names of SavedVariable slots, set by each generated class.
     _saved_tensor_slots = ()
+    # Elementwise nodes: per input, (one-element VJP, its array and number arguments); the engine may
+    # then run a chain of such nodes as one kernel (derivgen/runtime/fusion.py).
+    _fusion = None
 
     def _init_node(self, next_edges, in_meta, n_inputs=1, seq=None):
         self._next = next_edges

@@ -10,11 +10,14 @@ import numpy as np
 from . import dtypes as _dt
 from .grad_mode import is_grad_enabled
 from .node import add_hook, gradient_edge
+from .pending import LIVE as _LIVE_PENDING
+from .pending import Pending
 
 
 class Tensor:
     __slots__ = ("data", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
                  "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
+    _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __init__(self, data=None, dtype=None):
         if data is None:
@@ -38,7 +41,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
-        t = object.__new__(cls)
+        t = object.__new__(cls if data.__class__ is not Pending else LazyTensor)
         t._init(data, grad_fn, output_nr, vc)
         return t
 
@@ -204,6 +207,10 @@ class Tensor:
 
     # ---- conversions ---------------------------------------------------------------------------
     def numpy(self):
+        if _LIVE_PENDING:
+            # the caller may write through the array: deferred values must read their inputs first
+            from .fusion import flush
+            flush()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self.data
@@ -297,6 +304,68 @@ class Tensor:
     def __getitem__(self, index):
         from .indexing import getitem
         return getitem(self, index)
+
+
+_RAW_DATA = Tensor.__dict__["data"]  # the slot itself, without LazyTensor's computing property
+
+
+class LazyTensor(Tensor):
+    """A Tensor whose value is deferred (a ``Pending`` elementwise expression, see fusion.py).
+
+    Everything that reads ``.data`` gets the computed array; the tensor then turns into a plain Tensor.
+    Shape and dtype are known without computing. Autograd metadata is a Tensor's like any other.
+    """
+    __slots__ = ()
+    _lazy = True
+
+    @property
+    def data(self):
+        p = _RAW_DATA.__get__(self)
+        if p.__class__ is Pending:
+            p = p.materialize()
+            _RAW_DATA.__set__(self, p)
+            self.__class__ = Tensor
+        return p
+
+    @data.setter
+    def data(self, value):
+        _RAW_DATA.__set__(self, value)
+        if value.__class__ is not Pending:
+            self.__class__ = Tensor
+
+    @property
+    def _pending(self):
+        """The raw value: the Pending (or its array once computed), never triggering the computation."""
+        return _RAW_DATA.__get__(self)
+
+    @property
+    def shape(self):
+        return Size(self._pending.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._pending.shape)
+        from .shape_utils import wrap_dim
+        shape = self._pending.shape
+        return shape[wrap_dim(dim, len(shape))]
+
+    @property
+    def dtype(self):
+        return _dt.from_numpy_dtype(self._pending.dtype)
+
+    def dim(self):
+        return len(self._pending.shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._pending.shape)
+
+    def numel(self):
+        return int(self._pending.size)
+
+    nelement = numel
 
 
 class Size(tuple):

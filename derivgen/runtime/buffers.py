@@ -1,0 +1,84 @@
+"""Reuse of large output buffers between steps.
+
+glibc serves blocks past its mmap threshold with fresh ``mmap`` pages and unmaps them on free, so a
+loop over big arrays faults every output's memory in again on every step: on the 2-core benchmark
+machine a fresh 16 MiB array costs ~3 ms of page faults before a 0.7 ms kernel can fill it (numpy's
+own cache only keeps small blocks). derivgen's kernels therefore take their outputs of at least
+``POOL_MIN`` bytes from here.
+
+A buffer is a raw byte array that every array made from it references (numpy's ``base`` chain
+always ends at the owner of the memory, even through views of views). So a buffer whose only
+reference is this module's list is free, whatever views were made and dropped: that is checked by
+reference count when the next large buffer is asked for. Free buffers are kept up to
+``DERIVGEN_POOL_MB`` (default 256) MiB in all; past that they go back to the system. ``empty_cache()``
+returns them all. DERIVGEN_POOL_MB=0 turns the pool off.
+"""
+import os
+import sys
+
+import numpy as np
+
+POOL_MIN = 1 << 20
+LIMIT = int(float(os.environ.get("DERIVGEN_POOL_MB", 256)) * (1 << 20))
+
+_lent = {}          # id -> buffer handed out (it may have been dropped since)
+_free = {}          # nbytes -> [buffer, ...]
+_free_bytes = 0
+
+
+def empty(shape, dtype):
+    """``np.empty(shape, dtype)``, from a reused buffer when it is large."""
+    dtype = np.dtype(dtype)
+    n = dtype.itemsize
+    for s in shape:
+        n *= s
+    if n < POOL_MIN or LIMIT <= 0:
+        return np.empty(shape, dtype)
+    _reclaim()
+    global _free_bytes
+    same = _free.get(n)
+    if same:
+        raw = same.pop()
+        _free_bytes -= n
+    else:
+        raw = np.empty(n, np.uint8)
+    _lent[id(raw)] = raw
+    return raw.view(dtype).reshape(shape)
+
+
+def _reclaim():
+    global _free_bytes
+    if not _lent:
+        return
+    for key, raw in list(_lent.items()):
+        # references: _lent, the list above, the loop variable, getrefcount's argument; any array on
+        # the buffer (views included: numpy's base chain ends at the buffer) adds one
+        if sys.getrefcount(raw) > 4:
+            continue
+        del _lent[key]
+        if _free_bytes + raw.nbytes <= LIMIT:
+            _free.setdefault(raw.nbytes, []).append(raw)
+            _free_bytes += raw.nbytes
+
+
+def sole_owner(a):
+    """True when no other array shares ``a``'s memory: it owns it, or it is the only array on a
+    pooled buffer (so the engine may add into it in place)."""
+    b = a.base
+    if b is None:
+        return True
+    # references to a pooled b: _lent's entry, a's base pointer, the name b, getrefcount's argument
+    return _lent.get(id(b)) is b and b.nbytes == a.nbytes and sys.getrefcount(b) == 4
+
+
+def empty_cache():
+    """Give every free buffer back to the system (arrays in use are not affected)."""
+    global _free_bytes
+    _reclaim()
+    _free.clear()
+    _free_bytes = 0
+
+
+def stats():
+    """(bytes lent out and possibly still in use, bytes free in the pool)."""
+    return sum(r.nbytes for r in _lent.values()), _free_bytes
