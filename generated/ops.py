@@ -31,8 +31,13 @@ from . import kernels as _k
 from .nodes import *  # noqa: F401,F403
 
 
+def _value(t):
+    """The array, or the Pending of a deferred value (it has shape, dtype, size, ndim) without computing it."""
+    return t._pending if t._lazy else t.data
+
+
 def _meta(t):
-    d = t._pending if t._lazy else t.data  # an input's shape and dtype, without computing a deferred value
+    d = t._pending if t._lazy else t.data
     return (d.shape, d.dtype)
 
 
@@ -273,7 +278,7 @@ def expand_default(self, size, *, implicit=False):
     result = _fw.expand(self.data, size, implicit=implicit)
     if _needs_grad(self):
         grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
@@ -349,11 +354,11 @@ def maximum_default(self, other):
 
 def mean_default(self, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.mean(self.data, dtype=dtype)
+    result = _fw.mean(_value(self), dtype=dtype)
     if _needs_grad(self):
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_numel = self.data.size
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_numel = _value(self).size
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -361,12 +366,12 @@ def mean_default(self, *, dtype=None):
 
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.mean_dim(self.data, dim, keepdim, dtype=dtype)
+    result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
     if _needs_grad(self):
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -620,7 +625,7 @@ def select_int(self, dim, index):
         grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, select_int, (dim, index, ), {})
@@ -712,7 +717,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         grad_fn._v_start = start
         grad_fn._v_end = end
         grad_fn._v_step = step
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
@@ -744,8 +749,8 @@ def split_Tensor(self, split_size, dim=0):
         grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
-        grad_fn._v_self_scalar_type = self.data.dtype
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_scalar_type = _value(self).dtype
+        grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
         return outputs
     return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
@@ -758,8 +763,8 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
-        grad_fn._v_self_scalar_type = self.data.dtype
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_scalar_type = _value(self).dtype
+        grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
         return outputs
     return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
@@ -795,7 +800,7 @@ def squeeze_default(self):
     result = _fw.squeeze(self.data)
     if _needs_grad(self):
         grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, squeeze_default, (), {})
@@ -812,7 +817,7 @@ def squeeze_dim(self, dim):
     if _needs_grad(self):
         grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, squeeze_dim, (dim, ), {})
@@ -871,10 +876,10 @@ def sub_Scalar(self, other, alpha=1):
 
 def sum_default(self, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.sum(self.data, dtype=dtype)
+    result = _fw.sum(_value(self), dtype=dtype)
     if _needs_grad(self):
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -882,12 +887,12 @@ def sum_default(self, *, dtype=None):
 
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.sum_dim_IntList(self.data, dim, keepdim, dtype=dtype)
+    result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
     if _needs_grad(self):
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -956,8 +961,8 @@ def unbind_int(self, dim=0):
     if _needs_grad(self):
         grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_dim = dim
-        grad_fn._v_self_scalar_type = self.data.dtype
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_scalar_type = _value(self).dtype
+        grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
         return outputs
     return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
@@ -984,7 +989,7 @@ def view_default(self, size):
     result = _fw.view(self.data, size)
     if _needs_grad(self):
         grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, view_default, (size, ), {})
@@ -1000,7 +1005,7 @@ def _unsafe_view_default(self, size):
     result = _fw._unsafe_view(self.data, size)
     if _needs_grad(self):
         grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1797,7 +1802,7 @@ def max_dim(self, dim, keepdim=False):
         grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _max_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
@@ -1827,7 +1832,7 @@ def min_dim(self, dim, keepdim=False):
         grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _min_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
@@ -1895,7 +1900,7 @@ def logsumexp_default(self, dim, keepdim=False):
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1943,7 +1948,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _var_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         return outputs
@@ -1962,7 +1967,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _std_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         grad_fn._sv_result0 = _Saved(outputs[0], is_output=True)
@@ -2046,7 +2051,7 @@ def squeeze_dims(self, dim):
     result = _fw.squeeze_dims(self.data, dim)
     if _needs_grad(self):
         grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, squeeze_dims, (dim, ), {})
@@ -2062,7 +2067,7 @@ def squeeze__default(self):
     result = _fw.squeeze_(self.data)
     if _needs_grad(self):
         grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2074,7 +2079,7 @@ def squeeze__dim(self, dim):
     if _needs_grad(self):
         grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2085,7 +2090,7 @@ def squeeze__dims(self, dim):
     result = _fw.squeeze__dims(self.data, dim)
     if _needs_grad(self):
         grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2097,7 +2102,7 @@ def repeat_default(self, repeats):
     if _needs_grad(self):
         grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_repeats = repeats
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2109,7 +2114,7 @@ def index_Tensor(self, indices):
     if _needs_grad(self):
         grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_indices = indices
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2136,7 +2141,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2187,7 +2192,7 @@ def index_select_default(self, dim, index):
         grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2202,7 +2207,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_alpha = alpha
-        grad_fn._v_source_sym_sizes = source.data.shape
+        grad_fn._v_source_sym_sizes = _value(source).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2313,7 +2318,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
@@ -2357,7 +2362,7 @@ def sort_default(self, dim=-1, descending=False):
     if _needs_grad(self):
         grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _sort_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
@@ -2374,7 +2379,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
     if _needs_grad(self):
         grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _topk_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
@@ -2430,7 +2435,7 @@ def mse_loss_default(self, target, reduction='Mean'):
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
-        grad_fn._v_self_sym_numel = self.data.size
+        grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2447,7 +2452,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
-        grad_fn._v_self_sym_numel = self.data.size
+        grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2464,7 +2469,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
-        grad_fn._v_self_sym_numel = self.data.size
+        grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2558,7 +2563,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
-        grad_fn._v_weight_sym_sizes = weight.data.shape
+        grad_fn._v_weight_sym_sizes = _value(weight).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2619,7 +2624,7 @@ def _reshape_alias_default(self, size, stride):
     result = _fw._reshape_alias(self.data, size, stride)
     if _needs_grad(self):
         grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
@@ -2648,7 +2653,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
-        grad_fn._v_self_sym_sizes = self.data.shape
+        grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})

@@ -270,3 +270,65 @@ def test_buffer_pool_reuses_only_dropped_buffers():
     del extra, b, c
     buffers.empty_cache()
     assert buffers.stats()[1] == 0
+
+
+@pytest.mark.parametrize("reduce", ["mean0", "sum1", "sum0_keepdim", "mean_all", "sum_all", "sum_neg"])
+def test_reductions_of_deferred_values(fused, reduce):
+    """sum/mean of a deferred value reduce in the fused loop (over leading or trailing dims) or after
+    computing it (everything): values and gradients equal eager mode's."""
+    rng = np.random.default_rng(5)
+    xs, bs = rng.normal(size=(24, 10)), rng.normal(size=(10,))
+
+    def run():
+        x = derivgen.tensor(xs, requires_grad=True)
+        b = derivgen.tensor(bs, requires_grad=True)
+        y = (x + b).tanh() * x
+        r = {"mean0": lambda: y.mean(0), "sum1": lambda: y.sum(1), "sum0_keepdim": lambda: y.sum(0, keepdim=True),
+             "mean_all": lambda: y.mean(), "sum_all": lambda: y.sum(), "sum_neg": lambda: y.sum(-1)}[reduce]()
+        (r * derivgen.tensor(np.linspace(1, 2, r.numel()).reshape(tuple(r.shape)))).sum().backward()
+        return r, x.grad, b.grad
+    r, gx, gb = run()
+    r_ref, gx_ref, gb_ref = eager(run)
+    assert tuple(r.shape) == tuple(r_ref.shape)
+    np.testing.assert_allclose(r.detach().numpy(), r_ref.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(gx.numpy(), gx_ref.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(gb.numpy(), gb_ref.numpy(), rtol=1e-12)
+
+
+def test_row_and_column_bias_gradients_sum_in_the_loop(fused):
+    """Gradients of a (R, 1) and a (C,) input broadcast over (R, C) are summed inside the fused loop."""
+    rng = np.random.default_rng(6)
+    x = derivgen.tensor(rng.normal(size=(20, 12)), requires_grad=True)
+    r = derivgen.tensor(rng.normal(size=(20, 1)), requires_grad=True)
+    c = derivgen.tensor(rng.normal(size=(12,)), requires_grad=True)
+    ((x * r + c).sigmoid() * 2.0).sum(0).sum().backward()
+    s = 1 / (1 + np.exp(-(x.detach().numpy() * r.detach().numpy() + c.detach().numpy())))
+    d = 2 * s * (1 - s)
+    np.testing.assert_allclose(x.grad.numpy(), d * r.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(r.grad.numpy(), (d * x.detach().numpy()).sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(c.grad.numpy(), d.sum(0), rtol=1e-12)
+    assert any(len(region) >= 3 for region in fused)
+
+
+def test_large_float32_chain_uses_parallel_kernels():
+    """Past the parallel threshold the fused loops split over threads: same result as eager mode."""
+    n = 300_000
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3)]
+
+    def run():
+        x, w, b = (derivgen.tensor(a, requires_grad=True) for a in arrays)
+        y = w2_chain(x, w, b)
+        lazy = y._lazy
+        y.sum().backward()
+        return lazy, [t.grad.numpy() for t in (x, w, b)]
+    old = fusion.get_threshold()
+    fusion.set_threshold(1 << 16)
+    try:
+        lazy, grads = run()
+    finally:
+        fusion.set_threshold(old)
+    _, ref = eager(run)
+    assert lazy
+    for g, r in zip(grads, ref):
+        np.testing.assert_allclose(g, r, rtol=2e-6, atol=2e-6)

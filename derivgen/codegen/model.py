@@ -304,7 +304,7 @@ def _split_meta(name, entry):
 
 def _meta_code(base, kind, entry):
     arg = entry.schema.arg(base)
-    src = f"{base}.data" if arg is not None else None
+    src = f"_value({base})" if arg is not None else None  # shape and dtype known without computing
     if arg is None:
         # metadata of an output: computed from the result array
         src = "_result_data"

@@ -18,6 +18,11 @@ def _sig(args):
     return ", ".join(parts)
 
 
+def _forwards():
+    from ..runtime import forwards
+    return forwards
+
+
 def _forward_call(row, out=None):
     e = row.entry
     if row.forward_kernel is not None:
@@ -28,8 +33,12 @@ def _forward_call(row, out=None):
         extra = f", out={out}" if out else ""
         return f"_k.{row.forward_kernel.name}.forward(({t}), ({s}){extra})"
     args = []
+    # a forward that can reduce a deferred elementwise value itself (fusion) is given it undeferred
+    pending_ok = getattr(getattr(_forwards(), e.schema.py_name, None), "accepts_pending", False)
     for a in e.schema.args:
-        if a.is_tensor:
+        if a.is_tensor and pending_ok and not a.is_optional:
+            v = f"_value({a.name})"
+        elif a.is_tensor:
             v = f"{a.name}.data" if not a.is_optional else f"(None if {a.name} is None else {a.name}.data)"
         elif a.is_tensor_list and "?" in a.type:
             v = f"[None if t is None else t.data for t in {a.name}]"

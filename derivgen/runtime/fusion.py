@@ -126,6 +126,32 @@ def compute(p):
     LIVE.discard(p)
 
 
+def reduce(p, dim, keepdim, dtype, mean):
+    """``sum``/``mean`` of a Pending over ``dim`` (None: all) in the loop that computes it, without
+    writing the elementwise value; None when that does not apply (another dtype is asked for)."""
+    from .shape_utils import dims_list
+    if dtype is not None or p.value is not None:
+        return None
+    dims = dims_list(dim, len(p.shape))
+    kept = tuple(1 if d in dims else n for d, n in enumerate(p.shape))
+    if all(n == 1 for n in kept):
+        return None  # a sum of everything: computing the value, then numpy's pairwise sum, is faster
+    prog = _Program(p.dtype)
+    prog.outputs.append(prog.value(p))
+    res = prog.run(p.shape, [kept])
+    if res is None:
+        return None
+    (out,) = res
+    if mean:
+        count = 1
+        for d in dims:
+            count *= p.shape[d]
+        out /= p.dtype.type(count)
+    if not keepdim:
+        out = out.reshape(tuple(n for d, n in enumerate(p.shape) if d not in dims))
+    return out
+
+
 def flush():
     """Compute every pending value (before an in-place write may change one of their inputs)."""
     for p in list(LIVE):
@@ -205,7 +231,10 @@ def _run_region(region, member, grad, needed, keep_graph):
                     entry[0] = prog.add(entry[0], contribution)
                     entry[1] += 1
     prog.outputs = [entry[0] for entry in leaving.values()]
-    outs = prog.run(shape)
+    # a gradient for a broadcast input (a bias) is summed in the loop, not reduced afterwards
+    out_shapes = [meta[0] if meta is not None and meta[0] != shape and is_expandable_to(meta[0], shape)
+                  and any(n != 1 for n in meta[0]) else shape for _, _, meta in leaving.values()]
+    outs = prog.run(shape, out_shapes)
     if outs is None:
         raise _Bail
     edges, grads = [], []
@@ -268,7 +297,7 @@ class _Program:
         return ("s", len(self.numbers) - 1)
 
     def array(self, a):
-        if a.ndim == 0 or not any(a.strides):
+        if a.size == 1 or not any(a.strides):
             return self.number(a.reshape(-1)[0])  # one value everywhere: a number, not a strided read
         if a.dtype != self.dtype and a.dtype.kind != "b":
             a = a.astype(self.dtype)
@@ -307,29 +336,40 @@ class _Program:
             return self.array(x)
         return self.number(x)
 
-    def run(self, shape):
-        """Allocate the outputs and run the kernel; None if the arrays do not fit a 1-D or 2-D loop."""
+    def run(self, shape, out_shapes=None):
+        """Allocate the outputs and run the kernel; None if the arrays do not fit a 1-D or 2-D loop.
+
+        ``out_shapes`` (default: all ``shape``) may name smaller shapes that broadcast to ``shape``:
+        such an output is the sum of its values over the broadcast dims, accumulated in the loop."""
         size = 1
         for s in shape:
             size *= s
-        outs = [empty(shape, self.dtype) for _ in self.outputs]
-        flat = _flat(self.arrays, shape)
+        out_shapes = out_shapes or [shape] * len(self.outputs)
+        reducing = any(o != shape for o in out_shapes)
+        outs = [empty(o, self.dtype) if o == shape else np.zeros(o, self.dtype) for o in out_shapes]
+        flat = _flat(self.arrays, shape) if not reducing else None
         if flat is not None:
-            layout, args, out_views = ("1d",), flat, [o.reshape(-1) for o in outs]
-        else:
-            try:
-                views = outs + [np.broadcast_to(a, shape) for a in self.arrays]
-            except ValueError:
-                return None
-            collapsed = _collapse_2d(views)
-            if collapsed is None:
-                return None
-            out_views = collapsed[:len(outs)]
-            kinds, args = _index_kinds(collapsed[len(outs):])
-            layout = ("2d",) + kinds
-        mod = _module(self, layout)
-        k = mod.fused_parallel if size >= PARALLEL_THRESHOLD and out_views[0].shape[0] > 1 else mod.fused
-        k(*out_views, *args, *self.numbers, _zero_of(self.dtype))
+            mod = _module(self, ("1d",))
+            k = mod.fused_parallel if size >= PARALLEL_THRESHOLD else mod.fused
+            k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
+            return outs
+        try:
+            views = [np.lib.stride_tricks.as_strided(o, shape, np.broadcast_to(o, shape).strides) for o in outs]
+            views += [np.broadcast_to(a, shape) for a in self.arrays]
+        except ValueError:
+            return None
+        collapsed = _collapse_2d(views)
+        if collapsed is None:
+            return None
+        rows, cols = collapsed[0].shape
+        out_kinds, out_args = _index_kinds(collapsed[:len(outs)])
+        kinds, args = _index_kinds(collapsed[len(outs):])
+        if "" in out_kinds:
+            return None  # a sum to one number: the caller reduces a full output (numpy's pairwise sum)
+        mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
+        parallel = size >= PARALLEL_THRESHOLD and rows > 1
+        k = mod.fused_parallel if parallel else mod.fused
+        k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols, min(rows, 8) if parallel else 1)
         return outs
 
     def key(self):
@@ -338,13 +378,17 @@ class _Program:
 
 
 def _index_kinds(views):
-    """How a 2-D loop reads each input: a contiguous 2-D array at [i, j], a repeated row (a bias
-    broadcast over rows) as 1-D at [j], a repeated column at [i]; anything else strided at [i, j].
-    Contiguous operands let Numba vectorize the inner loop."""
+    """How a 2-D loop reads (or sums into) each operand: a contiguous 2-D array at [i, j]; a repeated
+    row (a bias broadcast over rows) as 1-D at [j]; a repeated column at [i]; one value everywhere
+    ("": only outputs, summed to one number); anything else strided at [i, j]. Contiguous operands
+    let Numba vectorize the inner loop."""
     kinds, args = [], []
     for v in views:
         st0, st1 = v.strides
-        if st0 == 0:
+        if st0 == 0 and st1 == 0:
+            kinds.append("")
+            args.append(v)
+        elif st0 == 0:
             kinds.append("j")
             args.append(v[0])
         elif st1 == 0:
@@ -353,7 +397,7 @@ def _index_kinds(views):
         else:
             kinds.append("ij")
             args.append(v)
-    return tuple(kinds), args
+    return kinds, args
 
 
 def _flat(arrays, shape):
@@ -424,7 +468,10 @@ def _ref(r, index):
 def _source(prog, layout):
     """The kernel module of a program for one layout: a serial loop and a parallel one.
 
-    ``layout`` is ("1d",): every array contiguous and read at [i]; or ("2d", kind per array)."""
+    ``layout`` is ("1d",): every operand contiguous and read at [i]; or ("2d", output kinds..., "|",
+    input kinds...) with the kinds of ``_index_kinds``. Outputs of kind "j" and "i" are sums over
+    rows (a bias gradient) and over columns. Measured on 2 cores for a (2048, 2048) column sum:
+    0.31 ms with private per-thread partial rows, 1.8 ms accumulating into the output directly."""
     head = ["# Written by derivgen.runtime.fusion: a chain of elementwise nodes fused into one loop.",
             "# Printed from a program of generated one-element functions; see fusion.py. Safe to delete."]
     imports, modules = [], []
@@ -434,25 +481,53 @@ def _source(prog, layout):
             modules.append(module)
             head += [f"# {module}: {s.lstrip('# ')}" for s in _stamp(module)]
         imports.append(f"from {module} import {name}")
-    params = ", ".join([f"o{k}" for k in range(len(prog.outputs))] + [f"a{k}" for k in range(len(prog.arrays))]
-                       + [f"s{k}" for k in range(len(prog.numbers))] + ["_zero"])
-    parts = ["\n".join(head), "from numba import prange\n\nfrom derivgen.runtime.kernels_rt import kernel, "
-             "kernel_parallel\n" + "\n".join(imports)]
+    params = [f"o{k}" for k in range(len(prog.outputs))] + [f"a{k}" for k in range(len(prog.arrays))] \
+        + [f"s{k}" for k in range(len(prog.numbers))] + ["_zero"]
     two = layout[0] == "2d"
-    index = [f"[{', '.join(kind)}]" for kind in layout[1:]] if two else ["[i]"] * len(prog.arrays)
-    out_index = "[i, j]" if two else "[i]"
-    pad = " " * (12 if two else 8)
-    for suffix, deco, rng in (("", "kernel", "range"), ("_parallel", "kernel_parallel", "prange")):
-        lines = [f"@{deco}", f"def fused{suffix}({params}):", f"    for i in {rng}(o0.shape[0]):"]
-        if two:
-            lines.append("        for j in range(o0.shape[1]):")
+    if two:
+        split = layout.index("|")
+        out_kinds, in_kinds = layout[1:split], layout[split + 1:]
+        params += ["_rows", "_cols", "_n_parts"]
+    else:
+        out_kinds, in_kinds = ("ij",) * len(prog.outputs), ("i",) * len(prog.arrays)
+    index = [f"[{', '.join(kind)}]" for kind in in_kinds]
+    parts = ["\n".join(head), "import numpy as np\nfrom numba import prange\n\n"
+             "from derivgen.runtime.kernels_rt import kernel, kernel_parallel\n" + "\n".join(imports)]
+    for suffix, parallel in (("", False), ("_parallel", True)):
+        rng = "prange" if parallel else "range"
+        lines = [f"@kernel{'_parallel' if parallel else ''}", f"def fused{suffix}({', '.join(params)}):"]
+        if not two:
+            lines.append(f"    for i in {rng}(o0.shape[0]):")
+            pad = " " * 8
+        else:
+            # rows split in _n_parts blocks, one per thread; a sum over rows ("j") goes to a private
+            # row of partial sums per block (streaming, vectorized, no race), added up at the end
+            lines += [f"    part{k} = np.zeros((_n_parts, _cols), o{k}.dtype)"
+                      for k, kind in enumerate(out_kinds) if kind == "j"]
+            lines.append(f"    for p in {rng}(_n_parts):")
+            lines.append("        for i in range(p * _rows // _n_parts, (p + 1) * _rows // _n_parts):")
+            lines += [f"            acc{k} = _zero" for k, kind in enumerate(out_kinds) if kind == "i"]
+            lines.append("            for j in range(_cols):")
+            pad = " " * 16
         for n, (fn, args) in enumerate(prog.lines):
             refs = [_ref(a, index) for a in args]
             if fn == "+":
                 lines.append(f"{pad}v{n} = {refs[0]} + {refs[1]}")
             else:
                 lines.append(f"{pad}v{n} = {prog.fns[fn].py_func.__name__}({', '.join(refs + ['_zero'])})")
-        for k, r in enumerate(prog.outputs):
-            lines.append(f"{pad}o{k}{out_index} = {_ref(r, index)}")
+        for k, (kind, r) in enumerate(zip(out_kinds, prog.outputs)):
+            value = _ref(r, index)
+            if kind == "ij":
+                lines.append(f"{pad}o{k}[{'i, j' if two else 'i'}] = {value}")
+            elif kind == "j":
+                lines.append(f"{pad}part{k}[p, j] += {value}")
+            else:
+                lines.append(f"{pad}acc{k} += {value}")
+        if two:
+            lines += [f"            o{k}[i] += acc{k}" for k, kind in enumerate(out_kinds) if kind == "i"]
+            for k, kind in enumerate(out_kinds):
+                if kind == "j":
+                    lines += ["    for p in range(_n_parts):", "        for j in range(_cols):",
+                              f"            o{k}[j] += part{k}[p, j]"]
         parts.append("\n".join(lines))
     return "\n\n\n".join(parts) + "\n"

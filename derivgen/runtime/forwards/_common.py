@@ -17,3 +17,10 @@ def _reduce_dtype(self, dtype):
     if self.dtype.kind in "biu":
         return np.dtype(np.int64)
     return self.dtype
+
+
+def accepts_pending(fn):
+    """Mark a forward that takes a deferred elementwise input (a ``Pending``, see fusion.py) as it is,
+    to reduce it in the loop that computes it; the generator then passes it undeferred."""
+    fn.accepts_pending = True
+    return fn

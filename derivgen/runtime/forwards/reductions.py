@@ -3,16 +3,35 @@ import numpy as np
 
 from ..dtypes import to_numpy_dtype
 from ..shape_utils import dims_list, wrap_dim
-from ._common import _reduce_dtype, _tn
+from ..pending import Pending
+from ._common import _reduce_dtype, _tn, accepts_pending
 
 
 # ---- reductions ------------------------------------------------------------------------------
 
+def _fused(self, dim, keepdim, dtype, mean):
+    """A deferred elementwise input (fusion.py) is reduced in the loop that computes it; returns the
+    result, or the computed input array when that does not apply."""
+    from ..fusion import reduce
+    out = reduce(self, dim, keepdim, dtype, mean)
+    return (out, None) if out is not None else (None, self.materialize())
+
+
+@accepts_pending
 def sum(self, *, dtype=None):  # noqa: A001 - schema name
+    if self.__class__ is Pending:
+        out, self = _fused(self, None, False, dtype, False)
+        if out is not None:
+            return out
     return np.asarray(np.add.reduce(self, axis=None, dtype=_reduce_dtype(self, dtype)))
 
 
+@accepts_pending
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
+    if self.__class__ is Pending:
+        out, self = _fused(self, dim, keepdim, dtype, False)
+        if out is not None:
+            return out
     axes = dims_list(dim, self.ndim)
     return np.asarray(np.add.reduce(self, axis=axes, keepdims=keepdim, dtype=_reduce_dtype(self, dtype)))
 
@@ -25,13 +44,23 @@ def _mean_check(self, dtype):
     return out
 
 
+@accepts_pending
 def mean(self, *, dtype=None):
     out = _mean_check(self, dtype)
+    if self.__class__ is Pending:
+        res, self = _fused(self, None, False, dtype, True)
+        if res is not None:
+            return res
     return np.asarray(np.mean(self, dtype=out), dtype=out)
 
 
+@accepts_pending
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     out = _mean_check(self, dtype)
+    if self.__class__ is Pending:
+        res, self = _fused(self, dim, keepdim, dtype, True)
+        if res is not None:
+            return res
     return np.asarray(np.mean(self, axis=dims_list(dim, self.ndim), keepdims=keepdim, dtype=out), dtype=out)
 
 
