@@ -332,3 +332,17 @@ def test_large_float32_chain_uses_parallel_kernels():
     assert lazy
     for g, r in zip(grads, ref):
         np.testing.assert_allclose(g, r, rtol=2e-6, atol=2e-6)
+
+
+def test_long_chains_split_into_bounded_regions(fused):
+    """A chain longer than MAX_REGION nodes runs as several fused regions, none larger than the cap."""
+    x = derivgen.tensor(np.linspace(-1, 1, 32), requires_grad=True)
+    h = x
+    for k in range(fusion.MAX_REGION + 20):
+        h = h * 0.99 if k % 2 else h + 0.01
+        if k % 20 == 19:
+            h = derivgen.tensor(h.detach().numpy()) * 0 + h  # break the forward chain (a plain value)
+    h.sum().backward()
+    assert len(fused) >= 2 and max(len(r) for r in fused) <= fusion.MAX_REGION
+    n_mul = (fusion.MAX_REGION + 20) // 2
+    np.testing.assert_allclose(x.grad.numpy(), np.full(32, 0.99 ** n_mul), rtol=1e-12)

@@ -47,6 +47,7 @@ from .pending import LIVE, Pending
 from .shape_utils import is_expandable_to, sum_to
 
 ENABLED = FUSION_THRESHOLD < 1 << 62
+MAX_REGION = 48      # nodes per fused backward kernel (bounds its size and its compile time)
 MAX_OPS = 32          # a deferred expression past this many ops is computed before growing further
 
 
@@ -192,7 +193,7 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
             if nxt is None or nxt in member:
                 continue
             c = refs[nxt] = refs.get(nxt, 0) + 1
-            if (c == deps.get(nxt) and nxt._fusion is not None and nxt not in buffers and _plain(nxt)
+            if (c == deps.get(nxt) and nxt._fusion is not None and len(region) < MAX_REGION and nxt not in buffers and _plain(nxt)
                     and (needed is None or nxt in needed) and (captures is None or nxt not in captures)
                     and meta[i] is not None and meta[i][0] == shape and meta[i][1] == dtype):
                 member.add(nxt)
@@ -353,17 +354,23 @@ class _Program:
             k = mod.fused_parallel if size >= PARALLEL_THRESHOLD else mod.fused
             k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
             return outs
-        try:
-            views = [np.lib.stride_tricks.as_strided(o, shape, np.broadcast_to(o, shape).strides) for o in outs]
-            views += [np.broadcast_to(a, shape) for a in self.arrays]
-        except ValueError:
-            return None
-        collapsed = _collapse_2d(views)
-        if collapsed is None:
-            return None
-        rows, cols = collapsed[0].shape
-        out_kinds, out_args = _index_kinds(collapsed[:len(outs)])
-        kinds, args = _index_kinds(collapsed[len(outs):])
+        out_kinds, out_args = _matrix_kinds(outs, shape) if len(shape) == 2 else (None, None)
+        if out_kinds is not None:
+            # a matrix with full, row and column operands (a linear layer's bias): no view juggling
+            kinds, args = _matrix_kinds(self.arrays, shape)
+            rows, cols = shape
+        if out_kinds is None or kinds is None:
+            try:
+                views = [np.lib.stride_tricks.as_strided(o, shape, np.broadcast_to(o, shape).strides) for o in outs]
+                views += [np.broadcast_to(a, shape) for a in self.arrays]
+            except ValueError:
+                return None
+            collapsed = _collapse_2d(views)
+            if collapsed is None:
+                return None
+            rows, cols = collapsed[0].shape
+            out_kinds, out_args = _index_kinds(collapsed[:len(outs)])
+            kinds, args = _index_kinds(collapsed[len(outs):])
         if "" in out_kinds:
             return None  # a sum to one number: the caller reduces a full output (numpy's pairwise sum)
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
@@ -375,6 +382,29 @@ class _Program:
     def key(self):
         return (self.dtype.str, tuple(self.fns), tuple(self.lines), tuple(self.outputs),
                 len(self.arrays), len(self.numbers))
+
+
+def _matrix_kinds(arrays, shape):
+    """``_index_kinds`` for contiguous operands of a 2-D ``shape`` that are full, (C,)/(1, C) rows or
+    (R, 1) columns; (None, None) when another form needs the general path."""
+    rows, cols = shape
+    kinds, args = [], []
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            return None, None
+        s = a.shape
+        if s == shape:
+            kinds.append("ij")
+            args.append(a)
+        elif s == (cols,) or s == (1, cols):
+            kinds.append("j")
+            args.append(a.reshape(cols))
+        elif s == (rows, 1):
+            kinds.append("i")
+            args.append(a.reshape(rows))
+        else:
+            return None, None
+    return kinds, args
 
 
 def _index_kinds(views):
