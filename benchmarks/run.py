@@ -549,6 +549,9 @@ def child_memory(workload, impl_name):
     if impl_name != "torch":
         clear()
         gc.collect()
+        if impl_name == "derivgen":
+            from derivgen.runtime import buffers
+            buffers.empty_cache()  # a pooled buffer reused from the first step would be invisible here
         tracemalloc.start()
         step()
         out["tracemalloc_step_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
@@ -559,6 +562,10 @@ def child_memory(workload, impl_name):
 COLD_EXPR = "(x.sigmoid() * x.tanh() + (-(x * x)).exp()).sum()"
 
 
+def cold_loss(x):
+    return (x.sigmoid() * x.tanh() + (-(x * x)).exp()).sum()  # COLD_EXPR
+
+
 def child_cold(impl_name):
     t0 = time.perf_counter()
     if impl_name == "derivgen":
@@ -566,14 +573,14 @@ def child_cold(impl_name):
     else:
         T = import_torch()
     t_import = time.perf_counter() - t0
-    x = T.from_numpy(np.linspace(-2, 2, 8).astype(DTYPE))
+    x = T.from_numpy(np.linspace(-2, 2, int(os.environ.get("BENCH_COLD_N", 8))).astype(DTYPE))
     x.requires_grad_(True)
     timings, cpu = [], []
     for _ in range(3):
         x.grad = None
         c1 = time.process_time()
         t1 = time.perf_counter()
-        loss = eval(COLD_EXPR)  # noqa: S307 - fixed expression above
+        loss = cold_loss(x)
         loss.backward()
         timings.append(time.perf_counter() - t1)
         cpu.append(time.process_time() - c1)
@@ -859,6 +866,17 @@ def measure_cold(has_torch, n, log):
     d = res["derivgen_warm"]
     log(f"  derivgen, warm in-tree kernel cache (median of {n} processes): import {d['import_s']:.3f} s, first fwd+bwd "
         f"{d['first_s']:.3f} s wall ({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
+    # the same expression on 1M elements runs fused (derivgen/runtime/fusion.py): its kernels are
+    # generated and compiled on first use, then loaded from the cache by later processes
+    big = 1 << 20
+    with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as fused_dir:
+        env = dict(os.environ, NUMBA_CACHE_DIR=numba_dir, DERIVGEN_FUSION_DIR=fused_dir, BENCH_COLD_N=str(big))
+        res["derivgen_fused_cold"] = run_child(["--_child-cold", "derivgen"], env=env)
+        res["derivgen_fused_warm"] = run_child(["--_child-cold", "derivgen"], env=env)
+    for key, what in (("derivgen_fused_cold", "empty kernel caches"), ("derivgen_fused_warm", "warm caches")):
+        d = res[key]
+        log(f"  derivgen fused, same expression on {big} float32 ({what}): first fwd+bwd {d['first_s']:.3f} s wall "
+            f"({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
     if has_torch:
         res["torch"] = run_child(["--_child-cold", "torch"])
         d = res["torch"]

@@ -122,6 +122,14 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
                 k1d = k1d_parallel
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
+    if len(shape) == 2 and out.flags.c_contiguous:
+        views = _matrix_views(arrs, shape)
+        if views is not None:
+            # a matrix with row/column/scalar operands (a linear layer's bias): no general broadcasting
+            if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and shape[0] > 1:
+                k2d = k2d_parallel
+            k2d(out, *views, *typed_scalars, zero)
+            return out
     views = [out] + [np.broadcast_to(a, shape) for a in arrs]
     collapsed = _collapse_2d(views)
     if collapsed is None:
@@ -135,6 +143,31 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         k2d = k2d_parallel
     k2d(*collapsed, *typed_scalars, zero)
     return out
+
+
+def _matrix_views(arrays, shape):
+    """(R, C) strided views of contiguous operands shaped (R, C), (C,), (1, C), (R, 1) or (); None for
+    any other operand."""
+    rows, cols = shape
+    views = []
+    for a in arrays:
+        s = a.shape
+        if s == shape and a.flags.c_contiguous:
+            views.append(a)
+            continue
+        if not a.flags.c_contiguous:
+            return None
+        it = a.itemsize
+        if s == (cols,) or s == (1, cols):
+            strides = (0, it)
+        elif s == (rows, 1):
+            strides = (it, 0)
+        elif a.size == 1:
+            strides = (0, 0)
+        else:
+            return None
+        views.append(np.ndarray(shape, a.dtype, a, 0, strides))
+    return views
 
 
 def _collapse_2d(views):
