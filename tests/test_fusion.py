@@ -346,3 +346,42 @@ def test_long_chains_split_into_bounded_regions(fused):
     assert len(fused) >= 2 and max(len(r) for r in fused) <= fusion.MAX_REGION
     n_mul = (fusion.MAX_REGION + 20) // 2
     np.testing.assert_allclose(x.grad.numpy(), np.full(32, 0.99 ** n_mul), rtol=1e-12)
+
+
+def test_a_failing_fused_kernel_falls_back_to_unfused_with_a_warning(fused, monkeypatch):
+    """If a fused kernel cannot be built, values and gradients come from the nodes' own kernels."""
+    def broken(prog, layout):
+        raise RuntimeError("simulated compile failure")
+    monkeypatch.setattr(fusion, "_module", broken)
+    monkeypatch.setattr(fusion, "_WARNED", False)
+    x, w, b = leaves()
+    with pytest.warns(RuntimeWarning, match="a fused kernel failed .*simulated compile failure"):
+        y = w2_chain(x, w, b)
+        y.sum().backward()
+    ref_x, ref_w, ref_b = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+    eager(lambda: w2_chain(ref_x, ref_w, ref_b).sum().backward())
+    np.testing.assert_allclose(y.detach().numpy(), eager(lambda: w2_chain(ref_x, ref_w, ref_b)).detach().numpy(),
+                               rtol=1e-14)
+    for t, r in ((x, ref_x), (w, ref_w), (b, ref_b)):
+        np.testing.assert_allclose(t.grad.numpy(), r.grad.numpy(), rtol=1e-13)
+
+
+def test_deferring_and_flushing_from_several_threads(fused):
+    import threading
+    errors = []
+
+    def work(seed):
+        try:
+            for _ in range(20):
+                x = derivgen.tensor(np.random.default_rng(seed).normal(size=64))
+                y = (x * 2.0).exp()
+                x.add_(1.0)  # flushes every pending value, other threads' included
+                np.testing.assert_allclose(y.numpy(), np.exp(2 * (x.numpy() - 1.0)), rtol=1e-12)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

@@ -37,13 +37,15 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
+import warnings
 
 import numpy as np
 
 from .buffers import empty
 from .elementwise import FUSION_THRESHOLD, PARALLEL_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape
 from .kernels_rt import _writable
-from .pending import LIVE, Pending
+from .pending import Pending, discard, snapshot
 from .shape_utils import is_expandable_to, sum_to
 
 ENABLED = FUSION_THRESHOLD < 1 << 62
@@ -117,19 +119,62 @@ def defer(op, tensors, scalars):
     return Pending(op, args, tuple(ctype(s) for s in scalars), shape, dtype, n_ops)
 
 
+# Held while a program reads deferred values' inputs and runs: a thread that computes another
+# thread's Pending must finish before that thread's next in-place write (which flushes first), and a
+# Pending is computed once.
+_COMPUTE_LOCK = threading.RLock()
+
+
 def compute(p):
     """Compute a Pending with one kernel over its whole expression; drop its inputs."""
+    with _COMPUTE_LOCK:
+        if p.value is None:
+            _compute(p)
+
+
+def _compute(p):
     prog = _Program(p.dtype)
     prog.outputs.append(prog.value(p))
-    (out,) = prog.run(p.shape)  # never None: every input broadcasts to p.shape
-    p.value = out
+    res = _guarded(prog.run, p.shape)  # never None by shape: every input broadcasts to p.shape
+    p.value = res[0] if res is not None else _eager_value(p)
     p.args = None
-    LIVE.discard(p)
+    discard(p)
+
+
+def _eager_value(p):
+    """The value of a Pending op by op with each row's own kernel (the fallback when a fused kernel
+    cannot be built: never expected, but never a wrong or missing value either)."""
+    if p.value is not None:
+        return p.value
+    arrays = [_eager_value(a) if a.__class__ is Pending else np.asarray(a) for a in p.args]
+    return p.op(arrays, p.scalars)
+
+
+def _guarded(run, *args):
+    """``run(*args)``, or None (after one warning) if building or running a fused kernel fails."""
+    try:
+        return run(*args)
+    except Exception as exc:  # noqa: BLE001 - fall back to the unfused path, which is always correct
+        global _WARNED
+        if not _WARNED:
+            _WARNED = True
+            warnings.warn(f"derivgen: a fused kernel failed ({type(exc).__name__}: {exc}); running these "
+                          "nodes one by one instead. Please report this. (DERIVGEN_FUSION=0 turns fusion off.)",
+                          RuntimeWarning, stacklevel=3)
+        return None
+
+
+_WARNED = False
 
 
 def reduce(p, dim, keepdim, dtype, mean):
     """``sum``/``mean`` of a Pending over ``dim`` (None: all) in the loop that computes it, without
     writing the elementwise value; None when that does not apply (another dtype is asked for)."""
+    with _COMPUTE_LOCK:
+        return _reduce(p, dim, keepdim, dtype, mean)
+
+
+def _reduce(p, dim, keepdim, dtype, mean):
     from .shape_utils import dims_list
     if dtype is not None or p.value is not None:
         return None
@@ -139,7 +184,7 @@ def reduce(p, dim, keepdim, dtype, mean):
         return None  # a sum of everything: computing the value, then numpy's pairwise sum, is faster
     prog = _Program(p.dtype)
     prog.outputs.append(prog.value(p))
-    res = prog.run(p.shape, [kept])
+    res = _guarded(prog.run, p.shape, [kept])
     if res is None:
         return None
     (out,) = res
@@ -155,7 +200,7 @@ def reduce(p, dim, keepdim, dtype, mean):
 
 def flush():
     """Compute every pending value (before an in-place write may change one of their inputs)."""
-    for p in list(LIVE):
+    for p in snapshot():
         p.materialize()
 
 
@@ -202,7 +247,8 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
         return None
     region.sort(key=lambda n: -n._seq)  # a node's inputs were made before it: parents come first
     try:
-        return _run_region(region, member, grad, needed, keep_graph)
+        with _COMPUTE_LOCK:
+            return _run_region(region, member, grad, needed, keep_graph)
     except _Bail:
         return None
 
@@ -235,7 +281,7 @@ def _run_region(region, member, grad, needed, keep_graph):
     # a gradient for a broadcast input (a bias) is summed in the loop, not reduced afterwards
     out_shapes = [meta[0] if meta is not None and meta[0] != shape and is_expandable_to(meta[0], shape)
                   and any(n != 1 for n in meta[0]) else shape for _, _, meta in leaving.values()]
-    outs = prog.run(shape, out_shapes)
+    outs = _guarded(prog.run, shape, out_shapes)
     if outs is None:
         raise _Bail
     edges, grads = [], []
@@ -440,6 +486,7 @@ def _flat(arrays, shape):
 
 
 _MODULES = {}
+_MODULES_LOCK = threading.RLock()
 _STAMPS = {}
 _DIR = None
 
@@ -448,19 +495,27 @@ def _module(prog, layout):
     key = (prog.key(), layout)
     mod = _MODULES.get(key)
     if mod is None:
-        source = _source(prog, layout)
-        name = "derivgen_fused_" + hashlib.sha256(source.encode()).hexdigest()[:24]
-        path = os.path.join(_directory(), name + ".py")
-        if not os.path.exists(path):
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as fh:
-                fh.write(source)
-            os.replace(tmp, path)  # atomic: a concurrent process never imports half a file
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod  # Numba's cache finds a kernel's globals through its module's name
-        spec.loader.exec_module(mod)
-        _MODULES[key] = mod
+        with _MODULES_LOCK:  # one thread writes and compiles a kernel module; the others wait for it
+            mod = _MODULES.get(key)
+            if mod is None:
+                mod = _MODULES[key] = _load(prog, layout)
+    return mod
+
+
+def _load(prog, layout):
+    """Write the kernel module of ``prog`` (named by its content's hash) and import it."""
+    source = _source(prog, layout)
+    name = "derivgen_fused_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+    path = os.path.join(_directory(), name + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(source)
+        os.replace(tmp, path)  # atomic: a concurrent process never imports half a file
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # Numba's cache finds a kernel's globals through its module's name
+    spec.loader.exec_module(mod)
     return mod
 
 

@@ -3,11 +3,24 @@
 Kept free of imports so that every runtime module (node.py, tensor.py) can test for it cheaply.
 ``derivgen.runtime.fusion`` creates, compiles and computes these; see its docstring for the rules.
 """
+import threading
 import weakref
 
 # Every Pending not yet computed. In-place ops flush them first (fusion.flush), so a deferred value
-# always sees its inputs as they were when the op was called.
+# always sees its inputs as they were when the op was called. The lock keeps the set consistent when
+# several threads defer and flush at once (only large ops get here, so it costs nothing measurable).
 LIVE = weakref.WeakSet()
+_LIVE_LOCK = threading.Lock()
+
+
+def snapshot():
+    with _LIVE_LOCK:
+        return list(LIVE)
+
+
+def discard(p):
+    with _LIVE_LOCK:
+        LIVE.discard(p)
 
 
 class Pending:
@@ -27,7 +40,8 @@ class Pending:
         self.dtype = dtype
         self.n_ops = n_ops
         self.value = None
-        LIVE.add(self)
+        with _LIVE_LOCK:
+            LIVE.add(self)
 
     @property
     def ndim(self):
