@@ -22,6 +22,8 @@ def test_tour_walks_the_seed_graph():
     assert "x.grad equals w: True ; w.grad equals x: True" in text
     assert "which is output 0 of Add" in text
     assert "d2y/dx2 = tensor([ 1.5155,  0.2391, -2.6509])" in text  # 2 cos x - x sin x at 0.5, 1, 2
+    assert "y is deferred: True ; graph as eager: AddBackward0 ['MulBackward0', 'ExpBackward0']" in text
+    assert "fused x.grad matches the float64 formula: True" in text
 
 
 def test_extend_example_generates_and_uses_a_new_op():
