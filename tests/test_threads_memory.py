@@ -219,3 +219,20 @@ def test_ten_thousand_training_steps_do_not_grow_memory(torch):
     # one leaked graph per step would be tens of MB and 100,000s of objects
     assert rss_growth < 4 * 1024 * 1024, f"RSS grew by {rss_growth / 1024:.0f} KiB over 10,000 steps"
     assert object_growth < 200, f"{object_growth} more Python objects after 10,000 steps"
+
+
+def test_numba_threads_wait_passively_without_changing_the_environment(python_runner):
+    """numba's OpenMP pool starts with passive waiting (GOMP_SPINCOUNT 0); OMP_WAIT_POLICY is set only
+    while it starts, so libraries loaded later (PyTorch's OpenMP) keep their own defaults."""
+    code = ("import os\n"
+            "os.environ.pop('OMP_WAIT_POLICY', None)\n"
+            "import derivgen\n"
+            "x = derivgen.randn(1 << 19)\n"
+            "print('before', os.environ.get('OMP_WAIT_POLICY'))\n"
+            "(x.sin() * 2.0).sum()\n"
+            "print('after', os.environ.get('OMP_WAIT_POLICY'))\n")
+    env = {"OMP_DISPLAY_ENV": "verbose", "DERIVGEN_PARALLEL": "1"}
+    out = python_runner(code, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "before None" in out.stdout and "after None" in out.stdout
+    assert "GOMP_SPINCOUNT = '0'" in out.stderr

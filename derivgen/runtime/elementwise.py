@@ -14,9 +14,9 @@ from .buffers import empty as _empty
 # variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
 # (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
 # OpenMP's default active waiting a memory-bound kernel ran ~9x slower whenever another process held a
-# core; with passive waiting it stays even with serial then. So derivgen asks for passive waiting unless
-# the user chose a policy (this must be set before numba first starts its OpenMP threads).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# core; with passive waiting it stays even with serial then. So numba's OpenMP pool starts with passive
+# waiting (unless the user chose a policy) -- and only numba's: the variable is set just while the pool
+# starts, so libraries loaded later (PyTorch's own OpenMP) keep their defaults.
 PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
                       if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
 
@@ -24,6 +24,26 @@ PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18)
 # and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off.
 FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 16))
                     if os.environ.get("DERIVGEN_FUSION", "1") != "0" else 1 << 62)
+
+_THREADS = [False]
+
+
+def start_threads():
+    """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards)."""
+    if _THREADS[0]:
+        return
+    _THREADS[0] = True
+    if "OMP_WAIT_POLICY" in os.environ:
+        return  # the user's choice; numba starts its pool on first use
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()  # loads libgomp, which reads the variable once, now
+    except Exception:  # noqa: BLE001 - numba starts its pool itself on the first parallel call
+        pass
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+
 
 _BOOL = np.dtype(np.bool_)
 _INT64 = np.dtype(np.int64)
@@ -76,6 +96,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         out = _empty(shape, out_dtype)
         size = out.size
         if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
+            start_threads()
             k1d = k1d_parallel
         ctype = compute.type
         if len(shape) == 1:
@@ -119,6 +140,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
                 break
         else:
             if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
+                start_threads()
                 k1d = k1d_parallel
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
@@ -127,6 +149,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         if views is not None:
             # a matrix with row/column/scalar operands (a linear layer's bias): no general broadcasting
             if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and shape[0] > 1:
+                start_threads()
                 k2d = k2d_parallel
             k2d(out, *views, *typed_scalars, zero)
             return out
@@ -140,6 +163,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
             out[...] = flat_out
         return out
     if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and collapsed[0].shape[0] > 1:
+        start_threads()
         k2d = k2d_parallel
     k2d(*collapsed, *typed_scalars, zero)
     return out

@@ -43,7 +43,8 @@ import warnings
 import numpy as np
 
 from .buffers import empty
-from .elementwise import FUSION_THRESHOLD, PARALLEL_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape
+from .elementwise import (FUSION_THRESHOLD, PARALLEL_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape,
+                          start_threads)
 from .kernels_rt import _writable
 from .pending import Pending, discard, snapshot
 from .shape_utils import is_expandable_to, sum_to
@@ -397,7 +398,10 @@ class _Program:
         flat = _flat(self.arrays, shape) if not reducing else None
         if flat is not None:
             mod = _module(self, ("1d",))
-            k = mod.fused_parallel if size >= PARALLEL_THRESHOLD else mod.fused
+            k = mod.fused
+            if size >= PARALLEL_THRESHOLD:
+                start_threads()
+                k = mod.fused_parallel
             k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
             return outs
         out_kinds, out_args = _matrix_kinds(outs, shape) if len(shape) == 2 else (None, None)
@@ -420,8 +424,11 @@ class _Program:
         if "" in out_kinds:
             return None  # a sum to one number: the caller reduces a full output (numpy's pairwise sum)
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
+        k = mod.fused
         parallel = size >= PARALLEL_THRESHOLD and rows > 1
-        k = mod.fused_parallel if parallel else mod.fused
+        if parallel:
+            start_threads()
+            k = mod.fused_parallel
         k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols, min(rows, 8) if parallel else 1)
         return outs
 
