@@ -239,7 +239,8 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
             if nxt is None or nxt in member:
                 continue
             c = refs[nxt] = refs.get(nxt, 0) + 1
-            if (c == deps.get(nxt) and nxt._fusion is not None and len(region) < MAX_REGION and nxt not in buffers and _plain(nxt)
+            if (c == deps.get(nxt) and nxt._fusion is not None and len(region) < MAX_REGION
+                    and nxt not in buffers and _plain(nxt)
                     and (needed is None or nxt in needed) and (captures is None or nxt not in captures)
                     and meta[i] is not None and meta[i][0] == shape and meta[i][1] == dtype):
                 member.add(nxt)
