@@ -169,29 +169,39 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
     return out
 
 
-def _matrix_views(arrays, shape):
-    """(R, C) strided views of contiguous operands shaped (R, C), (C,), (1, C), (R, 1) or (); None for
-    any other operand."""
+def matrix_kinds(arrays, shape):
+    """How each contiguous operand broadcasts over the 2-D ``shape`` (R, C): "ij" (it is (R, C)), "j"
+    (a row: (C,) or (1, C)), "i" (a column: (R, 1)), "" (one value); None if any operand is another form
+    (then the general path broadcasts and collapses dims)."""
     rows, cols = shape
-    views = []
+    kinds = []
     for a in arrays:
-        s = a.shape
-        if s == shape and a.flags.c_contiguous:
-            views.append(a)
-            continue
         if not a.flags.c_contiguous:
             return None
-        it = a.itemsize
-        if s == (cols,) or s == (1, cols):
-            strides = (0, it)
+        s = a.shape
+        if s == shape:
+            kinds.append("ij")
+        elif s == (cols,) or s == (1, cols):
+            kinds.append("j")
         elif s == (rows, 1):
-            strides = (it, 0)
+            kinds.append("i")
         elif a.size == 1:
-            strides = (0, 0)
+            kinds.append("")
         else:
             return None
-        views.append(np.ndarray(shape, a.dtype, a, 0, strides))
-    return views
+    return kinds
+
+
+_KIND_STRIDES = {"j": lambda it: (0, it), "i": lambda it: (it, 0), "": lambda it: (0, 0)}
+
+
+def _matrix_views(arrays, shape):
+    """(R, C) strided views of operands that ``matrix_kinds`` accepts, made without np.broadcast_to."""
+    kinds = matrix_kinds(arrays, shape)
+    if kinds is None:
+        return None
+    return [a if kind == "ij" else np.ndarray(shape, a.dtype, a, 0, _KIND_STRIDES[kind](a.itemsize))
+            for a, kind in zip(arrays, kinds)]
 
 
 def _collapse_2d(views):
@@ -242,6 +252,7 @@ class Elementwise:
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
         self.n_scalars = n_scalars
         self.scalar = None            # the one-element forward (set by forward kernels): fusable
+
     def _compute(self, dt):
         if dt.kind == "f":
             return dt

@@ -44,7 +44,7 @@ import numpy as np
 
 from .buffers import empty
 from .elementwise import (FUSION_THRESHOLD, PARALLEL_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape,
-                          start_threads)
+                          matrix_kinds, start_threads)
 from .kernels_rt import _writable
 from .pending import Pending, discard, snapshot
 from .shape_utils import is_expandable_to, sum_to
@@ -439,25 +439,13 @@ class _Program:
 
 
 def _matrix_kinds(arrays, shape):
-    """``_index_kinds`` for contiguous operands of a 2-D ``shape`` that are full, (C,)/(1, C) rows or
-    (R, 1) columns; (None, None) when another form needs the general path."""
+    """``_index_kinds`` of contiguous operands of a 2-D ``shape`` that are full, (C,)/(1, C) rows or
+    (R, 1) columns (``elementwise.matrix_kinds``), with their 1-D forms; (None, None) otherwise."""
+    kinds = matrix_kinds(arrays, shape)
+    if kinds is None or "" in kinds:
+        return None, None
     rows, cols = shape
-    kinds, args = [], []
-    for a in arrays:
-        if not a.flags.c_contiguous:
-            return None, None
-        s = a.shape
-        if s == shape:
-            kinds.append("ij")
-            args.append(a)
-        elif s == (cols,) or s == (1, cols):
-            kinds.append("j")
-            args.append(a.reshape(cols))
-        elif s == (rows, 1):
-            kinds.append("i")
-            args.append(a.reshape(rows))
-        else:
-            return None, None
+    args = [a if kind == "ij" else a.reshape(cols if kind == "j" else rows) for a, kind in zip(arrays, kinds)]
     return kinds, args
 
 
