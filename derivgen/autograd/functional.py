@@ -72,6 +72,18 @@ def _validate_v(v, other, is_other_tuple):
                                f"{list(el_v.shape)}.")
 
 
+def _prepare_v(v, like, is_like_tuple, name, create_graph, what):
+    """``v`` as a tuple checked against ``like`` (the outputs for vjp, the inputs otherwise); None is
+    allowed only when ``like`` is one single-element Tensor (torch's message names ``what`` that is)."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, like, is_like_tuple)
+    elif len(like) != 1 or like[0].numel() != 1:
+        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a single element.")
+    return v
+
+
 def _check_requires_grad(inputs, input_type, strict):
     if not strict:
         return
@@ -163,14 +175,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict=strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        else:
-            if len(outputs) != 1 or outputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                                   "Tensor with a single element.")
+        v = _prepare_v(v, outputs, is_outputs_tuple, "vjp", create_graph, "the user-provided function returns")
     return _final_vjp(outputs, is_outputs_tuple, outputs, inputs, inputs, v, is_inputs_tuple, create_graph,
                       strict, "back")
 
@@ -192,14 +197,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
+        v = _prepare_v(v, inputs, is_inputs_tuple, "jvp", create_graph, "the input to the user-provided function is")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict=strict)
@@ -291,14 +289,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def _scalar_function_grad(func, inputs, v, create_graph, strict, name):
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-    else:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
-                               "Tensor with a single element.")
+    v = _prepare_v(v, inputs, is_inputs_tuple, name, create_graph, "the input to the user-provided function is")
     outputs = func(*inputs)
     is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", name)
     _check_requires_grad(outputs, "outputs", strict=strict)

@@ -28,6 +28,15 @@ FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 16))
 _THREADS = [False]
 
 
+def pick(serial, parallel, size, rows=2):
+    """The prange variant of a kernel for ``size`` elements past PARALLEL_THRESHOLD (over more than one
+    row), with numba's thread pool started; else the serial one."""
+    if size >= PARALLEL_THRESHOLD and parallel is not None and rows > 1:
+        start_threads()
+        return parallel
+    return serial
+
+
 def start_threads():
     """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards)."""
     if _THREADS[0]:
@@ -95,9 +104,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         # the common case: same shape, same dtype, contiguous
         out = _empty(shape, out_dtype)
         size = out.size
-        if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
-            start_threads()
-            k1d = k1d_parallel
+        k1d = pick(k1d, k1d_parallel, size)
         ctype = compute.type
         if len(shape) == 1:
             k1d(out, *arrays, *[ctype(s) for s in scalars], zero)
@@ -139,19 +146,14 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
             else:
                 break
         else:
-            if size >= PARALLEL_THRESHOLD and k1d_parallel is not None:
-                start_threads()
-                k1d = k1d_parallel
+            k1d = pick(k1d, k1d_parallel, size)
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
     if len(shape) == 2 and out.flags.c_contiguous:
         views = _matrix_views(arrs, shape)
         if views is not None:
             # a matrix with row/column/scalar operands (a linear layer's bias): no general broadcasting
-            if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and shape[0] > 1:
-                start_threads()
-                k2d = k2d_parallel
-            k2d(out, *views, *typed_scalars, zero)
+            pick(k2d, k2d_parallel, out.size, shape[0])(out, *views, *typed_scalars, zero)
             return out
     views = [out] + [np.broadcast_to(a, shape) for a in arrs]
     collapsed = _collapse_2d(views)
@@ -162,10 +164,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         if flat_out is not out:
             out[...] = flat_out
         return out
-    if out.size >= PARALLEL_THRESHOLD and k2d_parallel is not None and collapsed[0].shape[0] > 1:
-        start_threads()
-        k2d = k2d_parallel
-    k2d(*collapsed, *typed_scalars, zero)
+    pick(k2d, k2d_parallel, out.size, collapsed[0].shape[0])(*collapsed, *typed_scalars, zero)
     return out
 
 

@@ -43,8 +43,7 @@ import warnings
 import numpy as np
 
 from .buffers import empty
-from .elementwise import (FUSION_THRESHOLD, PARALLEL_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape,
-                          matrix_kinds, start_threads)
+from .elementwise import FUSION_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from .kernels_rt import _writable
 from .pending import Pending, discard, snapshot
 from .shape_utils import is_expandable_to, sum_to
@@ -399,10 +398,7 @@ class _Program:
         flat = _flat(self.arrays, shape) if not reducing else None
         if flat is not None:
             mod = _module(self, ("1d",))
-            k = mod.fused
-            if size >= PARALLEL_THRESHOLD:
-                start_threads()
-                k = mod.fused_parallel
+            k = pick(mod.fused, mod.fused_parallel, size)
             k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
             return outs
         out_kinds, out_args = _matrix_kinds(outs, shape) if len(shape) == 2 else (None, None)
@@ -425,11 +421,8 @@ class _Program:
         if "" in out_kinds:
             return None  # a sum to one number: the caller reduces a full output (numpy's pairwise sum)
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
-        k = mod.fused
-        parallel = size >= PARALLEL_THRESHOLD and rows > 1
-        if parallel:
-            start_threads()
-            k = mod.fused_parallel
+        k = pick(mod.fused, mod.fused_parallel, size, rows)
+        parallel = k is mod.fused_parallel
         k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols, min(rows, 8) if parallel else 1)
         return outs
 
