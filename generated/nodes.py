@@ -42,6 +42,11 @@ class AbsBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -49,7 +54,7 @@ class AbsBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.abs_backward_self((grad, self), ())
+            grad_input_self = _k.abs_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -83,6 +88,9 @@ class AddBackward0(_Node):
     @property
     def _saved_alpha(self):
         return self._v_alpha
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -130,6 +138,9 @@ class AddBackward1(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -171,6 +182,13 @@ class BmmBackward0(_Node):
     @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_mat2 is not None:
+            self._sv_mat2.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -225,6 +243,9 @@ class CatBackward0(_Node):
     def _saved_tensors_args_sizes(self):
         return self._v_tensors_args_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -258,6 +279,9 @@ class CloneBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -288,6 +312,9 @@ class ToCopyBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -328,6 +355,11 @@ class CosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -335,7 +367,7 @@ class CosBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.cos_backward_self((grad, self), ())
+            grad_input_self = _k.cos_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -375,6 +407,13 @@ class DivBackward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -384,9 +423,9 @@ class DivBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.div_Tensor_backward_self((grad, other), ())
+            grad_input_self = _k.div_Tensor_backward_self.call2(grad, other)
         if needs[1]:
-            grad_input_other = _k.div_Tensor_backward_other((grad, other, self), ())
+            grad_input_other = _k.div_Tensor_backward_other.call3(grad, other, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -422,6 +461,9 @@ class DivBackward1(_Node):
     @property
     def _saved_other(self):
         return self._v_other
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -467,6 +509,13 @@ class DotBackward0(_Node):
     def _saved_tensor(self):
         return _unpack_saved(self, self._sv_tensor)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_tensor is not None:
+            self._sv_tensor.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -476,9 +525,9 @@ class DotBackward0(_Node):
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
-            grad_input_self = _k.dot_backward_self((grad, tensor), ())
+            grad_input_self = _k.dot_backward_self.call2(grad, tensor)
         if needs[1]:
-            grad_input_tensor = _k.dot_backward_tensor((grad, self), ())
+            grad_input_tensor = _k.dot_backward_tensor.call2(grad, self)
         return [grad_input_self, grad_input_tensor]
 
     def _apply_graph(node, grads, needs):
@@ -516,6 +565,11 @@ class ExpBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -523,7 +577,7 @@ class ExpBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.exp_backward_self((grad, result), ())
+            grad_input_self = _k.exp_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -553,6 +607,9 @@ class ExpandBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -595,6 +652,11 @@ class LogBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -602,7 +664,7 @@ class LogBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.log_backward_self((grad, self), ())
+            grad_input_self = _k.log_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -641,6 +703,13 @@ class MaximumBackward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -650,9 +719,9 @@ class MaximumBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.maximum_backward_self((grad, other, self), ())
+            grad_input_self = _k.maximum_backward_self.call3(grad, other, self)
         if needs[1]:
-            grad_input_other = _k.maximum_backward_other((grad, other, self), ())
+            grad_input_other = _k.maximum_backward_other.call3(grad, other, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -691,6 +760,9 @@ class MeanBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -742,6 +814,9 @@ class MeanBackward1(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -795,6 +870,13 @@ class MinimumBackward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -804,9 +886,9 @@ class MinimumBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.minimum_backward_self((grad, other, self), ())
+            grad_input_self = _k.minimum_backward_self.call3(grad, other, self)
         if needs[1]:
-            grad_input_other = _k.minimum_backward_other((grad, other, self), ())
+            grad_input_other = _k.minimum_backward_other.call3(grad, other, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -846,6 +928,13 @@ class MmBackward0(_Node):
     @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_mat2 is not None:
+            self._sv_mat2.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -904,6 +993,13 @@ class MulBackward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -913,9 +1009,9 @@ class MulBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.mul_Tensor_backward_self((grad, other), ())
+            grad_input_self = _k.mul_Tensor_backward_self.call2(grad, other)
         if needs[1]:
-            grad_input_other = _k.mul_Tensor_backward_other((grad, self), ())
+            grad_input_other = _k.mul_Tensor_backward_other.call2(grad, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -951,6 +1047,9 @@ class MulBackward1(_Node):
     @property
     def _saved_other(self):
         return self._v_other
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -995,6 +1094,13 @@ class MvBackward0(_Node):
     @property
     def _saved_vec(self):
         return _unpack_saved(self, self._sv_vec)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_vec is not None:
+            self._sv_vec.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1043,13 +1149,16 @@ class NegBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.neg_backward_self((grad,), ())
+            grad_input_self = _k.neg_backward_self.call1(grad)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1078,6 +1187,9 @@ class PermuteBackward0(_Node):
     @property
     def _saved_dims(self):
         return self._v_dims
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1124,6 +1236,11 @@ class PowBackward0(_Node):
     @property
     def _saved_exponent(self):
         return self._v_exponent
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1178,6 +1295,15 @@ class PowBackward1(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_exponent is not None:
+            self._sv_exponent.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1188,9 +1314,9 @@ class PowBackward1(_Node):
         grad_input_self = None
         grad_input_exponent = None
         if needs[0]:
-            grad_input_self = _k.pow_Tensor_Tensor_backward_self((grad, exponent, self), ())
+            grad_input_self = _k.pow_Tensor_Tensor_backward_self.call3(grad, exponent, self)
         if needs[1]:
-            grad_input_exponent = _k.pow_Tensor_Tensor_backward_exponent((grad, result, self), ())
+            grad_input_exponent = _k.pow_Tensor_Tensor_backward_exponent.call3(grad, result, self)
         return [grad_input_self, grad_input_exponent]
 
     def _apply_graph(node, grads, needs):
@@ -1232,6 +1358,11 @@ class PowBackward2(_Node):
     @property
     def _saved_self(self):
         return self._v_self
+
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1275,6 +1406,11 @@ class ReciprocalBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1282,7 +1418,7 @@ class ReciprocalBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.reciprocal_backward_self((grad, result), ())
+            grad_input_self = _k.reciprocal_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1316,6 +1452,11 @@ class ReluBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1323,7 +1464,7 @@ class ReluBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.relu_backward_self((grad, result), ())
+            grad_input_self = _k.relu_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1356,6 +1497,9 @@ class RsubBackward0(_Node):
     @property
     def _saved_alpha(self):
         return self._v_alpha
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1402,6 +1546,9 @@ class RsubBackward1(_Node):
     @property
     def _saved_alpha(self):
         return self._v_alpha
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1451,6 +1598,9 @@ class SelectBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1498,6 +1648,9 @@ class SelectBackwardBackward0(_Node):
     def _saved_index(self):
         return self._v_index
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1541,6 +1694,11 @@ class SigmoidBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1548,7 +1706,7 @@ class SigmoidBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.sigmoid_backward_self((grad, result), ())
+            grad_input_self = _k.sigmoid_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1574,6 +1732,9 @@ class SignBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1614,6 +1775,11 @@ class SinBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1621,7 +1787,7 @@ class SinBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.sin_backward_self((grad, self), ())
+            grad_input_self = _k.sin_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1671,6 +1837,9 @@ class SliceBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1733,6 +1902,9 @@ class SliceBackwardBackward0(_Node):
     def _saved_step(self):
         return self._v_step
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1792,6 +1964,9 @@ class SplitBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
             return [None] * len(node._next)
@@ -1849,6 +2024,9 @@ class SplitWithSizesBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
             return [None] * len(node._next)
@@ -1894,6 +2072,11 @@ class SqrtBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -1901,7 +2084,7 @@ class SqrtBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.sqrt_backward_self((grad, result), ())
+            grad_input_self = _k.sqrt_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1931,6 +2114,9 @@ class SqueezeBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1975,6 +2161,9 @@ class SqueezeBackward1(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2015,6 +2204,9 @@ class StackBackward0(_Node):
     def _saved_dim(self):
         return self._v_dim
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2054,6 +2246,9 @@ class SubBackward0(_Node):
     @property
     def _saved_alpha(self):
         return self._v_alpha
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2096,6 +2291,9 @@ class SubBackward1(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2131,6 +2329,9 @@ class SumBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2180,6 +2381,9 @@ class SumBackward1(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2216,6 +2420,9 @@ class TBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2256,6 +2463,11 @@ class TanhBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2263,7 +2475,7 @@ class TanhBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.tanh_backward_self((grad, result), ())
+            grad_input_self = _k.tanh_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2298,6 +2510,9 @@ class TransposeBackward0(_Node):
     @property
     def _saved_dim1(self):
         return self._v_dim1
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2349,6 +2564,9 @@ class UnbindBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
             return [None] * len(node._next)
@@ -2389,6 +2607,9 @@ class UnsqueezeBackward0(_Node):
     def _saved_dim(self):
         return self._v_dim
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2427,6 +2648,9 @@ class ViewBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2464,6 +2688,9 @@ class UnsafeViewBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2511,6 +2738,11 @@ class WhereBackward0(_Node):
     def _saved_condition(self):
         return _unpack_saved(self, self._sv_condition)
 
+    def _release_variables(self):
+        if self._sv_condition is not None:
+            self._sv_condition.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2519,9 +2751,9 @@ class WhereBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.where_self_backward_self((grad, condition), ())
+            grad_input_self = _k.where_self_backward_self.call2(grad, condition)
         if needs[1]:
-            grad_input_other = _k.where_self_backward_other((grad, condition), ())
+            grad_input_other = _k.where_self_backward_other.call2(grad, condition)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -2557,6 +2789,11 @@ class Exp2Backward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2564,7 +2801,7 @@ class Exp2Backward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.exp2_backward_self((grad, result), ())
+            grad_input_self = _k.exp2_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2597,6 +2834,11 @@ class Expm1Backward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2604,7 +2846,7 @@ class Expm1Backward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.expm1_backward_self((grad, result), ())
+            grad_input_self = _k.expm1_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2637,6 +2879,11 @@ class Log2Backward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2644,7 +2891,7 @@ class Log2Backward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.log2_backward_self((grad, self), ())
+            grad_input_self = _k.log2_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2677,6 +2924,11 @@ class Log10Backward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2684,7 +2936,7 @@ class Log10Backward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.log10_backward_self((grad, self), ())
+            grad_input_self = _k.log10_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2717,6 +2969,11 @@ class Log1PBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2724,7 +2981,7 @@ class Log1PBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.log1p_backward_self((grad, self), ())
+            grad_input_self = _k.log1p_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2757,6 +3014,11 @@ class RsqrtBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2764,7 +3026,7 @@ class RsqrtBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.rsqrt_backward_self((grad, result), ())
+            grad_input_self = _k.rsqrt_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2797,6 +3059,11 @@ class TanBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2804,7 +3071,7 @@ class TanBackward0(_Node):
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.tan_backward_self((grad, result), ())
+            grad_input_self = _k.tan_backward_self.call2(grad, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2837,6 +3104,11 @@ class AsinBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2844,7 +3116,7 @@ class AsinBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.asin_backward_self((grad, self), ())
+            grad_input_self = _k.asin_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2877,6 +3149,11 @@ class AcosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2884,7 +3161,7 @@ class AcosBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.acos_backward_self((grad, self), ())
+            grad_input_self = _k.acos_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2917,6 +3194,11 @@ class AtanBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2924,7 +3206,7 @@ class AtanBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.atan_backward_self((grad, self), ())
+            grad_input_self = _k.atan_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2957,6 +3239,11 @@ class SinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2964,7 +3251,7 @@ class SinhBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.sinh_backward_self((grad, self), ())
+            grad_input_self = _k.sinh_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2997,6 +3284,11 @@ class CoshBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3004,7 +3296,7 @@ class CoshBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.cosh_backward_self((grad, self), ())
+            grad_input_self = _k.cosh_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3037,6 +3329,11 @@ class AsinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3044,7 +3341,7 @@ class AsinhBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.asinh_backward_self((grad, self), ())
+            grad_input_self = _k.asinh_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3077,6 +3374,11 @@ class AcoshBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3084,7 +3386,7 @@ class AcoshBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.acosh_backward_self((grad, self), ())
+            grad_input_self = _k.acosh_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3117,6 +3419,11 @@ class AtanhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3124,7 +3431,7 @@ class AtanhBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.atanh_backward_self((grad, self), ())
+            grad_input_self = _k.atanh_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3157,6 +3464,11 @@ class ErfBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3164,7 +3476,7 @@ class ErfBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.erf_backward_self((grad, self), ())
+            grad_input_self = _k.erf_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3197,6 +3509,11 @@ class ErfcBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3204,7 +3521,7 @@ class ErfcBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.erfc_backward_self((grad, self), ())
+            grad_input_self = _k.erfc_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3239,6 +3556,11 @@ class LogitBackward0(_Node):
     @property
     def _saved_eps(self):
         return self._v_eps
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3275,6 +3597,9 @@ class FloorBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3305,6 +3630,9 @@ class CeilBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3337,6 +3665,9 @@ class RoundBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3367,6 +3698,9 @@ class RoundBackward1(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3399,6 +3733,9 @@ class TruncBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3429,6 +3766,9 @@ class FracBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3476,6 +3816,15 @@ class ClampBackward0(_Node):
     @property
     def _saved_max(self):
         return _unpack_saved(self, self._sv_max)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_min is not None:
+            self._sv_min.release()
+        if self._sv_max is not None:
+            self._sv_max.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3538,6 +3887,11 @@ class ClampBackward1(_Node):
     def _saved_max(self):
         return self._v_max
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3588,6 +3942,11 @@ class ClampMinBackward0(_Node):
     def _saved_min(self):
         return self._v_min
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3636,6 +3995,11 @@ class ClampMaxBackward0(_Node):
     def _saved_max(self):
         return self._v_max
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3678,6 +4042,11 @@ class NanToNumBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3686,7 +4055,7 @@ class NanToNumBackward0(_Node):
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.isfinite(self)
-            grad_input_self = _k.nan_to_num_backward_self((grad, _t1), ())
+            grad_input_self = _k.nan_to_num_backward_self.call2(grad, _t1)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3721,6 +4090,11 @@ class GeluBackward0(_Node):
     @property
     def _saved_approximate(self):
         return self._v_approximate
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3764,6 +4138,11 @@ class SiluBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3771,7 +4150,7 @@ class SiluBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.silu_backward_self((grad, self), ())
+            grad_input_self = _k.silu_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3804,6 +4183,11 @@ class MishBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3811,7 +4195,7 @@ class MishBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.mish_backward_self((grad, self), ())
+            grad_input_self = _k.mish_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -3853,6 +4237,11 @@ class SoftplusBackward0(_Node):
     @property
     def _saved_threshold(self):
         return self._v_threshold
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3914,6 +4303,11 @@ class EluBackward0(_Node):
     def _saved_input_scale(self):
         return self._v_input_scale
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3965,6 +4359,11 @@ class CeluBackward0(_Node):
     def _saved_alpha(self):
         return self._v_alpha
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4012,6 +4411,11 @@ class LeakyReluBackward0(_Node):
     @property
     def _saved_negative_slope(self):
         return self._v_negative_slope
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4066,6 +4470,11 @@ class HardtanhBackward0(_Node):
     def _saved_max_val(self):
         return self._v_max_val
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4110,6 +4519,11 @@ class HardsigmoidBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4117,7 +4531,7 @@ class HardsigmoidBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.hardsigmoid_backward_self((grad, self), ())
+            grad_input_self = _k.hardsigmoid_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4152,6 +4566,11 @@ class HardswishBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4159,7 +4578,7 @@ class HardswishBackward0(_Node):
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.hardswish_backward_self((grad, self), ())
+            grad_input_self = _k.hardswish_backward_self.call2(grad, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4201,6 +4620,13 @@ class DivBackward2(_Node):
     def _saved_rounding_mode(self):
         return self._v_rounding_mode
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4211,10 +4637,10 @@ class DivBackward2(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            _t1 = _k.div_Tensor_mode_backward_self((grad, other), ())
+            _t1 = _k.div_Tensor_mode_backward_self.call2(grad, other)
             grad_input_self = _fns.zero_if_rounding(_t1, rounding_mode)
         if needs[1]:
-            _t3 = _k.div_Tensor_mode_backward_other((grad, other, self), ())
+            _t3 = _k.div_Tensor_mode_backward_other.call3(grad, other, self)
             grad_input_other = _fns.zero_if_rounding(_t3, rounding_mode)
         return [grad_input_self, grad_input_other]
 
@@ -4255,6 +4681,9 @@ class DivBackward3(_Node):
     @property
     def _saved_rounding_mode(self):
         return self._v_rounding_mode
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4302,6 +4731,13 @@ class FmaxBackward0(_Node):
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4356,6 +4792,13 @@ class FminBackward0(_Node):
     @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4413,6 +4856,13 @@ class Atan2Backward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4422,9 +4872,9 @@ class Atan2Backward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.atan2_backward_self((grad, other, self), ())
+            grad_input_self = _k.atan2_backward_self.call3(grad, other, self)
         if needs[1]:
-            grad_input_other = _k.atan2_backward_other((grad, other, self), ())
+            grad_input_other = _k.atan2_backward_other.call3(grad, other, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -4472,6 +4922,15 @@ class HypotBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4482,9 +4941,9 @@ class HypotBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.hypot_backward_self((grad, result, self), ())
+            grad_input_self = _k.hypot_backward_self.call3(grad, result, self)
         if needs[1]:
-            grad_input_other = _k.hypot_backward_other((grad, other, result), ())
+            grad_input_other = _k.hypot_backward_other.call3(grad, other, result)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -4514,6 +4973,9 @@ class RemainderBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4557,6 +5019,13 @@ class RemainderBackward1(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4568,9 +5037,9 @@ class RemainderBackward1(_Node):
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            _t1 = _k.remainder_Tensor_backward_other((other, self), ())
+            _t1 = _k.remainder_Tensor_backward_other.call2(other, self)
             _t2 = _fw.floor(_t1)
-            grad_input_other = _k.remainder_Tensor_backward_other_1((grad, _t2), ())
+            grad_input_other = _k.remainder_Tensor_backward_other_1.call2(grad, _t2)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -4599,6 +5068,9 @@ class FmodBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4642,6 +5114,13 @@ class FmodBackward1(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4653,7 +5132,7 @@ class FmodBackward1(_Node):
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            _t1 = _k.fmod_Tensor_backward_other((other, self), ())
+            _t1 = _k.fmod_Tensor_backward_other.call2(other, self)
             _t2 = _fw.floor(_t1)
             grad_input_other = _k.fmod_Tensor_backward_other_1((grad, _t2, other, self), ())
         return [grad_input_self, grad_input_other]
@@ -4692,6 +5171,9 @@ class LerpBackward0(_Node):
     @property
     def _saved_weight(self):
         return self._v_weight
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4751,6 +5233,15 @@ class LerpBackward1(_Node):
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_end is not None:
+            self._sv_end.release()
+        if self._sv_weight is not None:
+            self._sv_weight.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4762,11 +5253,11 @@ class LerpBackward1(_Node):
         grad_input_end = None
         grad_input_weight = None
         if needs[0]:
-            grad_input_self = _k.lerp_Tensor_backward_self((grad, weight), ())
+            grad_input_self = _k.lerp_Tensor_backward_self.call2(grad, weight)
         if needs[1]:
-            grad_input_end = _k.lerp_Tensor_backward_end((grad, weight), ())
+            grad_input_end = _k.lerp_Tensor_backward_end.call2(grad, weight)
         if needs[2]:
-            grad_input_weight = _k.lerp_Tensor_backward_weight((grad, end, self), ())
+            grad_input_weight = _k.lerp_Tensor_backward_weight.call3(grad, end, self)
         return [grad_input_self, grad_input_end, grad_input_weight]
 
     def _apply_graph(node, grads, needs):
@@ -4818,6 +5309,13 @@ class AddcmulBackward0(_Node):
     @property
     def _saved_value(self):
         return self._v_value
+
+    def _release_variables(self):
+        if self._sv_tensor1 is not None:
+            self._sv_tensor1.release()
+        if self._sv_tensor2 is not None:
+            self._sv_tensor2.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4887,6 +5385,13 @@ class AddcdivBackward0(_Node):
     def _saved_value(self):
         return self._v_value
 
+    def _release_variables(self):
+        if self._sv_tensor1 is not None:
+            self._sv_tensor1.release()
+        if self._sv_tensor2 is not None:
+            self._sv_tensor2.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4946,6 +5451,13 @@ class ProdBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -4995,6 +5507,11 @@ class ProdBackward1(_Node):
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5053,6 +5570,11 @@ class MaxBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_indices is not None:
+            self._sv_indices.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5101,6 +5623,13 @@ class MaxBackward1(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5157,6 +5686,11 @@ class MinBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_indices is not None:
+            self._sv_indices.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5205,6 +5739,13 @@ class MinBackward1(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5260,6 +5801,13 @@ class AmaxBackward0(_Node):
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5319,6 +5867,13 @@ class AminBackward0(_Node):
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5384,6 +5939,13 @@ class LogsumexpBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5397,7 +5959,7 @@ class LogsumexpBackward0(_Node):
         if needs[0]:
             _t1 = _fns.sum_backward(result, self_sym_sizes, dim, keepdim)
             _t2 = _fns.sum_backward(grad, self_sym_sizes, dim, keepdim)
-            grad_input_self = _k.logsumexp_backward_self((_t1, _t2, self), ())
+            grad_input_self = _k.logsumexp_backward_self.call3(_t1, _t2, self)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -5446,6 +6008,11 @@ class VarBackward0(_Node):
     @property
     def _saved_keepdim(self):
         return self._v_keepdim
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5511,6 +6078,13 @@ class StdBackward0(_Node):
     def _saved_keepdim(self):
         return self._v_keepdim
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5522,7 +6096,7 @@ class StdBackward0(_Node):
         keepdim = node._v_keepdim
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.std_correction_backward_self((grad, result), ())
+            _t1 = _k.std_correction_backward_self.call2(grad, result)
             grad_input_self = _fns.var_backward(_t1, self, dim, correction, keepdim)
         return [grad_input_self]
 
@@ -5577,6 +6151,11 @@ class VarMeanBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -5654,6 +6233,13 @@ class StdMeanBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result0 is not None:
+            self._sv_result0.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
             return [None] * len(node._next)
@@ -5669,7 +6255,7 @@ class StdMeanBackward0(_Node):
         if needs[0]:
             _t1 = _fns.reduced_numel(self_sym_sizes, dim)
             _t2 = _fns.sum_backward(grads_1, self_sym_sizes, dim, keepdim)
-            _t3 = _k.std_mean_correction_backward_self((grads_0, result0), ())
+            _t3 = _k.std_mean_correction_backward_self.call2(grads_0, result0)
             _t4 = _fns.var_backward(_t3, self, dim, correction, keepdim)
             grad_input_self = _k.std_mean_correction_backward_self_1((_t2, _t4), (_t1,))
         return [grad_input_self]
@@ -5728,6 +6314,13 @@ class LinalgVectorNormBackward0(_Node):
     def _saved_keepdim(self):
         return self._v_keepdim
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5773,6 +6366,9 @@ class CumsumBackward0(_Node):
     @property
     def _saved_dim(self):
         return self._v_dim
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5825,6 +6421,13 @@ class CumprodBackward0(_Node):
     @property
     def _saved_dim(self):
         return self._v_dim
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5884,6 +6487,13 @@ class AddmmBackward0(_Node):
     @property
     def _saved_alpha(self):
         return self._v_alpha
+
+    def _release_variables(self):
+        if self._sv_mat1 is not None:
+            self._sv_mat1.release()
+        if self._sv_mat2 is not None:
+            self._sv_mat2.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5966,6 +6576,13 @@ class BaddbmmBackward0(_Node):
     def _saved_alpha(self):
         return self._v_alpha
 
+    def _release_variables(self):
+        if self._sv_batch1 is not None:
+            self._sv_batch1.release()
+        if self._sv_batch2 is not None:
+            self._sv_batch2.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6026,6 +6643,9 @@ class SqueezeBackward2(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6063,6 +6683,9 @@ class SqueezeBackward3(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6107,6 +6730,9 @@ class SqueezeBackward4(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6146,6 +6772,9 @@ class SqueezeBackward5(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6189,6 +6818,9 @@ class RepeatBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6234,6 +6866,9 @@ class IndexBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6286,6 +6921,11 @@ class IndexPutBackward0(_Node):
     @property
     def _saved_accumulate(self):
         return self._v_accumulate
+
+    def _release_variables(self):
+        if self._sv_values is not None:
+            self._sv_values.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6352,6 +6992,11 @@ class GatherBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6401,6 +7046,11 @@ class ScatterBackward0(_Node):
     @property
     def _saved_dim(self):
         return self._v_dim
+
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6454,6 +7104,11 @@ class ScatterBackward1(_Node):
     def _saved_dim(self):
         return self._v_dim
 
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6500,6 +7155,11 @@ class ScatterAddBackward0(_Node):
     @property
     def _saved_dim(self):
         return self._v_dim
+
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6557,6 +7217,11 @@ class IndexSelectBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6618,6 +7283,11 @@ class IndexAddBackward0(_Node):
     def _saved_source_sym_sizes(self):
         return self._v_source_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_index is not None:
+            self._sv_index.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6674,6 +7344,11 @@ class MaskedFillBackward0(_Node):
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
 
+    def _release_variables(self):
+        if self._sv_mask is not None:
+            self._sv_mask.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6681,7 +7356,7 @@ class MaskedFillBackward0(_Node):
         mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.masked_fill_Scalar_backward_self((grad, mask), ())
+            grad_input_self = _k.masked_fill_Scalar_backward_self.call2(grad, mask)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -6717,6 +7392,11 @@ class MaskedFillBackward1(_Node):
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
 
+    def _release_variables(self):
+        if self._sv_mask is not None:
+            self._sv_mask.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6725,9 +7405,9 @@ class MaskedFillBackward1(_Node):
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
-            grad_input_self = _k.masked_fill_Tensor_backward_self((grad, mask), ())
+            grad_input_self = _k.masked_fill_Tensor_backward_self.call2(grad, mask)
         if needs[1]:
-            grad_input_value = _k.masked_fill_Tensor_backward_value((grad, mask), ())
+            grad_input_value = _k.masked_fill_Tensor_backward_value.call2(grad, mask)
         return [grad_input_self, grad_input_value]
 
     def _apply_graph(node, grads, needs):
@@ -6760,6 +7440,9 @@ class FlipBackward0(_Node):
     @property
     def _saved_dims(self):
         return self._v_dims
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6804,6 +7487,9 @@ class RollBackward0(_Node):
     def _saved_dims(self):
         return self._v_dims
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6844,6 +7530,9 @@ class TrilBackward0(_Node):
     def _saved_diagonal(self):
         return self._v_diagonal
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -6881,6 +7570,9 @@ class TriuBackward0(_Node):
     @property
     def _saved_diagonal(self):
         return self._v_diagonal
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6934,6 +7626,9 @@ class DiagonalBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6989,6 +7684,9 @@ class DiagonalBackwardBackward0(_Node):
     def _saved_dim2(self):
         return self._v_dim2
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7030,6 +7728,9 @@ class ConstantPadNdBackward0(_Node):
     @property
     def _saved_pad(self):
         return self._v_pad
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7079,6 +7780,11 @@ class SortBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        if self._sv_indices is not None:
+            self._sv_indices.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7135,6 +7841,11 @@ class TopkBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_indices is not None:
+            self._sv_indices.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7182,6 +7893,11 @@ class SoftmaxBackward0(_Node):
     def _saved_dim(self):
         return self._v_dim
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7190,9 +7906,9 @@ class SoftmaxBackward0(_Node):
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
-            _t1 = _k._softmax_backward_self((grad, result), ())
+            _t1 = _k._softmax_backward_self.call2(grad, result)
             _t2 = _fw.sum_dim_IntList(_t1, dim, True)
-            grad_input_self = _k._softmax_backward_self_1((grad, _t2, result), ())
+            grad_input_self = _k._softmax_backward_self_1.call3(grad, _t2, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -7229,6 +7945,11 @@ class LogSoftmaxBackward0(_Node):
     def _saved_dim(self):
         return self._v_dim
 
+    def _release_variables(self):
+        if self._sv_result is not None:
+            self._sv_result.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7238,7 +7959,7 @@ class LogSoftmaxBackward0(_Node):
         grad_input_self = None
         if needs[0]:
             _t1 = _fw.sum_dim_IntList(grad, dim, True)
-            grad_input_self = _k._log_softmax_backward_self((grad, _t1, result), ())
+            grad_input_self = _k._log_softmax_backward_self.call3(grad, _t1, result)
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -7278,6 +7999,13 @@ class XlogyBackward0(_Node):
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_other is not None:
+            self._sv_other.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7287,9 +8015,9 @@ class XlogyBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.xlogy_Tensor_backward_self((grad, other, self), ())
+            grad_input_self = _k.xlogy_Tensor_backward_self.call3(grad, other, self)
         if needs[1]:
-            grad_input_other = _k.xlogy_Tensor_backward_other((grad, other, self), ())
+            grad_input_other = _k.xlogy_Tensor_backward_other.call3(grad, other, self)
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -7339,6 +8067,13 @@ class MseLossBackward0(_Node):
     @property
     def _saved_self_sym_numel(self):
         return self._v_self_sym_numel
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7412,6 +8147,13 @@ class SmoothL1LossBackward0(_Node):
     @property
     def _saved_self_sym_numel(self):
         return self._v_self_sym_numel
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7488,6 +8230,13 @@ class HuberLossBackward0(_Node):
     def _saved_self_sym_numel(self):
         return self._v_self_sym_numel
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7501,12 +8250,12 @@ class HuberLossBackward0(_Node):
         grad_input_target = None
         if needs[0]:
             _t1 = _fns.reduction_divisor(self_sym_numel, reduction)
-            _t2 = _k.huber_loss_backward_self((self, target), ())
+            _t2 = _k.huber_loss_backward_self.call2(self, target)
             _t3 = _fw.clamp(_t2, -delta, delta)
             grad_input_self = _k.huber_loss_backward_self_1((grad, _t3), (_t1,))
         if needs[1]:
             _t5 = _fns.reduction_divisor(self_sym_numel, reduction)
-            _t6 = _k.huber_loss_backward_target((self, target), ())
+            _t6 = _k.huber_loss_backward_target.call2(self, target)
             _t7 = _fw.clamp(_t6, -delta, delta)
             grad_input_target = _k.huber_loss_backward_target_1((grad, _t7), (_t5,))
         return [grad_input_self, grad_input_target]
@@ -7573,6 +8322,17 @@ class NllLossBackward0(_Node):
     def _saved_ignore_index(self):
         return self._v_ignore_index
 
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        if self._sv_weight is not None:
+            self._sv_weight.release()
+        if self._sv_total_weight is not None:
+            self._sv_total_weight.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7636,6 +8396,15 @@ class BinaryCrossEntropyBackward0(_Node):
     @property
     def _saved_reduction(self):
         return self._v_reduction
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        if self._sv_weight is not None:
+            self._sv_weight.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7707,6 +8476,17 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     @property
     def _saved_reduction(self):
         return self._v_reduction
+
+    def _release_variables(self):
+        if self._sv_self is not None:
+            self._sv_self.release()
+        if self._sv_target is not None:
+            self._sv_target.release()
+        if self._sv_weight is not None:
+            self._sv_weight.release()
+        if self._sv_pos_weight is not None:
+            self._sv_pos_weight.release()
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7791,6 +8571,19 @@ class NativeLayerNormBackward0(_Node):
     def _saved_eps(self):
         return self._v_eps
 
+    def _release_variables(self):
+        if self._sv_input is not None:
+            self._sv_input.release()
+        if self._sv_weight is not None:
+            self._sv_weight.release()
+        if self._sv_bias is not None:
+            self._sv_bias.release()
+        if self._sv_result1 is not None:
+            self._sv_result1.release()
+        if self._sv_result2 is not None:
+            self._sv_result2.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7863,6 +8656,11 @@ class EmbeddingBackward0(_Node):
     def _saved_weight_sym_sizes(self):
         return self._v_weight_sym_sizes
 
+    def _release_variables(self):
+        if self._sv_indices is not None:
+            self._sv_indices.release()
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7902,6 +8700,9 @@ class FillBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7933,6 +8734,9 @@ class FillBackward1(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7971,6 +8775,9 @@ class FillBackward2(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -8002,6 +8809,9 @@ class FillBackward3(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8040,6 +8850,9 @@ class ZeroBackward0(_Node):
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -8076,6 +8889,9 @@ class ReshapeAliasBackward0(_Node):
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
 
+    def _release_variables(self):
+        self._released = True
+
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -8111,6 +8927,9 @@ class CopyBackward0(_Node):
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8168,6 +8987,9 @@ class AsStridedBackward0(_Node):
     @property
     def _saved_self_sym_sizes(self):
         return self._v_self_sym_sizes
+
+    def _release_variables(self):
+        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]

@@ -51,7 +51,7 @@ def _meta_opt(t):
 
 def abs_default(self):
     """abs(Tensor self) -> Tensor"""
-    result = _k.abs_forward.forward((self,), ())
+    result = _k.abs_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -76,7 +76,7 @@ def abs__default(self):
 
 def add_Tensor(self, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.add_Tensor_forward.forward((self, other), (alpha,))
+    result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
     if _needs_grad(self, other):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -101,7 +101,7 @@ def add__Tensor(self, other, *, alpha=1):
 
 def add_Scalar(self, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.add_Scalar_forward.forward((self,), (other, alpha))
+    result = _k.add_Scalar_forward.forward1(self, (other, alpha))
     if _needs_grad(self):
         grad_fn = AddBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -163,7 +163,7 @@ def _to_copy_default(self, *, dtype=None):
 
 def cos_default(self):
     """cos(Tensor self) -> Tensor"""
-    result = _k.cos_forward.forward((self,), ())
+    result = _k.cos_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -188,7 +188,7 @@ def cos__default(self):
 
 def div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.div_Tensor_forward.forward((self, other), ())
+    result = _k.div_Tensor_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
@@ -219,7 +219,7 @@ def div__Tensor(self, other):
 
 def div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _k.div_Scalar_forward.forward((self,), (other,))
+    result = _k.div_Scalar_forward.forward1(self, (other,))
     if _needs_grad(self):
         grad_fn = DivBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -244,13 +244,13 @@ def dot_default(self, tensor):
 
 def eq_Tensor(self, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.eq_Tensor_forward.forward((self, other), ())
+    result = _k.eq_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def exp_default(self):
     """exp(Tensor self) -> Tensor"""
-    result = _k.exp_forward.forward((self,), ())
+    result = _k.exp_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -291,25 +291,25 @@ def expand_default(self, size, *, implicit=False):
 
 def ge_Tensor(self, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.ge_Tensor_forward.forward((self, other), ())
+    result = _k.ge_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def gt_Tensor(self, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.gt_Tensor_forward.forward((self, other), ())
+    result = _k.gt_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def le_Tensor(self, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.le_Tensor_forward.forward((self, other), ())
+    result = _k.le_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def log_default(self):
     """log(Tensor self) -> Tensor"""
-    result = _k.log_forward.forward((self,), ())
+    result = _k.log_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -334,13 +334,13 @@ def log__default(self):
 
 def lt_Tensor(self, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.lt_Tensor_forward.forward((self, other), ())
+    result = _k.lt_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def maximum_default(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
-    result = _k.maximum_forward.forward((self, other), ())
+    result = _k.maximum_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
@@ -379,7 +379,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 
 def minimum_default(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
-    result = _k.minimum_forward.forward((self, other), ())
+    result = _k.minimum_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
@@ -407,7 +407,7 @@ def mm_default(self, mat2):
 
 def mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.mul_Tensor_forward.forward((self, other), ())
+    result = _k.mul_Tensor_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
@@ -438,7 +438,7 @@ def mul__Tensor(self, other):
 
 def mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _k.mul_Scalar_forward.forward((self,), (other,))
+    result = _k.mul_Scalar_forward.forward1(self, (other,))
     if _needs_grad(self):
         grad_fn = MulBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -463,13 +463,13 @@ def mv_default(self, vec):
 
 def ne_Tensor(self, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.ne_Tensor_forward.forward((self, other), ())
+    result = _k.ne_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def neg_default(self):
     """neg(Tensor self) -> Tensor"""
-    result = _k.neg_forward.forward((self,), ())
+    result = _k.neg_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -508,7 +508,7 @@ def permute_default(self, dims):
 
 def pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    result = _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,))
+    result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
     if _needs_grad(self):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -535,7 +535,7 @@ def pow__Tensor_Scalar(self, exponent):
 
 def pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
-    result = _k.pow_Tensor_Tensor_forward.forward((self, exponent), ())
+    result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
     if _needs_grad(self, exponent):
         grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
         if self.requires_grad or exponent.requires_grad:
@@ -550,7 +550,7 @@ def pow_Tensor_Tensor(self, exponent):
 
 def pow_Scalar(self, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
-    result = _k.pow_Scalar_forward.forward((exponent,), (self,))
+    result = _k.pow_Scalar_forward.forward1(exponent, (self,))
     if _needs_grad(exponent):
         grad_fn = PowBackward2((_edge(exponent), ), (_meta(exponent), ), 1)
         grad_fn._v_self = self
@@ -562,7 +562,7 @@ def pow_Scalar(self, exponent):
 
 def reciprocal_default(self):
     """reciprocal(Tensor self) -> Tensor"""
-    result = _k.reciprocal_forward.forward((self,), ())
+    result = _k.reciprocal_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = ReciprocalBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -573,7 +573,7 @@ def reciprocal_default(self):
 
 def relu_default(self):
     """relu(Tensor self) -> Tensor"""
-    result = _k.relu_forward.forward((self,), ())
+    result = _k.relu_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -598,7 +598,7 @@ def relu__default(self):
 
 def rsub_Tensor(self, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.rsub_Tensor_forward.forward((self, other), (alpha,))
+    result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
     if _needs_grad(self, other):
         grad_fn = RsubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -609,7 +609,7 @@ def rsub_Tensor(self, other, *, alpha=1):
 
 def rsub_Scalar(self, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.rsub_Scalar_forward.forward((self,), (other, alpha))
+    result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
     if _needs_grad(self):
         grad_fn = RsubBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_alpha = alpha
@@ -650,7 +650,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
 
 def sigmoid_default(self):
     """sigmoid(Tensor self) -> Tensor"""
-    result = _k.sigmoid_forward.forward((self,), ())
+    result = _k.sigmoid_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -675,7 +675,7 @@ def sigmoid__default(self):
 
 def sign_default(self):
     """sign(Tensor self) -> Tensor"""
-    result = _k.sign_forward.forward((self,), ())
+    result = _k.sign_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SignBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -685,7 +685,7 @@ def sign_default(self):
 
 def sin_default(self):
     """sin(Tensor self) -> Tensor"""
-    result = _k.sin_forward.forward((self,), ())
+    result = _k.sin_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -772,7 +772,7 @@ def split_with_sizes_default(self, split_sizes, dim=0):
 
 def sqrt_default(self):
     """sqrt(Tensor self) -> Tensor"""
-    result = _k.sqrt_forward.forward((self,), ())
+    result = _k.sqrt_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -841,7 +841,7 @@ def stack_default(tensors, dim=0):
 
 def sub_Tensor(self, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.sub_Tensor_forward.forward((self, other), (alpha,))
+    result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
     if _needs_grad(self, other):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -866,7 +866,7 @@ def sub__Tensor(self, other, *, alpha=1):
 
 def sub_Scalar(self, other, alpha=1):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.sub_Scalar_forward.forward((self,), (other, alpha))
+    result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
     if _needs_grad(self):
         grad_fn = SubBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -915,7 +915,7 @@ def t_default(self):
 
 def tanh_default(self):
     """tanh(Tensor self) -> Tensor"""
-    result = _k.tanh_forward.forward((self,), ())
+    result = _k.tanh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1025,7 +1025,7 @@ def where_self(condition, self, other):
 
 def exp2_default(self):
     """exp2(Tensor self) -> Tensor"""
-    result = _k.exp2_forward.forward((self,), ())
+    result = _k.exp2_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = Exp2Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1036,7 +1036,7 @@ def exp2_default(self):
 
 def expm1_default(self):
     """expm1(Tensor self) -> Tensor"""
-    result = _k.expm1_forward.forward((self,), ())
+    result = _k.expm1_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = Expm1Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1047,7 +1047,7 @@ def expm1_default(self):
 
 def log2_default(self):
     """log2(Tensor self) -> Tensor"""
-    result = _k.log2_forward.forward((self,), ())
+    result = _k.log2_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = Log2Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1058,7 +1058,7 @@ def log2_default(self):
 
 def log10_default(self):
     """log10(Tensor self) -> Tensor"""
-    result = _k.log10_forward.forward((self,), ())
+    result = _k.log10_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = Log10Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1069,7 +1069,7 @@ def log10_default(self):
 
 def log1p_default(self):
     """log1p(Tensor self) -> Tensor"""
-    result = _k.log1p_forward.forward((self,), ())
+    result = _k.log1p_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = Log1PBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1080,7 +1080,7 @@ def log1p_default(self):
 
 def rsqrt_default(self):
     """rsqrt(Tensor self) -> Tensor"""
-    result = _k.rsqrt_forward.forward((self,), ())
+    result = _k.rsqrt_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = RsqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1091,7 +1091,7 @@ def rsqrt_default(self):
 
 def tan_default(self):
     """tan(Tensor self) -> Tensor"""
-    result = _k.tan_forward.forward((self,), ())
+    result = _k.tan_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = TanBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1102,7 +1102,7 @@ def tan_default(self):
 
 def asin_default(self):
     """asin(Tensor self) -> Tensor"""
-    result = _k.asin_forward.forward((self,), ())
+    result = _k.asin_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AsinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1113,7 +1113,7 @@ def asin_default(self):
 
 def acos_default(self):
     """acos(Tensor self) -> Tensor"""
-    result = _k.acos_forward.forward((self,), ())
+    result = _k.acos_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AcosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1124,7 +1124,7 @@ def acos_default(self):
 
 def atan_default(self):
     """atan(Tensor self) -> Tensor"""
-    result = _k.atan_forward.forward((self,), ())
+    result = _k.atan_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AtanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1135,7 +1135,7 @@ def atan_default(self):
 
 def sinh_default(self):
     """sinh(Tensor self) -> Tensor"""
-    result = _k.sinh_forward.forward((self,), ())
+    result = _k.sinh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1146,7 +1146,7 @@ def sinh_default(self):
 
 def cosh_default(self):
     """cosh(Tensor self) -> Tensor"""
-    result = _k.cosh_forward.forward((self,), ())
+    result = _k.cosh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = CoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1157,7 +1157,7 @@ def cosh_default(self):
 
 def asinh_default(self):
     """asinh(Tensor self) -> Tensor"""
-    result = _k.asinh_forward.forward((self,), ())
+    result = _k.asinh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AsinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1168,7 +1168,7 @@ def asinh_default(self):
 
 def acosh_default(self):
     """acosh(Tensor self) -> Tensor"""
-    result = _k.acosh_forward.forward((self,), ())
+    result = _k.acosh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AcoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1179,7 +1179,7 @@ def acosh_default(self):
 
 def atanh_default(self):
     """atanh(Tensor self) -> Tensor"""
-    result = _k.atanh_forward.forward((self,), ())
+    result = _k.atanh_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = AtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1190,7 +1190,7 @@ def atanh_default(self):
 
 def erf_default(self):
     """erf(Tensor self) -> Tensor"""
-    result = _k.erf_forward.forward((self,), ())
+    result = _k.erf_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = ErfBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1201,7 +1201,7 @@ def erf_default(self):
 
 def erfc_default(self):
     """erfc(Tensor self) -> Tensor"""
-    result = _k.erfc_forward.forward((self,), ())
+    result = _k.erfc_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = ErfcBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1329,7 +1329,7 @@ def clamp__default(self, min=None, max=None):
 
 def clamp_min_default(self, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
-    result = _k.clamp_min_forward.forward((self,), (min,))
+    result = _k.clamp_min_forward.forward1(self, (min,))
     if _needs_grad(self):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1356,7 +1356,7 @@ def clamp_min__default(self, min):
 
 def clamp_max_default(self, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
-    result = _k.clamp_max_forward.forward((self,), (max,))
+    result = _k.clamp_max_forward.forward1(self, (max,))
     if _needs_grad(self):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1406,7 +1406,7 @@ def gelu_default(self, *, approximate='none'):
 
 def silu_default(self):
     """silu(Tensor self) -> Tensor"""
-    result = _k.silu_forward.forward((self,), ())
+    result = _k.silu_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = SiluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1417,7 +1417,7 @@ def silu_default(self):
 
 def mish_default(self):
     """mish(Tensor self) -> Tensor"""
-    result = _k.mish_forward.forward((self,), ())
+    result = _k.mish_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = MishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1428,7 +1428,7 @@ def mish_default(self):
 
 def softplus_default(self, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
-    result = _k.softplus_forward.forward((self,), (beta, threshold))
+    result = _k.softplus_forward.forward1(self, (beta, threshold))
     if _needs_grad(self):
         grad_fn = SoftplusBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1441,7 +1441,7 @@ def softplus_default(self, beta=1, threshold=20):
 
 def elu_default(self, alpha=1, scale=1, input_scale=1):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
-    result = _k.elu_forward.forward((self,), (alpha, scale, input_scale))
+    result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
     if _needs_grad(self):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1472,7 +1472,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
 
 def celu_default(self, alpha=1.0):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
-    result = _k.celu_forward.forward((self,), (alpha,))
+    result = _k.celu_forward.forward1(self, (alpha,))
     if _needs_grad(self):
         grad_fn = CeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1484,7 +1484,7 @@ def celu_default(self, alpha=1.0):
 
 def leaky_relu_default(self, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
-    result = _k.leaky_relu_forward.forward((self,), (negative_slope,))
+    result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
     if _needs_grad(self):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1511,7 +1511,7 @@ def leaky_relu__default(self, negative_slope=0.01):
 
 def hardtanh_default(self, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
-    result = _k.hardtanh_forward.forward((self,), (min_val, max_val))
+    result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
     if _needs_grad(self):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1540,7 +1540,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
 
 def hardsigmoid_default(self):
     """hardsigmoid(Tensor self) -> Tensor"""
-    result = _k.hardsigmoid_forward.forward((self,), ())
+    result = _k.hardsigmoid_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = HardsigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1551,7 +1551,7 @@ def hardsigmoid_default(self):
 
 def hardswish_default(self):
     """hardswish(Tensor self) -> Tensor"""
-    result = _k.hardswish_forward.forward((self,), ())
+    result = _k.hardswish_forward.forward1(self)
     if _needs_grad(self):
         grad_fn = HardswishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1617,7 +1617,7 @@ def fmin_default(self, other):
 
 def atan2_default(self, other):
     """atan2(Tensor self, Tensor other) -> Tensor"""
-    result = _k.atan2_forward.forward((self, other), ())
+    result = _k.atan2_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
@@ -1631,7 +1631,7 @@ def atan2_default(self, other):
 
 def hypot_default(self, other):
     """hypot(Tensor self, Tensor other) -> Tensor"""
-    result = _k.hypot_forward.forward((self, other), ())
+    result = _k.hypot_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad:
@@ -1694,7 +1694,7 @@ def fmod_Tensor(self, other):
 
 def lerp_Scalar(self, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
-    result = _k.lerp_Scalar_forward.forward((self, end), (weight,))
+    result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
     if _needs_grad(self, end):
         grad_fn = LerpBackward0((_edge(self), _edge(end), ), (_meta(self), _meta(end), ), 1)
         grad_fn._v_weight = weight
@@ -1751,19 +1751,19 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
 
 def logical_and_default(self, other):
     """logical_and(Tensor self, Tensor other) -> Tensor"""
-    result = _k.logical_and_forward.forward((self, other), ())
+    result = _k.logical_and_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def logical_or_default(self, other):
     """logical_or(Tensor self, Tensor other) -> Tensor"""
-    result = _k.logical_or_forward.forward((self, other), ())
+    result = _k.logical_or_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def logical_not_default(self):
     """logical_not(Tensor self) -> Tensor"""
-    result = _k.logical_not_forward.forward((self,), ())
+    result = _k.logical_not_forward.forward1(self)
     return _Tensor._make(result, None, 0)
 
 
@@ -2215,7 +2215,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
 
 def masked_fill_Scalar(self, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
-    result = _k.masked_fill_Scalar_forward.forward((self, mask), (value,))
+    result = _k.masked_fill_Scalar_forward.forward2(self, mask, (value,))
     if _needs_grad(self):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
@@ -2413,7 +2413,7 @@ def _log_softmax_default(self, dim, half_to_float):
 
 def xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.xlogy_Tensor_forward.forward((self, other), ())
+    result = _k.xlogy_Tensor_forward.forward2(self, other)
     if _needs_grad(self, other):
         grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
@@ -2673,6 +2673,8 @@ _abs_rows = (
 
 def abs(*args, **kwargs):
     """`abs`: abs."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return abs_default(*args)
     return _b.dispatch("abs", _abs_rows, args, kwargs)
 
 _abs__rows = (
@@ -2682,6 +2684,8 @@ _abs__rows = (
 
 def abs_(*args, **kwargs):
     """`abs_`: abs."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return abs__default(*args)
     return _b.dispatch("abs_", _abs__rows, args, kwargs)
 
 _add_rows = (
@@ -2710,6 +2714,8 @@ _all_rows = (
 
 def all(*args, **kwargs):
     """`all`: all."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return all_default(*args)
     return _b.dispatch("all", _all_rows, args, kwargs)
 
 _bmm_rows = (
@@ -2719,6 +2725,8 @@ _bmm_rows = (
 
 def bmm(*args, **kwargs):
     """`bmm`: bmm."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return bmm_default(*args)
     return _b.dispatch("bmm", _bmm_rows, args, kwargs)
 
 _cat_rows = (
@@ -2755,6 +2763,8 @@ _cos_rows = (
 
 def cos(*args, **kwargs):
     """`cos`: cos."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return cos_default(*args)
     return _b.dispatch("cos", _cos_rows, args, kwargs)
 
 _cos__rows = (
@@ -2764,6 +2774,8 @@ _cos__rows = (
 
 def cos_(*args, **kwargs):
     """`cos_`: cos."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return cos__default(*args)
     return _b.dispatch("cos_", _cos__rows, args, kwargs)
 
 _div_rows = (
@@ -2785,6 +2797,8 @@ _div__rows = (
 
 def div_(*args, **kwargs):
     """`div_`: div.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return div__Tensor(*args)
     return _b.dispatch("div_", _div__rows, args, kwargs)
 
 _dot_rows = (
@@ -2794,6 +2808,8 @@ _dot_rows = (
 
 def dot(*args, **kwargs):
     """`dot`: dot."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return dot_default(*args)
     return _b.dispatch("dot", _dot_rows, args, kwargs)
 
 _eq_rows = (
@@ -2803,6 +2819,8 @@ _eq_rows = (
 
 def eq(*args, **kwargs):
     """`eq`: eq.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return eq_Tensor(*args)
     return _b.dispatch("eq", _eq_rows, args, kwargs)
 
 _exp_rows = (
@@ -2812,6 +2830,8 @@ _exp_rows = (
 
 def exp(*args, **kwargs):
     """`exp`: exp."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return exp_default(*args)
     return _b.dispatch("exp", _exp_rows, args, kwargs)
 
 _exp__rows = (
@@ -2821,6 +2841,8 @@ _exp__rows = (
 
 def exp_(*args, **kwargs):
     """`exp_`: exp."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return exp__default(*args)
     return _b.dispatch("exp_", _exp__rows, args, kwargs)
 
 _expand_rows = (
@@ -2839,6 +2861,8 @@ _ge_rows = (
 
 def ge(*args, **kwargs):
     """`ge`: ge.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return ge_Tensor(*args)
     return _b.dispatch("ge", _ge_rows, args, kwargs)
 
 _gt_rows = (
@@ -2848,6 +2872,8 @@ _gt_rows = (
 
 def gt(*args, **kwargs):
     """`gt`: gt.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return gt_Tensor(*args)
     return _b.dispatch("gt", _gt_rows, args, kwargs)
 
 _le_rows = (
@@ -2857,6 +2883,8 @@ _le_rows = (
 
 def le(*args, **kwargs):
     """`le`: le.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return le_Tensor(*args)
     return _b.dispatch("le", _le_rows, args, kwargs)
 
 _log_rows = (
@@ -2866,6 +2894,8 @@ _log_rows = (
 
 def log(*args, **kwargs):
     """`log`: log."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return log_default(*args)
     return _b.dispatch("log", _log_rows, args, kwargs)
 
 _log__rows = (
@@ -2875,6 +2905,8 @@ _log__rows = (
 
 def log_(*args, **kwargs):
     """`log_`: log."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return log__default(*args)
     return _b.dispatch("log_", _log__rows, args, kwargs)
 
 _lt_rows = (
@@ -2884,6 +2916,8 @@ _lt_rows = (
 
 def lt(*args, **kwargs):
     """`lt`: lt.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return lt_Tensor(*args)
     return _b.dispatch("lt", _lt_rows, args, kwargs)
 
 _maximum_rows = (
@@ -2893,6 +2927,8 @@ _maximum_rows = (
 
 def maximum(*args, **kwargs):
     """`maximum`: maximum."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return maximum_default(*args)
     return _b.dispatch("maximum", _maximum_rows, args, kwargs)
 
 _mean_rows = (
@@ -2912,6 +2948,8 @@ _minimum_rows = (
 
 def minimum(*args, **kwargs):
     """`minimum`: minimum."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return minimum_default(*args)
     return _b.dispatch("minimum", _minimum_rows, args, kwargs)
 
 _mm_rows = (
@@ -2921,6 +2959,8 @@ _mm_rows = (
 
 def mm(*args, **kwargs):
     """`mm`: mm."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return mm_default(*args)
     return _b.dispatch("mm", _mm_rows, args, kwargs)
 
 _mul_rows = (
@@ -2940,6 +2980,8 @@ _mul__rows = (
 
 def mul_(*args, **kwargs):
     """`mul_`: mul.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return mul__Tensor(*args)
     return _b.dispatch("mul_", _mul__rows, args, kwargs)
 
 _mv_rows = (
@@ -2949,6 +2991,8 @@ _mv_rows = (
 
 def mv(*args, **kwargs):
     """`mv`: mv."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return mv_default(*args)
     return _b.dispatch("mv", _mv_rows, args, kwargs)
 
 _ne_rows = (
@@ -2958,6 +3002,8 @@ _ne_rows = (
 
 def ne(*args, **kwargs):
     """`ne`: ne.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return ne_Tensor(*args)
     return _b.dispatch("ne", _ne_rows, args, kwargs)
 
 _neg_rows = (
@@ -2967,6 +3013,8 @@ _neg_rows = (
 
 def neg(*args, **kwargs):
     """`neg`: neg."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return neg_default(*args)
     return _b.dispatch("neg", _neg_rows, args, kwargs)
 
 _neg__rows = (
@@ -2976,6 +3024,8 @@ _neg__rows = (
 
 def neg_(*args, **kwargs):
     """`neg_`: neg."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return neg__default(*args)
     return _b.dispatch("neg_", _neg__rows, args, kwargs)
 
 _permute_rows = (
@@ -3014,6 +3064,8 @@ _reciprocal_rows = (
 
 def reciprocal(*args, **kwargs):
     """`reciprocal`: reciprocal."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return reciprocal_default(*args)
     return _b.dispatch("reciprocal", _reciprocal_rows, args, kwargs)
 
 _relu_rows = (
@@ -3023,6 +3075,8 @@ _relu_rows = (
 
 def relu(*args, **kwargs):
     """`relu`: relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return relu_default(*args)
     return _b.dispatch("relu", _relu_rows, args, kwargs)
 
 _relu__rows = (
@@ -3032,6 +3086,8 @@ _relu__rows = (
 
 def relu_(*args, **kwargs):
     """`relu_`: relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return relu__default(*args)
     return _b.dispatch("relu_", _relu__rows, args, kwargs)
 
 _rsub_rows = (
@@ -3069,6 +3125,8 @@ _sigmoid_rows = (
 
 def sigmoid(*args, **kwargs):
     """`sigmoid`: sigmoid."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sigmoid_default(*args)
     return _b.dispatch("sigmoid", _sigmoid_rows, args, kwargs)
 
 _sigmoid__rows = (
@@ -3078,6 +3136,8 @@ _sigmoid__rows = (
 
 def sigmoid_(*args, **kwargs):
     """`sigmoid_`: sigmoid."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sigmoid__default(*args)
     return _b.dispatch("sigmoid_", _sigmoid__rows, args, kwargs)
 
 _sign_rows = (
@@ -3087,6 +3147,8 @@ _sign_rows = (
 
 def sign(*args, **kwargs):
     """`sign`: sign."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sign_default(*args)
     return _b.dispatch("sign", _sign_rows, args, kwargs)
 
 _sin_rows = (
@@ -3096,6 +3158,8 @@ _sin_rows = (
 
 def sin(*args, **kwargs):
     """`sin`: sin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sin_default(*args)
     return _b.dispatch("sin", _sin_rows, args, kwargs)
 
 _sin__rows = (
@@ -3105,6 +3169,8 @@ _sin__rows = (
 
 def sin_(*args, **kwargs):
     """`sin_`: sin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sin__default(*args)
     return _b.dispatch("sin_", _sin__rows, args, kwargs)
 
 _slice_rows = (
@@ -3150,6 +3216,8 @@ _sqrt_rows = (
 
 def sqrt(*args, **kwargs):
     """`sqrt`: sqrt."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sqrt_default(*args)
     return _b.dispatch("sqrt", _sqrt_rows, args, kwargs)
 
 _sqrt__rows = (
@@ -3159,6 +3227,8 @@ _sqrt__rows = (
 
 def sqrt_(*args, **kwargs):
     """`sqrt_`: sqrt."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sqrt__default(*args)
     return _b.dispatch("sqrt_", _sqrt__rows, args, kwargs)
 
 _squeeze_rows = (
@@ -3217,6 +3287,8 @@ _t_rows = (
 
 def t(*args, **kwargs):
     """`t`: t."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return t_default(*args)
     return _b.dispatch("t", _t_rows, args, kwargs)
 
 _tanh_rows = (
@@ -3226,6 +3298,8 @@ _tanh_rows = (
 
 def tanh(*args, **kwargs):
     """`tanh`: tanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return tanh_default(*args)
     return _b.dispatch("tanh", _tanh_rows, args, kwargs)
 
 _tanh__rows = (
@@ -3235,6 +3309,8 @@ _tanh__rows = (
 
 def tanh_(*args, **kwargs):
     """`tanh_`: tanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return tanh__default(*args)
     return _b.dispatch("tanh_", _tanh__rows, args, kwargs)
 
 _transpose_rows = (
@@ -3289,6 +3365,8 @@ _where_rows = (
 
 def where(*args, **kwargs):
     """`where`: where.self."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return where_self(*args)
     return _b.dispatch("where", _where_rows, args, kwargs)
 
 _exp2_rows = (
@@ -3298,6 +3376,8 @@ _exp2_rows = (
 
 def exp2(*args, **kwargs):
     """`exp2`: exp2."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return exp2_default(*args)
     return _b.dispatch("exp2", _exp2_rows, args, kwargs)
 
 _expm1_rows = (
@@ -3307,6 +3387,8 @@ _expm1_rows = (
 
 def expm1(*args, **kwargs):
     """`expm1`: expm1."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return expm1_default(*args)
     return _b.dispatch("expm1", _expm1_rows, args, kwargs)
 
 _log2_rows = (
@@ -3316,6 +3398,8 @@ _log2_rows = (
 
 def log2(*args, **kwargs):
     """`log2`: log2."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return log2_default(*args)
     return _b.dispatch("log2", _log2_rows, args, kwargs)
 
 _log10_rows = (
@@ -3325,6 +3409,8 @@ _log10_rows = (
 
 def log10(*args, **kwargs):
     """`log10`: log10."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return log10_default(*args)
     return _b.dispatch("log10", _log10_rows, args, kwargs)
 
 _log1p_rows = (
@@ -3334,6 +3420,8 @@ _log1p_rows = (
 
 def log1p(*args, **kwargs):
     """`log1p`: log1p."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return log1p_default(*args)
     return _b.dispatch("log1p", _log1p_rows, args, kwargs)
 
 _rsqrt_rows = (
@@ -3343,6 +3431,8 @@ _rsqrt_rows = (
 
 def rsqrt(*args, **kwargs):
     """`rsqrt`: rsqrt."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return rsqrt_default(*args)
     return _b.dispatch("rsqrt", _rsqrt_rows, args, kwargs)
 
 _tan_rows = (
@@ -3352,6 +3442,8 @@ _tan_rows = (
 
 def tan(*args, **kwargs):
     """`tan`: tan."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return tan_default(*args)
     return _b.dispatch("tan", _tan_rows, args, kwargs)
 
 _asin_rows = (
@@ -3361,6 +3453,8 @@ _asin_rows = (
 
 def asin(*args, **kwargs):
     """`asin`: asin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return asin_default(*args)
     return _b.dispatch("asin", _asin_rows, args, kwargs)
 
 _acos_rows = (
@@ -3370,6 +3464,8 @@ _acos_rows = (
 
 def acos(*args, **kwargs):
     """`acos`: acos."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return acos_default(*args)
     return _b.dispatch("acos", _acos_rows, args, kwargs)
 
 _atan_rows = (
@@ -3379,6 +3475,8 @@ _atan_rows = (
 
 def atan(*args, **kwargs):
     """`atan`: atan."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return atan_default(*args)
     return _b.dispatch("atan", _atan_rows, args, kwargs)
 
 _sinh_rows = (
@@ -3388,6 +3486,8 @@ _sinh_rows = (
 
 def sinh(*args, **kwargs):
     """`sinh`: sinh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sinh_default(*args)
     return _b.dispatch("sinh", _sinh_rows, args, kwargs)
 
 _cosh_rows = (
@@ -3397,6 +3497,8 @@ _cosh_rows = (
 
 def cosh(*args, **kwargs):
     """`cosh`: cosh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return cosh_default(*args)
     return _b.dispatch("cosh", _cosh_rows, args, kwargs)
 
 _asinh_rows = (
@@ -3406,6 +3508,8 @@ _asinh_rows = (
 
 def asinh(*args, **kwargs):
     """`asinh`: asinh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return asinh_default(*args)
     return _b.dispatch("asinh", _asinh_rows, args, kwargs)
 
 _acosh_rows = (
@@ -3415,6 +3519,8 @@ _acosh_rows = (
 
 def acosh(*args, **kwargs):
     """`acosh`: acosh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return acosh_default(*args)
     return _b.dispatch("acosh", _acosh_rows, args, kwargs)
 
 _atanh_rows = (
@@ -3424,6 +3530,8 @@ _atanh_rows = (
 
 def atanh(*args, **kwargs):
     """`atanh`: atanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return atanh_default(*args)
     return _b.dispatch("atanh", _atanh_rows, args, kwargs)
 
 _erf_rows = (
@@ -3433,6 +3541,8 @@ _erf_rows = (
 
 def erf(*args, **kwargs):
     """`erf`: erf."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return erf_default(*args)
     return _b.dispatch("erf", _erf_rows, args, kwargs)
 
 _erfc_rows = (
@@ -3442,6 +3552,8 @@ _erfc_rows = (
 
 def erfc(*args, **kwargs):
     """`erfc`: erfc."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return erfc_default(*args)
     return _b.dispatch("erfc", _erfc_rows, args, kwargs)
 
 _logit_rows = (
@@ -3460,6 +3572,8 @@ _floor_rows = (
 
 def floor(*args, **kwargs):
     """`floor`: floor."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return floor_default(*args)
     return _b.dispatch("floor", _floor_rows, args, kwargs)
 
 _ceil_rows = (
@@ -3469,6 +3583,8 @@ _ceil_rows = (
 
 def ceil(*args, **kwargs):
     """`ceil`: ceil."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return ceil_default(*args)
     return _b.dispatch("ceil", _ceil_rows, args, kwargs)
 
 _round_rows = (
@@ -3488,6 +3604,8 @@ _trunc_rows = (
 
 def trunc(*args, **kwargs):
     """`trunc`: trunc."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return trunc_default(*args)
     return _b.dispatch("trunc", _trunc_rows, args, kwargs)
 
 _frac_rows = (
@@ -3497,6 +3615,8 @@ _frac_rows = (
 
 def frac(*args, **kwargs):
     """`frac`: frac."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return frac_default(*args)
     return _b.dispatch("frac", _frac_rows, args, kwargs)
 
 _clamp_rows = (
@@ -3579,6 +3699,8 @@ _silu_rows = (
 
 def silu(*args, **kwargs):
     """`silu`: silu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return silu_default(*args)
     return _b.dispatch("silu", _silu_rows, args, kwargs)
 
 _mish_rows = (
@@ -3588,6 +3710,8 @@ _mish_rows = (
 
 def mish(*args, **kwargs):
     """`mish`: mish."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return mish_default(*args)
     return _b.dispatch("mish", _mish_rows, args, kwargs)
 
 _softplus_rows = (
@@ -3669,6 +3793,8 @@ _hardsigmoid_rows = (
 
 def hardsigmoid(*args, **kwargs):
     """`hardsigmoid`: hardsigmoid."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardsigmoid_default(*args)
     return _b.dispatch("hardsigmoid", _hardsigmoid_rows, args, kwargs)
 
 _hardswish_rows = (
@@ -3678,6 +3804,8 @@ _hardswish_rows = (
 
 def hardswish(*args, **kwargs):
     """`hardswish`: hardswish."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardswish_default(*args)
     return _b.dispatch("hardswish", _hardswish_rows, args, kwargs)
 
 _fmax_rows = (
@@ -3687,6 +3815,8 @@ _fmax_rows = (
 
 def fmax(*args, **kwargs):
     """`fmax`: fmax."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return fmax_default(*args)
     return _b.dispatch("fmax", _fmax_rows, args, kwargs)
 
 _fmin_rows = (
@@ -3696,6 +3826,8 @@ _fmin_rows = (
 
 def fmin(*args, **kwargs):
     """`fmin`: fmin."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return fmin_default(*args)
     return _b.dispatch("fmin", _fmin_rows, args, kwargs)
 
 _atan2_rows = (
@@ -3705,6 +3837,8 @@ _atan2_rows = (
 
 def atan2(*args, **kwargs):
     """`atan2`: atan2."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return atan2_default(*args)
     return _b.dispatch("atan2", _atan2_rows, args, kwargs)
 
 _hypot_rows = (
@@ -3714,6 +3848,8 @@ _hypot_rows = (
 
 def hypot(*args, **kwargs):
     """`hypot`: hypot."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return hypot_default(*args)
     return _b.dispatch("hypot", _hypot_rows, args, kwargs)
 
 _remainder_rows = (
@@ -3771,6 +3907,8 @@ _logical_and_rows = (
 
 def logical_and(*args, **kwargs):
     """`logical_and`: logical_and."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return logical_and_default(*args)
     return _b.dispatch("logical_and", _logical_and_rows, args, kwargs)
 
 _logical_or_rows = (
@@ -3780,6 +3918,8 @@ _logical_or_rows = (
 
 def logical_or(*args, **kwargs):
     """`logical_or`: logical_or."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return logical_or_default(*args)
     return _b.dispatch("logical_or", _logical_or_rows, args, kwargs)
 
 _logical_not_rows = (
@@ -3789,6 +3929,8 @@ _logical_not_rows = (
 
 def logical_not(*args, **kwargs):
     """`logical_not`: logical_not."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return logical_not_default(*args)
     return _b.dispatch("logical_not", _logical_not_rows, args, kwargs)
 
 _prod_rows = (
@@ -4159,6 +4301,8 @@ _xlogy_rows = (
 
 def xlogy(*args, **kwargs):
     """`xlogy`: xlogy.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return xlogy_Tensor(*args)
     return _b.dispatch("xlogy", _xlogy_rows, args, kwargs)
 
 _mse_loss_rows = (

@@ -289,3 +289,52 @@ def test_single_root_is_run_directly():
     y.backward()
     assert torch.autograd._get_sequence_nr() == before
     assert _short(log[0][0]) == "SumBackward0"
+
+
+# ---- gradient buffers the engine writes into ---------------------------------------------------------
+# The engine sums a second gradient into the first in place, and hands a leaf the gradient array
+# itself, only when nothing else refers to that array (engine._owned). These cases each hold a
+# reference somewhere else and check that it is never written.
+
+def test_callers_root_gradient_is_never_written():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a = x * 2.0
+    b = a + a                       # AddBackward0 hands the root gradient to the same slot twice
+    g = torch.tensor([1.0, 10.0, 100.0])
+    b.backward(g)
+    np.testing.assert_array_equal(g.numpy(), [1.0, 10.0, 100.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 40.0, 400.0])
+
+
+def test_gradient_kept_by_a_tensor_hook_is_not_summed_into():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    kept = []
+    a = x.exp()
+    e = a * 5.0
+    c = a + 0.0                     # AddBackward0 passes c's (hooked) gradient on to a's node unchanged
+    c.register_hook(lambda t: kept.append(t))
+    ((c * 3.0).sum() + e.sum()).backward()   # c's node runs first (higher sequence number), then e's
+    np.testing.assert_array_equal(kept[0].numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), 8.0 * np.exp([1.0, 2.0]))
+
+
+def test_leaf_grad_never_aliases_a_gradient_a_hook_kept():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    kept = []
+    y = x + 0.0                     # passes y's gradient (made by MulBackward1) on to x unchanged
+    y.register_hook(lambda t: kept.append(t))
+    (y * 2.0).sum().backward()
+    (x * 1.0).sum().backward()      # the second backward adds into x.grad in place
+    np.testing.assert_array_equal(kept[0].numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_node_post_hook_that_keeps_outputs_sees_them_unchanged():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    kept = []
+    w = x * 7.0
+    y = x * 2.0                     # y's node runs first: its output reaches x's buffer first
+    y.grad_fn.register_hook(lambda gi, go: kept.append(gi[0]))
+    (y.sum() + w.sum()).backward()
+    np.testing.assert_array_equal(kept[0].numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [9.0, 9.0])

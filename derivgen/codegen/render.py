@@ -50,6 +50,12 @@ class _Ov:
         self.schema = schema.text.replace("\\", "\\\\").replace('"', "'")
         self.full_name = schema.full_name
         self.params = params
+        # How many arguments the schema takes when they are all plain required Tensors (``sin(self)``,
+        # ``mm(self, mat2)``), else 0: the Python-facing function then calls the row directly when
+        # given exactly those Tensors (what the argument parser would pick anyway).
+        args = schema.args
+        plain = all(a.is_tensor and not a.is_optional and not a.has_default and not a.kwonly for a in args)
+        self.tensor_arity = len(args) if plain and 1 <= len(args) <= 3 else 0
 
 
 class _Op:

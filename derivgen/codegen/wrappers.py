@@ -31,6 +31,10 @@ def _forward_call(row, out=None):
         t = ", ".join(tensors) + ("," if len(tensors) == 1 else "")
         s = ", ".join(scalars) + ("," if len(scalars) == 1 else "")
         extra = f", out={out}" if out else ""
+        if not out and len(tensors) <= 2:
+            # the fixed-arity fast path (same as forward((...), (...))): the common small-op case is cheap
+            sc = f", ({s})" if scalars else ""
+            return f"_k.{row.forward_kernel.name}.forward{len(tensors)}({', '.join(tensors)}{sc})"
         return f"_k.{row.forward_kernel.name}.forward(({t}), ({s}){extra})"
     args = []
     # a forward that can reduce a deferred elementwise value itself (fusion) is given it undeferred

@@ -77,6 +77,20 @@ def broadcast_shape(shapes):
 
 
 _ZERO = {}
+# The zero (which also types a kernel's literals) of each float dtype; the fixed-arity fast paths use
+# a dict lookup as their dtype check: anything not in it takes the general path.
+_FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float16, np.float32, np.float64)}
+_SMALL_FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float32, np.float64)}
+# Below this many elements an op neither fuses nor runs in parallel: the fast paths' size bound.
+_SMALL = min(PARALLEL_THRESHOLD, FUSION_THRESHOLD)
+
+
+def _typed(scalars, dt):
+    """Python numbers as the kernel's compute type (a float32 kernel gets float32 scalars)."""
+    ctype = dt.type
+    if len(scalars) == 1:
+        return (ctype(scalars[0]),)
+    return [ctype(v) for v in scalars]
 
 
 def _zero_of(dtype):
@@ -270,16 +284,16 @@ class Elementwise:
         parallel threshold. Returns None when the general path is needed."""
         a0 = arrays[0]
         dt = a0.dtype
-        if dt.kind != "f" or self.returns_bool:
+        zero = _FLOAT_ZERO.get(dt)
+        if zero is None or self.returns_bool:
             return None
         shape = a0.shape
         for a in arrays:
             if a.dtype is not dt or a.shape != shape or not a.flags.c_contiguous:
                 return None
-        out = np.empty(shape, dt)
-        if out.size >= PARALLEL_THRESHOLD:
+        if a0.size >= PARALLEL_THRESHOLD:
             return None
-        zero = _zero_of(dt)
+        out = np.empty(shape, dt)
         if scalars:
             ctype = dt.type
             scalars = [ctype(s) for s in scalars]
@@ -288,6 +302,91 @@ class Elementwise:
         else:
             self.k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *scalars, zero)
         return out
+
+    # Fixed-arity entry points for the generated code (a node's kernel call, an op's forward): the same
+    # as ``self((a, b), ())`` / ``self.forward((t, u), ())``, but the small same-shape float case costs
+    # one dtype lookup, two contiguity checks and the kernel call. Per-node overhead is what limits
+    # graphs of many small ops (benchmarks/PROFILE.md), and this runs twice per node there.
+    def call1(self, a):
+        """``self((a,), ())``."""
+        dt = a.dtype
+        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
+        if zero is not None and a.flags.c_contiguous and a.size < _SMALL:
+            out = np.empty(a.shape, dt)
+            if a.ndim == 1:
+                self.k1d(out, a, zero)
+            else:
+                self.k1d(out.reshape(-1), a.reshape(-1), zero)
+            return out
+        return self((a,), ())
+
+    def call2(self, a, b):
+        """``self((a, b), ())``."""
+        dt = a.dtype
+        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
+        if (zero is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+                and b.flags.c_contiguous and a.size < _SMALL):
+            out = np.empty(a.shape, dt)
+            if a.ndim == 1:
+                self.k1d(out, a, b, zero)
+            else:
+                self.k1d(out.reshape(-1), a.reshape(-1), b.reshape(-1), zero)
+            return out
+        return self((a, b), ())
+
+    def call3(self, a, b, c):
+        """``self((a, b, c), ())``."""
+        dt = a.dtype
+        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
+        if (zero is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
+                and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
+            out = np.empty(a.shape, dt)
+            if a.ndim == 1:
+                self.k1d(out, a, b, c, zero)
+            else:
+                self.k1d(out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), zero)
+            return out
+        return self((a, b, c), ())
+
+    def forward1(self, t, scalars=()):
+        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
+        if not t._lazy:
+            a = t.data
+            dt = a.dtype
+            zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
+            if zero is not None and a.flags.c_contiguous and a.size < _SMALL:
+                out = np.empty(a.shape, dt)
+                flat = out
+                if a.ndim != 1:
+                    flat, a = out.reshape(-1), a.reshape(-1)
+                if scalars:
+                    self.k1d(flat, a, *_typed(scalars, dt), zero)
+                else:
+                    self.k1d(flat, a, zero)
+                return out
+        return self.forward((t,), scalars)
+
+    def forward2(self, t, u, scalars=()):
+        """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
+        broadcasting, deferred or large inputs take the general path."""
+        if not t._lazy and not u._lazy:
+            a = t.data
+            b = u.data
+            dt = a.dtype
+            zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
+            if (zero is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+                    and b.flags.c_contiguous and a.size < _SMALL):
+                shape = a.shape
+                out = np.empty(shape, dt)
+                flat = out
+                if len(shape) != 1:
+                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+                if scalars:
+                    self.k1d(flat, a, b, *_typed(scalars, dt), zero)
+                else:
+                    self.k1d(flat, a, b, zero)
+                return out
+        return self.forward((t, u), scalars)
 
     def __call__(self, arrays, scalars=(), out=None):
         """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""

@@ -7,6 +7,7 @@ to its input's shape and cast to its dtype before it travels on. Saved values ar
 runs unless the graph is kept.
 """
 import heapq
+import sys
 
 import numpy as np
 
@@ -40,6 +41,10 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     owned = {}
 
     deps = _compute_dependencies(root)
+    if not graph and inputs is None and not anomaly._state.enabled:
+        with set_grad_enabled(False):
+            _execute_plain(root, buffers, deps, keep_graph)
+        return []
     captures = None
     needed = None
     if inputs is not None:
@@ -132,6 +137,106 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     return captured
 
 
+def _execute_plain(root, buffers, deps, keep_graph):
+    """``execute`` for the common case, ``backward()`` without create_graph, inputs or anomaly mode:
+    the same rules with less bookkeeping per node, because per-node engine overhead is what limits
+    graphs of many small ops.
+
+    - A node with no pre/post hooks is called directly (no ``_call_function`` frame); its gradients are
+      checked against the input metadata inline and reduced/cast only when they differ.
+    - Whether a buffered gradient may be summed into in place is decided when the second gradient
+      arrives, by reference count (``_owned``): nothing else holds the array then, so writing into it
+      cannot be seen. The general loop decides it eagerly instead (it must, for captures).
+    - When nothing else is queued and one node became ready, it runs next without the heap.
+    """
+    fuse = fusion.ENABLED
+    heap = []
+    fn = root
+    while True:
+        buf = buffers.pop(fn)
+        if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
+            _run_tensor_pre_hooks(fn, buf, False)
+        ready = None
+        if type(fn) is AccumulateGrad and fn._pre_hooks is None and fn._post_hooks is None:
+            # the common leaf case: take ownership of an engine-made gradient instead of copying it
+            g = buf[0]
+            if g is not None:
+                fresh = type(g) is np.ndarray and _owned(g, 1)
+                accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+        else:
+            fused = None
+            if fuse and fn._fusion is not None:
+                g = buf[0]
+                if g is not None and g.size >= FUSION_THRESHOLD:
+                    # fn and the elementwise nodes behind it in one kernel (fusion.py)
+                    fused = run_region(fn, g, deps, buffers, None, None, keep_graph)
+            if fused is not None:
+                nexts, outs = fused
+            else:
+                nexts = fn._next
+                if fn._pre_hooks or fn._post_hooks:
+                    outs = _call_function(fn, buf, False, None)
+                else:
+                    try:
+                        outs = fn._apply_fast(buf, fn._needs())
+                    except Exception as exc:
+                        exc.add_note(f"(raised while computing the backward of {fn.name()})")
+                        raise
+                    if len(outs) != len(nexts):
+                        raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
+                                           f"expected {len(nexts)}, but got {len(outs)}")
+                    meta = fn._in_meta
+                    for i in range(min(len(outs), len(meta))):
+                        g = outs[i]
+                        if g is not None:
+                            m = meta[i]
+                            if m is not None and (g.shape != m[0] or g.dtype != m[1]):
+                                outs = _validate_outputs(fn, outs, False)
+                                break
+                if not keep_graph:
+                    fn._release_variables()
+            for i in range(len(nexts)):
+                nxt, nr = nexts[i]
+                if nxt is None:
+                    continue
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                g = outs[i]
+                b = buffers.get(nxt)
+                if b is None:
+                    b = buffers[nxt] = [None] * nxt._n_inputs
+                if g is not None:
+                    old = b[nr]
+                    if old is None:
+                        b[nr] = g
+                    elif (type(old) is np.ndarray and old.shape == g.shape and old.dtype == g.dtype
+                          and _owned(old, 1)):
+                        np.add(old, g, out=old)
+                    else:
+                        b[nr] = old + g
+                if d == 0:
+                    if ready is None and not heap:
+                        ready = nxt
+                    else:
+                        if ready is not None:
+                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
+                            ready = None
+                        heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+        if ready is not None:
+            fn = ready
+        elif heap:
+            fn = heapq.heappop(heap)[2]
+        else:
+            return
+
+
+def _owned(a, holders):
+    """No one but the engine's ``holders`` lists (and the caller's name for it) refers to array ``a``,
+    and it shares its memory with no other array: the engine may then write into it."""
+    # references: the holders, the caller's local name, getrefcount's argument, this function's argument
+    return sys.getrefcount(a) == holders + 3 and sole_owner(a)
+
+
 def _not_in(g, items, stop=None):
     """``g`` is not (by identity) among ``items[:stop]``."""
     for k, x in enumerate(items):
@@ -150,16 +255,18 @@ def _capture(slots, buf, captured):
 
 def _compute_dependencies(root):
     deps = {}
+    get = deps.get
     stack = [root]
-    seen = {root}
     while stack:
         fn = stack.pop()
         for nxt, _ in fn._next:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
+                n = get(nxt)
+                if n is None:  # first visit (the root is nobody's next: the graph has no cycles)
+                    deps[nxt] = 1
                     stack.append(nxt)
+                else:
+                    deps[nxt] = n + 1
     return deps
 
 

@@ -61,6 +61,7 @@ def set_threshold(n):
     value = (1 << 62) if n is None else max(int(n), 1)
     ENABLED = n is not None
     FUSION_THRESHOLD = elementwise.FUSION_THRESHOLD = engine.FUSION_THRESHOLD = value
+    elementwise._SMALL = min(elementwise.PARALLEL_THRESHOLD, value)  # the fast paths' size bound
 
 
 def get_threshold():

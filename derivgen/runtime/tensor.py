@@ -42,7 +42,19 @@ class Tensor:
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
         t = object.__new__(cls if data.__class__ is not Pending else LazyTensor)
-        t._init(data, grad_fn, output_nr, vc)
+        # _init's body, inlined: every op's result is made here, so one call less per op counts
+        t.data = data
+        t._requires_grad = False
+        t.grad_fn = grad_fn
+        t.output_nr = output_nr
+        t._grad = None
+        t._vc = vc if vc is not None else [0]
+        t._acc = None
+        t._hooks = None
+        t._retains_grad = False
+        t._post_acc_hooks = None
+        t._base = None
+        t._wrapped = False
         return t
 
     # ---- autograd attributes -----------------------------------------------------------------

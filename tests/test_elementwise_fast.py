@@ -1,0 +1,80 @@
+"""The fixed-arity entry points of generated kernels (``call1/2/3``, ``forward1/2``) that generated
+nodes and ops call: they must give exactly what the general entry points give (``k((a, b), ())`` and
+``k.forward((t, u), scalars)``) for every operand form, and take the general path for anything but
+small same-shape float arrays."""
+import numpy as np
+import pytest
+
+import derivgen as torch
+from derivgen.generated import kernels as K
+
+
+def _operands(kind, dtype, rng):
+    if kind == "1d":
+        return [rng.standard_normal(7).astype(dtype) for _ in range(3)]
+    if kind == "2d":
+        return [rng.standard_normal((3, 5)).astype(dtype) for _ in range(3)]
+    if kind == "0d":
+        return [np.array(rng.standard_normal(), dtype) for _ in range(3)]
+    if kind == "strided":
+        return [rng.standard_normal((4, 6)).astype(dtype)[:, ::2] for _ in range(3)]
+    if kind == "broadcast":
+        return [rng.standard_normal((3, 5)).astype(dtype), rng.standard_normal(5).astype(dtype),
+                rng.standard_normal((3, 1)).astype(dtype)]
+    if kind == "mixed":
+        return [rng.standard_normal(6).astype(np.float32), rng.standard_normal(6),
+                rng.standard_normal(6).astype(np.float32)]
+    raise AssertionError(kind)
+
+
+KINDS = ["1d", "2d", "0d", "strided", "broadcast", "mixed"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_call_entry_points_match_the_general_path(kind, dtype):
+    rng = np.random.default_rng(0)
+    a, b, c = _operands(kind, dtype, rng)
+    cases = [(K.exp_backward_self, (a, b)),          # grad * result
+             (K.sin_backward_self, (a, b)),
+             (K.neg_backward_self, (a,)),
+             (K.maximum_backward_self, (a, b, c))]
+    for k, args in cases:
+        fast = getattr(k, f"call{len(args)}")(*args)
+        general = k(args, ())
+        assert fast.dtype == general.dtype and fast.shape == general.shape, k
+        np.testing.assert_array_equal(fast, general)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_forward_entry_points_match_the_general_path(kind, dtype):
+    rng = np.random.default_rng(1)
+    a, b, _ = (torch.from_numpy(x) for x in _operands(kind, dtype, rng))
+    for fast, general in [
+            (K.sin_forward.forward1(a), K.sin_forward.forward((a,), ())),
+            (K.mul_Tensor_forward.forward2(a, b), K.mul_Tensor_forward.forward((a, b), ())),
+            (K.add_Tensor_forward.forward2(a, b, (2.5,)), K.add_Tensor_forward.forward((a, b), (2.5,))),
+            (K.add_Tensor_forward.forward2(a, torch.tensor(3.0), (1,)),
+             K.add_Tensor_forward.forward((a, torch.tensor(3.0)), (1,)))]:
+        assert fast.dtype == general.dtype and fast.shape == general.shape
+        np.testing.assert_array_equal(fast, general)
+
+
+def test_forward_entry_points_keep_integer_and_bool_rules():
+    i = torch.tensor([1, 2, 3])
+    f = torch.tensor([1.0, -2.0, 0.5])
+    product = K.mul_Tensor_forward.forward2(i, i)
+    assert product.dtype == np.int64
+    np.testing.assert_array_equal(product, [1, 4, 9])
+    above = K.gt_Tensor_forward.forward2(f, torch.tensor([0.0, 0.0, 1.0]))
+    assert above.dtype == np.bool_
+    np.testing.assert_array_equal(above, [True, False, False])
+    assert K.exp_forward.forward1(i).dtype == torch.get_default_dtype().np   # ints compute in floats
+
+
+def test_scalars_take_the_kernels_dtype():
+    a = torch.from_numpy(np.full(4, 1.0, np.float32))
+    out = K.add_Tensor_forward.forward2(a, a, (1e-8,))   # alpha: a float32 kernel computes in float32
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, np.float32(1.0) + np.float32(1.0) * np.float32(1e-8))
