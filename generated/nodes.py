@@ -15,6 +15,7 @@ import numpy as np
 
 from derivgen.runtime import formula_fns as _fns
 from derivgen.runtime import forwards as _fw
+from derivgen.runtime.node import RELEASED as _RELEASED
 from derivgen.runtime.node import Node as _Node
 from derivgen.runtime.node import unpack_saved as _unpack_saved
 from derivgen.runtime.node import zeros_like_output as _zeros_like_output
@@ -44,7 +45,7 @@ class AbsBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -185,9 +186,9 @@ class BmmBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_mat2 is not None:
-            self._sv_mat2.release()
+            self._sv_mat2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -357,7 +358,7 @@ class CosBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -409,9 +410,9 @@ class DivBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -511,9 +512,9 @@ class DotBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_tensor is not None:
-            self._sv_tensor.release()
+            self._sv_tensor = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -567,7 +568,7 @@ class ExpBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -654,7 +655,7 @@ class LogBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -705,9 +706,9 @@ class MaximumBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -872,9 +873,9 @@ class MinimumBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -931,9 +932,9 @@ class MmBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_mat2 is not None:
-            self._sv_mat2.release()
+            self._sv_mat2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -995,9 +996,9 @@ class MulBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1097,9 +1098,9 @@ class MvBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_vec is not None:
-            self._sv_vec.release()
+            self._sv_vec = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1239,7 +1240,7 @@ class PowBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1297,11 +1298,11 @@ class PowBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_exponent is not None:
-            self._sv_exponent.release()
+            self._sv_exponent = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1361,7 +1362,7 @@ class PowBackward2(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1408,7 +1409,7 @@ class ReciprocalBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1454,7 +1455,7 @@ class ReluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1696,7 +1697,7 @@ class SigmoidBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -1777,7 +1778,7 @@ class SinBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2074,7 +2075,7 @@ class SqrtBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2465,7 +2466,7 @@ class TanhBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2740,7 +2741,7 @@ class WhereBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_condition is not None:
-            self._sv_condition.release()
+            self._sv_condition = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2791,7 +2792,7 @@ class Exp2Backward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2836,7 +2837,7 @@ class Expm1Backward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2881,7 +2882,7 @@ class Log2Backward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2926,7 +2927,7 @@ class Log10Backward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -2971,7 +2972,7 @@ class Log1PBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3016,7 +3017,7 @@ class RsqrtBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3061,7 +3062,7 @@ class TanBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3106,7 +3107,7 @@ class AsinBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3151,7 +3152,7 @@ class AcosBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3196,7 +3197,7 @@ class AtanBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3241,7 +3242,7 @@ class SinhBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3286,7 +3287,7 @@ class CoshBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3331,7 +3332,7 @@ class AsinhBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3376,7 +3377,7 @@ class AcoshBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3421,7 +3422,7 @@ class AtanhBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3466,7 +3467,7 @@ class ErfBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3511,7 +3512,7 @@ class ErfcBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3559,7 +3560,7 @@ class LogitBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3819,11 +3820,11 @@ class ClampBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_min is not None:
-            self._sv_min.release()
+            self._sv_min = _RELEASED
         if self._sv_max is not None:
-            self._sv_max.release()
+            self._sv_max = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3889,7 +3890,7 @@ class ClampBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3944,7 +3945,7 @@ class ClampMinBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -3997,7 +3998,7 @@ class ClampMaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4044,7 +4045,7 @@ class NanToNumBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4093,7 +4094,7 @@ class GeluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4140,7 +4141,7 @@ class SiluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4185,7 +4186,7 @@ class MishBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4240,7 +4241,7 @@ class SoftplusBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4305,7 +4306,7 @@ class EluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4361,7 +4362,7 @@ class CeluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4414,7 +4415,7 @@ class LeakyReluBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4472,7 +4473,7 @@ class HardtanhBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4521,7 +4522,7 @@ class HardsigmoidBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4568,7 +4569,7 @@ class HardswishBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4622,9 +4623,9 @@ class DivBackward2(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4734,9 +4735,9 @@ class FmaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4795,9 +4796,9 @@ class FminBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4858,9 +4859,9 @@ class Atan2Backward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -4924,11 +4925,11 @@ class HypotBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5021,9 +5022,9 @@ class RemainderBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5116,9 +5117,9 @@ class FmodBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5235,11 +5236,11 @@ class LerpBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_end is not None:
-            self._sv_end.release()
+            self._sv_end = _RELEASED
         if self._sv_weight is not None:
-            self._sv_weight.release()
+            self._sv_weight = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5312,9 +5313,9 @@ class AddcmulBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_tensor1 is not None:
-            self._sv_tensor1.release()
+            self._sv_tensor1 = _RELEASED
         if self._sv_tensor2 is not None:
-            self._sv_tensor2.release()
+            self._sv_tensor2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5387,9 +5388,9 @@ class AddcdivBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_tensor1 is not None:
-            self._sv_tensor1.release()
+            self._sv_tensor1 = _RELEASED
         if self._sv_tensor2 is not None:
-            self._sv_tensor2.release()
+            self._sv_tensor2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5453,9 +5454,9 @@ class ProdBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5510,7 +5511,7 @@ class ProdBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5572,7 +5573,7 @@ class MaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_indices is not None:
-            self._sv_indices.release()
+            self._sv_indices = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5626,9 +5627,9 @@ class MaxBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5688,7 +5689,7 @@ class MinBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_indices is not None:
-            self._sv_indices.release()
+            self._sv_indices = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5742,9 +5743,9 @@ class MinBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5804,9 +5805,9 @@ class AmaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5870,9 +5871,9 @@ class AminBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -5941,9 +5942,9 @@ class LogsumexpBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6011,7 +6012,7 @@ class VarBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6080,9 +6081,9 @@ class StdBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6154,7 +6155,7 @@ class VarMeanBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6235,9 +6236,9 @@ class StdMeanBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result0 is not None:
-            self._sv_result0.release()
+            self._sv_result0 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6316,9 +6317,9 @@ class LinalgVectorNormBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6424,9 +6425,9 @@ class CumprodBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6490,9 +6491,9 @@ class AddmmBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_mat1 is not None:
-            self._sv_mat1.release()
+            self._sv_mat1 = _RELEASED
         if self._sv_mat2 is not None:
-            self._sv_mat2.release()
+            self._sv_mat2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6578,9 +6579,9 @@ class BaddbmmBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_batch1 is not None:
-            self._sv_batch1.release()
+            self._sv_batch1 = _RELEASED
         if self._sv_batch2 is not None:
-            self._sv_batch2.release()
+            self._sv_batch2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6924,7 +6925,7 @@ class IndexPutBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_values is not None:
-            self._sv_values.release()
+            self._sv_values = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -6994,7 +6995,7 @@ class GatherBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7049,7 +7050,7 @@ class ScatterBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7106,7 +7107,7 @@ class ScatterBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7158,7 +7159,7 @@ class ScatterAddBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7220,7 +7221,7 @@ class IndexSelectBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7285,7 +7286,7 @@ class IndexAddBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_index is not None:
-            self._sv_index.release()
+            self._sv_index = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7346,7 +7347,7 @@ class MaskedFillBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_mask is not None:
-            self._sv_mask.release()
+            self._sv_mask = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7394,7 +7395,7 @@ class MaskedFillBackward1(_Node):
 
     def _release_variables(self):
         if self._sv_mask is not None:
-            self._sv_mask.release()
+            self._sv_mask = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7783,7 +7784,7 @@ class SortBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_indices is not None:
-            self._sv_indices.release()
+            self._sv_indices = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7843,7 +7844,7 @@ class TopkBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_indices is not None:
-            self._sv_indices.release()
+            self._sv_indices = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7895,7 +7896,7 @@ class SoftmaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -7947,7 +7948,7 @@ class LogSoftmaxBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_result is not None:
-            self._sv_result.release()
+            self._sv_result = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8001,9 +8002,9 @@ class XlogyBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_other is not None:
-            self._sv_other.release()
+            self._sv_other = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8070,9 +8071,9 @@ class MseLossBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8150,9 +8151,9 @@ class SmoothL1LossBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8232,9 +8233,9 @@ class HuberLossBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8324,13 +8325,13 @@ class NllLossBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         if self._sv_weight is not None:
-            self._sv_weight.release()
+            self._sv_weight = _RELEASED
         if self._sv_total_weight is not None:
-            self._sv_total_weight.release()
+            self._sv_total_weight = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8399,11 +8400,11 @@ class BinaryCrossEntropyBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         if self._sv_weight is not None:
-            self._sv_weight.release()
+            self._sv_weight = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8479,13 +8480,13 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_self is not None:
-            self._sv_self.release()
+            self._sv_self = _RELEASED
         if self._sv_target is not None:
-            self._sv_target.release()
+            self._sv_target = _RELEASED
         if self._sv_weight is not None:
-            self._sv_weight.release()
+            self._sv_weight = _RELEASED
         if self._sv_pos_weight is not None:
-            self._sv_pos_weight.release()
+            self._sv_pos_weight = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8573,15 +8574,15 @@ class NativeLayerNormBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_input is not None:
-            self._sv_input.release()
+            self._sv_input = _RELEASED
         if self._sv_weight is not None:
-            self._sv_weight.release()
+            self._sv_weight = _RELEASED
         if self._sv_bias is not None:
-            self._sv_bias.release()
+            self._sv_bias = _RELEASED
         if self._sv_result1 is not None:
-            self._sv_result1.release()
+            self._sv_result1 = _RELEASED
         if self._sv_result2 is not None:
-            self._sv_result2.release()
+            self._sv_result2 = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):
@@ -8658,7 +8659,7 @@ class EmbeddingBackward0(_Node):
 
     def _release_variables(self):
         if self._sv_indices is not None:
-            self._sv_indices.release()
+            self._sv_indices = _RELEASED
         self._released = True
 
     def _apply_fast(node, grads, needs):

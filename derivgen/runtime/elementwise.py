@@ -253,7 +253,7 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars", "scalar")
+                 "n_scalars", "scalar", "_entry")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars):
         self.k1d = k1d
@@ -265,6 +265,10 @@ class Elementwise:
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
         self.n_scalars = n_scalars
         self.scalar = None            # the one-element forward (set by forward kernels): fusable
+        # dtype -> the compiled 1-D kernel for contiguous arrays and scalars of that dtype, called without
+        # Numba's dispatcher (which costs about as much again as the kernel on a few elements: it types
+        # every argument to pick the compiled version, and the fast paths have already checked them)
+        self._entry = {}
 
     def _compute(self, dt):
         if dt.kind == "f":
@@ -314,9 +318,9 @@ class Elementwise:
         if zero is not None and a.flags.c_contiguous and a.size < _SMALL:
             out = np.empty(a.shape, dt)
             if a.ndim == 1:
-                self.k1d(out, a, zero)
+                (self._entry.get(dt) or self._first)(out, a, zero)
             else:
-                self.k1d(out.reshape(-1), a.reshape(-1), zero)
+                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), zero)
             return out
         return self((a,), ())
 
@@ -328,9 +332,9 @@ class Elementwise:
                 and b.flags.c_contiguous and a.size < _SMALL):
             out = np.empty(a.shape, dt)
             if a.ndim == 1:
-                self.k1d(out, a, b, zero)
+                (self._entry.get(dt) or self._first)(out, a, b, zero)
             else:
-                self.k1d(out.reshape(-1), a.reshape(-1), b.reshape(-1), zero)
+                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), b.reshape(-1), zero)
             return out
         return self((a, b), ())
 
@@ -342,9 +346,9 @@ class Elementwise:
                 and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
             out = np.empty(a.shape, dt)
             if a.ndim == 1:
-                self.k1d(out, a, b, c, zero)
+                (self._entry.get(dt) or self._first)(out, a, b, c, zero)
             else:
-                self.k1d(out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), zero)
+                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), zero)
             return out
         return self((a, b, c), ())
 
@@ -360,9 +364,9 @@ class Elementwise:
                 if a.ndim != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
-                    self.k1d(flat, a, *_typed(scalars, dt), zero)
+                    (self._entry.get(dt) or self._first)(flat, a, *_typed(scalars, dt), zero)
                 else:
-                    self.k1d(flat, a, zero)
+                    (self._entry.get(dt) or self._first)(flat, a, zero)
                 return out
         return self.forward((t,), scalars)
 
@@ -382,11 +386,26 @@ class Elementwise:
                 if len(shape) != 1:
                     flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
                 if scalars:
-                    self.k1d(flat, a, b, *_typed(scalars, dt), zero)
+                    (self._entry.get(dt) or self._first)(flat, a, b, *_typed(scalars, dt), zero)
                 else:
-                    self.k1d(flat, a, b, zero)
+                    (self._entry.get(dt) or self._first)(flat, a, b, zero)
                 return out
         return self.forward((t, u), scalars)
+
+    def _first(self, out, *args):
+        """The first fast-path call for a dtype: through Numba's dispatcher (which compiles or loads the
+        kernel), then remember the compiled entry point for that dtype. The fast paths only ever pass
+        C-contiguous 1-D arrays of one float dtype and scalars of that dtype, so one entry point per
+        dtype serves them all."""
+        self.k1d(out, *args)
+        try:
+            import numba
+            signature = tuple(numba.typeof(v) for v in (out,) + args)
+            compiled = self.k1d.overloads.get(signature)
+            if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
+                self._entry[out.dtype] = compiled.entry_point
+        except Exception:  # noqa: BLE001 - without the entry point every call goes through the dispatcher
+            pass
 
     def __call__(self, arrays, scalars=(), out=None):
         """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""

@@ -16,7 +16,7 @@ from .buffers import sole_owner
 from .elementwise import FUSION_THRESHOLD
 from .fusion import run_region
 from .grad_mode import enable_grad, set_grad_enabled
-from .node import AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
+from .node import _NEEDS, AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
 from .shape_utils import is_expandable_to, sum_to
 from .tensor import Tensor
 
@@ -177,8 +177,9 @@ def _execute_plain(root, buffers, deps, keep_graph):
                 if fn._pre_hooks or fn._post_hooks:
                     outs = _call_function(fn, buf, False, None)
                 else:
+                    needs = _NEEDS[nexts[0][0] is not None] if len(nexts) == 1 else fn._needs()
                     try:
-                        outs = fn._apply_fast(buf, fn._needs())
+                        outs = fn._apply_fast(buf, needs)
                     except Exception as exc:
                         exc.add_note(f"(raised while computing the backward of {fn.name()})")
                         raise

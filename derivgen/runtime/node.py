@@ -198,6 +198,17 @@ class SavedVariable:
         self.released = True
 
 
+def _released_marker():
+    sv = object.__new__(SavedVariable)
+    sv.tensor = sv.data = sv.packed = sv.unpack_hook = sv.hook_meta = None
+    sv.vc, sv.version, sv.output_nr, sv.is_output, sv.released = [0], 0, 0, False, True
+    return sv
+
+
+# What a generated node's ``_release_variables`` puts in place of each saved value: unpacking it raises
+# the backward-twice error, as a released SavedVariable does (one store per slot instead of a call).
+RELEASED = _released_marker()
+
 _NEEDS = {True: (True,), False: (False,)}
 
 
