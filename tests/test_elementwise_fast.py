@@ -78,3 +78,19 @@ def test_scalars_take_the_kernels_dtype():
     out = K.add_Tensor_forward.forward2(a, a, (1e-8,))   # alpha: a float32 kernel computes in float32
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, np.float32(1.0) + np.float32(1.0) * np.float32(1e-8))
+
+
+def test_compiled_entry_points_are_kept_per_dtype_and_give_the_dispatchers_results():
+    k = K.tanh_backward_self
+    rng = np.random.default_rng(2)
+    for dtype in (np.float64, np.float32, np.float64):
+        g, r = rng.standard_normal(9).astype(dtype), rng.standard_normal(9).astype(dtype)
+        first = k.call2(g, r)
+        assert np.dtype(dtype) in k._entry          # the second call skips Numba's dispatcher
+        second = k.call2(g, r)
+        assert second.dtype == dtype
+        np.testing.assert_array_equal(first, second)
+        np.testing.assert_array_equal(second, k((g, r), ()))
+    ro = np.arange(9, dtype=np.float32)
+    ro.flags.writeable = False                      # read-only inputs are read the same way
+    np.testing.assert_array_equal(k.call2(ro, ro), k((ro.copy(), ro.copy()), ()))
