@@ -15,6 +15,7 @@ import collections
 
 from derivgen.runtime import binding as _b
 from derivgen.runtime import forwards as _fw
+from derivgen.runtime import grad_mode as _grad_mode
 from derivgen.runtime.inplace import check_inplace as _check_inplace
 from derivgen.runtime.inplace import commit_inplace as _commit_inplace
 from derivgen.runtime.inplace import inplace_target as _inplace_target
@@ -52,7 +53,7 @@ def _meta_opt(t):
 def abs_default(self):
     """abs(Tensor self) -> Tensor"""
     result = _k.abs_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -77,7 +78,7 @@ def abs__default(self):
 def add_Tensor(self, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -102,7 +103,7 @@ def add__Tensor(self, other, *, alpha=1):
 def add_Scalar(self, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     result = _k.add_Scalar_forward.forward1(self, (other, alpha))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AddBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -118,7 +119,7 @@ def all_default(self):
 def bmm_default(self, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
     result = _fw.bmm(self.data, mat2.data)
-    if _needs_grad(self, mat2):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -144,7 +145,7 @@ def cat_default(tensors, dim=0):
 def clone_default(self, *, memory_format=None):
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     result = _fw.clone(self.data, memory_format=memory_format)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CloneBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -154,7 +155,7 @@ def clone_default(self, *, memory_format=None):
 def _to_copy_default(self, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw._to_copy(self.data, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -164,7 +165,7 @@ def _to_copy_default(self, *, dtype=None):
 def cos_default(self):
     """cos(Tensor self) -> Tensor"""
     result = _k.cos_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -189,7 +190,7 @@ def cos__default(self):
 def div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     result = _k.div_Tensor_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -220,7 +221,7 @@ def div__Tensor(self, other):
 def div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     result = _k.div_Scalar_forward.forward1(self, (other,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
@@ -231,7 +232,7 @@ def div_Scalar(self, other):
 def dot_default(self, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor"""
     result = _fw.dot(self.data, tensor.data)
-    if _needs_grad(self, tensor):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
         if tensor.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -251,7 +252,7 @@ def eq_Tensor(self, other):
 def exp_default(self):
     """exp(Tensor self) -> Tensor"""
     result = _k.exp_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -276,7 +277,7 @@ def exp__default(self):
 def expand_default(self, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     result = _fw.expand(self.data, size, implicit=implicit)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -310,7 +311,7 @@ def le_Tensor(self, other):
 def log_default(self):
     """log(Tensor self) -> Tensor"""
     result = _k.log_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -341,7 +342,7 @@ def lt_Tensor(self, other):
 def maximum_default(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
     result = _k.maximum_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -355,7 +356,7 @@ def maximum_default(self, other):
 def mean_default(self, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.mean(_value(self), dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -367,7 +368,7 @@ def mean_default(self, *, dtype=None):
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -380,7 +381,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 def minimum_default(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
     result = _k.minimum_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -394,7 +395,7 @@ def minimum_default(self, other):
 def mm_default(self, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     result = _fw.mm(self.data, mat2.data)
-    if _needs_grad(self, mat2):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -408,7 +409,7 @@ def mm_default(self, mat2):
 def mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     result = _k.mul_Tensor_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -439,7 +440,7 @@ def mul__Tensor(self, other):
 def mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     result = _k.mul_Scalar_forward.forward1(self, (other,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MulBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
@@ -450,7 +451,7 @@ def mul_Scalar(self, other):
 def mv_default(self, vec):
     """mv(Tensor self, Tensor vec) -> Tensor"""
     result = _fw.mv(self.data, vec.data)
-    if _needs_grad(self, vec):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
         grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
         if vec.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -470,7 +471,7 @@ def ne_Tensor(self, other):
 def neg_default(self):
     """neg(Tensor self) -> Tensor"""
     result = _k.neg_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -493,7 +494,7 @@ def neg__default(self):
 def permute_default(self, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     result = _fw.permute(self.data, dims)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -509,7 +510,7 @@ def permute_default(self, dims):
 def pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
@@ -536,7 +537,7 @@ def pow__Tensor_Scalar(self, exponent):
 def pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
-    if _needs_grad(self, exponent):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
         if self.requires_grad or exponent.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -551,7 +552,7 @@ def pow_Tensor_Tensor(self, exponent):
 def pow_Scalar(self, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     result = _k.pow_Scalar_forward.forward1(exponent, (self,))
-    if _needs_grad(exponent):
+    if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward2((_edge(exponent), ), (_meta(exponent), ), 1)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -563,7 +564,7 @@ def pow_Scalar(self, exponent):
 def reciprocal_default(self):
     """reciprocal(Tensor self) -> Tensor"""
     result = _k.reciprocal_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReciprocalBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -574,7 +575,7 @@ def reciprocal_default(self):
 def relu_default(self):
     """relu(Tensor self) -> Tensor"""
     result = _k.relu_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -599,7 +600,7 @@ def relu__default(self):
 def rsub_Tensor(self, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RsubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -610,7 +611,7 @@ def rsub_Tensor(self, other, *, alpha=1):
 def rsub_Scalar(self, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsubBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -621,7 +622,7 @@ def rsub_Scalar(self, other, alpha=1):
 def select_int(self, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
     result = _fw.select_int(self.data, dim, index)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
@@ -639,7 +640,7 @@ def select_int(self, dim, index):
 def select_backward_default(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
     result = _fw.select_backward(grad_output.data, input_sizes, dim, index)
-    if _needs_grad(grad_output):
+    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SelectBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
@@ -651,7 +652,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
 def sigmoid_default(self):
     """sigmoid(Tensor self) -> Tensor"""
     result = _k.sigmoid_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -676,7 +677,7 @@ def sigmoid__default(self):
 def sign_default(self):
     """sign(Tensor self) -> Tensor"""
     result = _k.sign_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SignBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -686,7 +687,7 @@ def sign_default(self):
 def sin_default(self):
     """sin(Tensor self) -> Tensor"""
     result = _k.sin_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -711,7 +712,7 @@ def sin__default(self):
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
     result = _fw.slice_Tensor(self.data, dim, start, end, step)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SliceBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
@@ -731,7 +732,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
 def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
     result = _fw.slice_backward(grad_output.data, input_sizes, dim, start, end, step)
-    if _needs_grad(grad_output):
+    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SliceBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
@@ -745,7 +746,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
 def split_Tensor(self, split_size, dim=0):
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
     result = _fw.split_Tensor(self.data, split_size, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
@@ -759,7 +760,7 @@ def split_Tensor(self, split_size, dim=0):
 def split_with_sizes_default(self, split_sizes, dim=0):
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
     result = _fw.split_with_sizes(self.data, split_sizes, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
@@ -773,7 +774,7 @@ def split_with_sizes_default(self, split_sizes, dim=0):
 def sqrt_default(self):
     """sqrt(Tensor self) -> Tensor"""
     result = _k.sqrt_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -798,7 +799,7 @@ def sqrt__default(self):
 def squeeze_default(self):
     """squeeze(Tensor(a) self) -> Tensor(a)"""
     result = _fw.squeeze(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -814,7 +815,7 @@ def squeeze_default(self):
 def squeeze_dim(self, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
     result = _fw.squeeze_dim(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -842,7 +843,7 @@ def stack_default(tensors, dim=0):
 def sub_Tensor(self, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -867,7 +868,7 @@ def sub__Tensor(self, other, *, alpha=1):
 def sub_Scalar(self, other, alpha=1):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SubBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -877,7 +878,7 @@ def sub_Scalar(self, other, alpha=1):
 def sum_default(self, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.sum(_value(self), dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -888,7 +889,7 @@ def sum_default(self, *, dtype=None):
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -901,7 +902,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
 def t_default(self):
     """t(Tensor(a) self) -> Tensor(a)"""
     result = _fw.t(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -916,7 +917,7 @@ def t_default(self):
 def tanh_default(self):
     """tanh(Tensor self) -> Tensor"""
     result = _k.tanh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -941,7 +942,7 @@ def tanh__default(self):
 def transpose_int(self, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     result = _fw.transpose_int(self.data, dim0, dim1)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TransposeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
@@ -958,7 +959,7 @@ def transpose_int(self, dim0, dim1):
 def unbind_int(self, dim=0):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
     result = _fw.unbind_int(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -971,7 +972,7 @@ def unbind_int(self, dim=0):
 def unsqueeze_default(self, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
     result = _fw.unsqueeze(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -987,7 +988,7 @@ def unsqueeze_default(self, dim):
 def view_default(self, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
     result = _fw.view(self.data, size)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1003,7 +1004,7 @@ def view_default(self, size):
 def _unsafe_view_default(self, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
     result = _fw._unsafe_view(self.data, size)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -1014,7 +1015,7 @@ def _unsafe_view_default(self, size):
 def where_self(condition, self, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     result = _k.where_self_forward.forward((condition, self, other), ())
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = WhereBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_condition = _Saved(condition)
@@ -1026,7 +1027,7 @@ def where_self(condition, self, other):
 def exp2_default(self):
     """exp2(Tensor self) -> Tensor"""
     result = _k.exp2_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Exp2Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1037,7 +1038,7 @@ def exp2_default(self):
 def expm1_default(self):
     """expm1(Tensor self) -> Tensor"""
     result = _k.expm1_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Expm1Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1048,7 +1049,7 @@ def expm1_default(self):
 def log2_default(self):
     """log2(Tensor self) -> Tensor"""
     result = _k.log2_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log2Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1059,7 +1060,7 @@ def log2_default(self):
 def log10_default(self):
     """log10(Tensor self) -> Tensor"""
     result = _k.log10_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log10Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1070,7 +1071,7 @@ def log10_default(self):
 def log1p_default(self):
     """log1p(Tensor self) -> Tensor"""
     result = _k.log1p_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log1PBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1081,7 +1082,7 @@ def log1p_default(self):
 def rsqrt_default(self):
     """rsqrt(Tensor self) -> Tensor"""
     result = _k.rsqrt_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1092,7 +1093,7 @@ def rsqrt_default(self):
 def tan_default(self):
     """tan(Tensor self) -> Tensor"""
     result = _k.tan_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1103,7 +1104,7 @@ def tan_default(self):
 def asin_default(self):
     """asin(Tensor self) -> Tensor"""
     result = _k.asin_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1114,7 +1115,7 @@ def asin_default(self):
 def acos_default(self):
     """acos(Tensor self) -> Tensor"""
     result = _k.acos_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1125,7 +1126,7 @@ def acos_default(self):
 def atan_default(self):
     """atan(Tensor self) -> Tensor"""
     result = _k.atan_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1136,7 +1137,7 @@ def atan_default(self):
 def sinh_default(self):
     """sinh(Tensor self) -> Tensor"""
     result = _k.sinh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1147,7 +1148,7 @@ def sinh_default(self):
 def cosh_default(self):
     """cosh(Tensor self) -> Tensor"""
     result = _k.cosh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1158,7 +1159,7 @@ def cosh_default(self):
 def asinh_default(self):
     """asinh(Tensor self) -> Tensor"""
     result = _k.asinh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1169,7 +1170,7 @@ def asinh_default(self):
 def acosh_default(self):
     """acosh(Tensor self) -> Tensor"""
     result = _k.acosh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1180,7 +1181,7 @@ def acosh_default(self):
 def atanh_default(self):
     """atanh(Tensor self) -> Tensor"""
     result = _k.atanh_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1191,7 +1192,7 @@ def atanh_default(self):
 def erf_default(self):
     """erf(Tensor self) -> Tensor"""
     result = _k.erf_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1202,7 +1203,7 @@ def erf_default(self):
 def erfc_default(self):
     """erfc(Tensor self) -> Tensor"""
     result = _k.erfc_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfcBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1213,7 +1214,7 @@ def erfc_default(self):
 def logit_default(self, eps=None):
     """logit(Tensor self, float? eps=None) -> Tensor"""
     result = _fw.logit(self.data, eps)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogitBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_eps = eps
@@ -1225,7 +1226,7 @@ def logit_default(self, eps=None):
 def floor_default(self):
     """floor(Tensor self) -> Tensor"""
     result = _fw.floor(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FloorBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1235,7 +1236,7 @@ def floor_default(self):
 def ceil_default(self):
     """ceil(Tensor self) -> Tensor"""
     result = _fw.ceil(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeilBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1245,7 +1246,7 @@ def ceil_default(self):
 def round_default(self):
     """round(Tensor self) -> Tensor"""
     result = _fw.round(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1255,7 +1256,7 @@ def round_default(self):
 def round_decimals(self, *, decimals):
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
     result = _fw.round_decimals(self.data, decimals=decimals)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1265,7 +1266,7 @@ def round_decimals(self, *, decimals):
 def trunc_default(self):
     """trunc(Tensor self) -> Tensor"""
     result = _fw.trunc(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TruncBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1275,7 +1276,7 @@ def trunc_default(self):
 def frac_default(self):
     """frac(Tensor self) -> Tensor"""
     result = _fw.frac(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FracBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1301,7 +1302,7 @@ def clamp_Tensor(self, min=None, max=None):
 def clamp_default(self, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
     result = _fw.clamp(self.data, min, max)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
@@ -1330,7 +1331,7 @@ def clamp__default(self, min=None, max=None):
 def clamp_min_default(self, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
     result = _k.clamp_min_forward.forward1(self, (min,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
@@ -1357,7 +1358,7 @@ def clamp_min__default(self, min):
 def clamp_max_default(self, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
     result = _k.clamp_max_forward.forward1(self, (max,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
@@ -1384,7 +1385,7 @@ def clamp_max__default(self, max):
 def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
     result = _fw.nan_to_num(self.data, nan, posinf, neginf)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1395,7 +1396,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
 def gelu_default(self, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
     result = _fw.gelu(self.data, approximate=approximate)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_approximate = approximate
@@ -1407,7 +1408,7 @@ def gelu_default(self, *, approximate='none'):
 def silu_default(self):
     """silu(Tensor self) -> Tensor"""
     result = _k.silu_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SiluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1418,7 +1419,7 @@ def silu_default(self):
 def mish_default(self):
     """mish(Tensor self) -> Tensor"""
     result = _k.mish_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1429,7 +1430,7 @@ def mish_default(self):
 def softplus_default(self, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
     result = _k.softplus_forward.forward1(self, (beta, threshold))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftplusBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
@@ -1442,7 +1443,7 @@ def softplus_default(self, beta=1, threshold=20):
 def elu_default(self, alpha=1, scale=1, input_scale=1):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
     result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
@@ -1473,7 +1474,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
 def celu_default(self, alpha=1.0):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
     result = _k.celu_forward.forward1(self, (alpha,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
@@ -1485,7 +1486,7 @@ def celu_default(self, alpha=1.0):
 def leaky_relu_default(self, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
     result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
@@ -1512,7 +1513,7 @@ def leaky_relu__default(self, negative_slope=0.01):
 def hardtanh_default(self, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
     result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
@@ -1541,7 +1542,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
 def hardsigmoid_default(self):
     """hardsigmoid(Tensor self) -> Tensor"""
     result = _k.hardsigmoid_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardsigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1552,7 +1553,7 @@ def hardsigmoid_default(self):
 def hardswish_default(self):
     """hardswish(Tensor self) -> Tensor"""
     result = _k.hardswish_forward.forward1(self)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardswishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1563,7 +1564,7 @@ def hardswish_default(self):
 def div_Tensor_mode(self, other, *, rounding_mode):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
     result = _fw.div_Tensor_mode(self.data, other.data, rounding_mode=rounding_mode)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1578,7 +1579,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
 def div_Scalar_mode(self, other, *, rounding_mode):
     """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
     result = _fw.div_Scalar_mode(self.data, other, rounding_mode=rounding_mode)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
@@ -1590,7 +1591,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
 def fmax_default(self, other):
     """fmax(Tensor self, Tensor other) -> Tensor"""
     result = _fw.fmax(self.data, other.data)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1604,7 +1605,7 @@ def fmax_default(self, other):
 def fmin_default(self, other):
     """fmin(Tensor self, Tensor other) -> Tensor"""
     result = _fw.fmin(self.data, other.data)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1618,7 +1619,7 @@ def fmin_default(self, other):
 def atan2_default(self, other):
     """atan2(Tensor self, Tensor other) -> Tensor"""
     result = _k.atan2_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1632,7 +1633,7 @@ def atan2_default(self, other):
 def hypot_default(self, other):
     """hypot(Tensor self, Tensor other) -> Tensor"""
     result = _k.hypot_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1647,7 +1648,7 @@ def hypot_default(self, other):
 def remainder_Scalar(self, other):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     result = _fw.remainder_Scalar(self.data, other)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RemainderBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1657,7 +1658,7 @@ def remainder_Scalar(self, other):
 def remainder_Tensor(self, other):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
     result = _fw.remainder_Tensor(self.data, other.data)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1671,7 +1672,7 @@ def remainder_Tensor(self, other):
 def fmod_Scalar(self, other):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     result = _fw.fmod_Scalar(self.data, other)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FmodBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1681,7 +1682,7 @@ def fmod_Scalar(self, other):
 def fmod_Tensor(self, other):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     result = _fw.fmod_Tensor(self.data, other.data)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -1695,7 +1696,7 @@ def fmod_Tensor(self, other):
 def lerp_Scalar(self, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
     result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
-    if _needs_grad(self, end):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
         grad_fn = LerpBackward0((_edge(self), _edge(end), ), (_meta(self), _meta(end), ), 1)
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
@@ -1770,7 +1771,7 @@ def logical_not_default(self):
 def prod_default(self, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.prod(self.data, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1782,7 +1783,7 @@ def prod_default(self, *, dtype=None):
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.prod_dim_int(self.data, dim, keepdim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1798,7 +1799,7 @@ _max_dim_return = collections.namedtuple("max", ['values', 'indices'])
 def max_dim(self, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     result = _fw.max_dim(self.data, dim, keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -1813,7 +1814,7 @@ def max_dim(self, dim, keepdim=False):
 def max_default(self):
     """max(Tensor self) -> Tensor"""
     result = _fw.max(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1828,7 +1829,7 @@ _min_dim_return = collections.namedtuple("min", ['values', 'indices'])
 def min_dim(self, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     result = _fw.min_dim(self.data, dim, keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -1843,7 +1844,7 @@ def min_dim(self, dim, keepdim=False):
 def min_default(self):
     """min(Tensor self) -> Tensor"""
     result = _fw.min(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1855,7 +1856,7 @@ def min_default(self):
 def amax_default(self, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     result = _fw.amax(self.data, dim, keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1869,7 +1870,7 @@ def amax_default(self, dim=(), keepdim=False):
 def amin_default(self, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     result = _fw.amin(self.data, dim, keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AminBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1895,7 +1896,7 @@ def argmin_default(self, dim=None, keepdim=False):
 def logsumexp_default(self, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
     result = _fw.logsumexp(self.data, dim, keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1910,7 +1911,7 @@ def logsumexp_default(self, dim, keepdim=False):
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     result = _fw.var_correction(self.data, dim, correction=correction, keepdim=keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1924,7 +1925,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     result = _fw.std_correction(self.data, dim, correction=correction, keepdim=keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1942,7 +1943,7 @@ _var_mean_correction_return = collections.namedtuple("var_mean", ['result0', 're
 def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     result = _fw.var_mean_correction(self.data, dim, correction=correction, keepdim=keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1961,7 +1962,7 @@ _std_mean_correction_return = collections.namedtuple("std_mean", ['result0', 're
 def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     result = _fw.std_mean_correction(self.data, dim, correction=correction, keepdim=keepdim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1978,7 +1979,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.linalg_vector_norm(self.data, ord, dim, keepdim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
@@ -1993,7 +1994,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
 def cumsum_default(self, dim, *, dtype=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.cumsum(self.data, dim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2004,7 +2005,7 @@ def cumsum_default(self, dim, *, dtype=None):
 def cumprod_default(self, dim, *, dtype=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.cumprod(self.data, dim, dtype=dtype)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -2049,7 +2050,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
 def squeeze_dims(self, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
     result = _fw.squeeze_dims(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -2065,7 +2066,7 @@ def squeeze_dims(self, dim):
 def squeeze__default(self):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)"""
     result = _fw.squeeze_(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -2076,7 +2077,7 @@ def squeeze__default(self):
 def squeeze__dim(self, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"""
     result = _fw.squeeze__dim(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2088,7 +2089,7 @@ def squeeze__dim(self, dim):
 def squeeze__dims(self, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)"""
     result = _fw.squeeze__dims(self.data, dim)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -2099,7 +2100,7 @@ def squeeze__dims(self, dim):
 def repeat_default(self, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
     result = _fw.repeat(self.data, repeats)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2111,7 +2112,7 @@ def repeat_default(self, repeats):
 def index_Tensor(self, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     result = _fw.index_Tensor(self.data, [None if t is None else t.data for t in indices])
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2123,7 +2124,7 @@ def index_Tensor(self, indices):
 def index_put_default(self, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
     result = _fw.index_put(self.data, [None if t is None else t.data for t in indices], values.data, accumulate)
-    if _needs_grad(self, values):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
         if self.requires_grad:
             grad_fn._sv_values = _Saved(values)
@@ -2137,7 +2138,7 @@ def index_put_default(self, indices, values, accumulate=False):
 def gather_default(self, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
     result = _fw.gather(self.data, dim, index.data, sparse_grad=sparse_grad)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -2150,7 +2151,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
 def scatter_src(self, dim, index, src):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
     result = _fw.scatter_src(self.data, dim, index.data, src.data)
-    if _needs_grad(self, src):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if self.requires_grad or src.requires_grad:
             grad_fn._sv_index = _Saved(index)
@@ -2163,7 +2164,7 @@ def scatter_src(self, dim, index, src):
 def scatter_value(self, dim, index, value):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     result = _fw.scatter_value(self.data, dim, index.data, value)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -2175,7 +2176,7 @@ def scatter_value(self, dim, index, value):
 def scatter_add_default(self, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
     result = _fw.scatter_add(self.data, dim, index.data, src.data)
-    if _needs_grad(self, src):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if src.requires_grad:
             grad_fn._sv_index = _Saved(index)
@@ -2188,7 +2189,7 @@ def scatter_add_default(self, dim, index, src):
 def index_select_default(self, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     result = _fw.index_select(self.data, dim, index.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -2201,7 +2202,7 @@ def index_select_default(self, dim, index):
 def index_add_default(self, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
     result = _fw.index_add(self.data, dim, index.data, source.data, alpha=alpha)
-    if _needs_grad(self, source):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
         if source.requires_grad:
             grad_fn._sv_index = _Saved(index)
@@ -2216,7 +2217,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
 def masked_fill_Scalar(self, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
     result = _k.masked_fill_Scalar_forward.forward2(self, mask, (value,))
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2241,7 +2242,7 @@ def masked_fill__Scalar(self, mask, value):
 def masked_fill_Tensor(self, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
     result = _k.masked_fill_Tensor_forward.forward((self, mask, value), ())
-    if _needs_grad(self, value):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         if self.requires_grad or value.requires_grad:
             grad_fn._sv_mask = _Saved(mask)
@@ -2268,7 +2269,7 @@ def masked_fill__Tensor(self, mask, value):
 def flip_default(self, dims):
     """flip(Tensor self, int[] dims) -> Tensor"""
     result = _fw.flip(self.data, dims)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FlipBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -2279,7 +2280,7 @@ def flip_default(self, dims):
 def roll_default(self, shifts, dims=()):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
     result = _fw.roll(self.data, shifts, dims)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RollBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
@@ -2291,7 +2292,7 @@ def roll_default(self, shifts, dims=()):
 def tril_default(self, diagonal=0):
     """tril(Tensor self, int diagonal=0) -> Tensor"""
     result = _fw.tril(self.data, diagonal)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TrilBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
@@ -2302,7 +2303,7 @@ def tril_default(self, diagonal=0):
 def triu_default(self, diagonal=0):
     """triu(Tensor self, int diagonal=0) -> Tensor"""
     result = _fw.triu(self.data, diagonal)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TriuBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
@@ -2313,7 +2314,7 @@ def triu_default(self, diagonal=0):
 def diagonal_default(self, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
     result = _fw.diagonal(self.data, offset, dim1, dim2)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DiagonalBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
@@ -2332,7 +2333,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
 def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
     result = _fw.diagonal_backward(grad_output.data, input_sizes, offset, dim1, dim2)
-    if _needs_grad(grad_output):
+    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = DiagonalBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
@@ -2345,7 +2346,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
 def constant_pad_nd_default(self, pad, value=0):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
     result = _fw.constant_pad_nd(self.data, pad, value)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ConstantPadNdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
@@ -2359,7 +2360,7 @@ _sort_default_return = collections.namedtuple("sort", ['values', 'indices'])
 def sort_default(self, dim=-1, descending=False):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     result = _fw.sort(self.data, dim, descending)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2376,7 +2377,7 @@ _topk_default_return = collections.namedtuple("topk", ['values', 'indices'])
 def topk_default(self, k, dim=-1, largest=True, sorted=True):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     result = _fw.topk(self.data, k, dim, largest, sorted)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2390,7 +2391,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
 def _softmax_default(self, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     result = _fw._softmax(self.data, dim, half_to_float)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2402,7 +2403,7 @@ def _softmax_default(self, dim, half_to_float):
 def _log_softmax_default(self, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     result = _fw._log_softmax(self.data, dim, half_to_float)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogSoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2414,7 +2415,7 @@ def _log_softmax_default(self, dim, half_to_float):
 def xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     result = _k.xlogy_Tensor_forward.forward2(self, other)
-    if _needs_grad(self, other):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.requires_grad or other.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2428,7 +2429,7 @@ def xlogy_Tensor(self, other):
 def mse_loss_default(self, target, reduction='Mean'):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     result = _fw.mse_loss(self.data, target.data, reduction)
-    if _needs_grad(self, target):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2444,7 +2445,7 @@ def mse_loss_default(self, target, reduction='Mean'):
 def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
     result = _fw.smooth_l1_loss(self.data, target.data, reduction, beta)
-    if _needs_grad(self, target):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2461,7 +2462,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
 def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
     result = _fw.huber_loss(self.data, target.data, reduction, delta)
-    if _needs_grad(self, target):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2481,7 +2482,7 @@ _nll_loss_forward_default_return = collections.namedtuple("nll_loss_forward", ['
 def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     result = _fw.nll_loss_forward(self.data, target.data, (None if weight is None else weight.data), reduction, ignore_index)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._sv_target = _Saved(target)
@@ -2498,7 +2499,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
 def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
     result = _fw.binary_cross_entropy(self.data, target.data, (None if weight is None else weight.data), reduction)
-    if _needs_grad(self, target):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2515,7 +2516,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
 def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weight=None, reduction='Mean'):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
     result = _fw.binary_cross_entropy_with_logits(self.data, target.data, (None if weight is None else weight.data), (None if pos_weight is None else pos_weight.data), reduction)
-    if _needs_grad(self, target):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.requires_grad or target.requires_grad:
             grad_fn._sv_self = _Saved(self)
@@ -2558,7 +2559,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
 def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
     result = _fw.embedding(weight.data, indices.data, padding_idx, scale_grad_by_freq, sparse)
-    if _needs_grad(weight):
+    if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_edge(weight), ), (_meta(weight), ), 1)
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
@@ -2572,7 +2573,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 def fill_Scalar(self, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
     result = _fw.fill_Scalar(self.data, value)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2582,7 +2583,7 @@ def fill_Scalar(self, value):
 def fill_Tensor(self, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
     result = _fw.fill_Tensor(self.data, value.data)
-    if _needs_grad(self, value):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2592,7 +2593,7 @@ def fill_Tensor(self, value):
 def fill__Scalar(self, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
     result = _fw.fill__Scalar(self.data, value)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward2((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2602,7 +2603,7 @@ def fill__Scalar(self, value):
 def fill__Tensor(self, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
     result = _fw.fill__Tensor(self.data, value.data)
-    if _needs_grad(self, value):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward3((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2612,7 +2613,7 @@ def fill__Tensor(self, value):
 def zero__default(self):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
     result = _fw.zero_(self.data)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ZeroBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2622,7 +2623,7 @@ def zero__default(self):
 def _reshape_alias_default(self, size, stride):
     """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"""
     result = _fw._reshape_alias(self.data, size, stride)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -2638,7 +2639,7 @@ def _reshape_alias_default(self, size, stride):
 def copy__default(self, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
     result = _fw.copy_(self.data, src.data, non_blocking)
-    if _needs_grad(self, src):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = CopyBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2648,7 +2649,7 @@ def copy__default(self, src, non_blocking=False):
 def as_strided_default(self, size, stride, storage_offset=None):
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
     result = _fw.as_strided(self.data, size, stride, storage_offset)
-    if _needs_grad(self):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsStridedBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_size = size
         grad_fn._v_stride = stride

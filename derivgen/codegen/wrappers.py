@@ -66,6 +66,16 @@ def _edges(row):
     return edges, metas, ", ".join(a.name for a in diff)
 
 
+def _needs_grad_test(row, needs):
+    """The condition under which the op records a node: grad mode on and an input requiring grad. For
+    one or two plain Tensor inputs it is spelled out (a call per op costs more than the test itself)."""
+    diff = row.entry.differentiable_args
+    if 1 <= len(diff) <= 2 and all(a.is_tensor and not a.is_optional for a in diff):
+        inputs = " or ".join(f"{a.name}.grad_fn is not None or {a.name}._requires_grad" for a in diff)
+        return f"_grad_mode._state.enabled and ({inputs})"
+    return f"_needs_grad({needs})"
+
+
 def _save_lines(row, inplace=False):
     lines = []
     for s in row.saved_tensors:
@@ -116,7 +126,7 @@ def render_wrapper(row):
         plain = f"_Tensor._make(result, None, 0{view_args})"
     if row.class_name:
         edges, metas, needs = _edges(row)
-        body.append(f"if _needs_grad({needs}):")
+        body.append(f"if {_needs_grad_test(row, needs)}:")
         inner = []
         n_inputs = "len(result)" if row.outputs_list else str(len(row.diff_outputs))
         inner.append(f"grad_fn = {row.class_name}({edges}, {metas}, {n_inputs})")
