@@ -80,7 +80,8 @@ _ZERO = {}
 # The zero (which also types a kernel's literals) of each float dtype; the fixed-arity fast paths use
 # a dict lookup as their dtype check: anything not in it takes the general path.
 _FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float16, np.float32, np.float64)}
-_SMALL_FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float32, np.float64)}
+# The dtypes whose compiled kernels the fixed-arity fast paths call directly (Elementwise._entry).
+_ENTRY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many elements an op neither fuses nor runs in parallel: the fast paths' size bound.
 _SMALL = min(PARALLEL_THRESHOLD, FUSION_THRESHOLD)
 
@@ -265,9 +266,8 @@ class Elementwise:
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
         self.n_scalars = n_scalars
         self.scalar = None            # the one-element forward (set by forward kernels): fusable
-        # dtype -> the compiled 1-D kernel for contiguous arrays and scalars of that dtype, called without
-        # Numba's dispatcher (which costs about as much again as the kernel on a few elements: it types
-        # every argument to pick the compiled version, and the fast paths have already checked them)
+        # dtype -> (compiled 1-D kernel for C-contiguous arrays and scalars of that dtype, its zero); see
+        # _remember_entry. Filled by the general path (_fast) on the first call for a dtype.
         self._entry = {}
 
     def _compute(self, dt):
@@ -299,56 +299,73 @@ class Elementwise:
             return None
         out = np.empty(shape, dt)
         if scalars:
-            ctype = dt.type
-            scalars = [ctype(s) for s in scalars]
+            scalars = _typed(scalars, dt)
         if len(shape) == 1:
-            self.k1d(out, *arrays, *scalars, zero)
+            flat_out, flat = out, arrays
         else:
-            self.k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *scalars, zero)
+            flat_out, flat = out.reshape(-1), [a.reshape(-1) for a in arrays]
+        self.k1d(flat_out, *flat, *scalars, zero)
+        if dt not in self._entry and dt in _ENTRY_DTYPES:
+            self._remember_entry(flat_out, *flat, *scalars, zero)
         return out
 
+    def _remember_entry(self, *args):
+        """Keep the compiled 1-D kernel that Numba's dispatcher just ran for these arguments (C-contiguous
+        1-D arrays and scalars of one float dtype), so that the fixed-arity methods below can call it
+        without the dispatcher, which costs about as much again as the kernel on a few elements (it
+        types every argument to pick the compiled version; they have checked the types already)."""
+        try:
+            import numba
+            signature = tuple(numba.typeof(v) for v in args)
+            compiled = self.k1d.overloads.get(signature)
+            if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
+                self._entry[args[0].dtype] = (compiled.entry_point, args[-1])
+        except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
+            pass
+
     # Fixed-arity entry points for the generated code (a node's kernel call, an op's forward): the same
-    # as ``self((a, b), ())`` / ``self.forward((t, u), ())``, but the small same-shape float case costs
-    # one dtype lookup, two contiguity checks and the kernel call. Per-node overhead is what limits
-    # graphs of many small ops (benchmarks/PROFILE.md), and this runs twice per node there.
+    # as ``self((a, b), ())`` / ``self.forward((t, u), scalars)``. Per-node overhead is what limits
+    # graphs of many small ops (benchmarks/PROFILE.md) and these run twice per node there, so the small
+    # same-shape float case costs a dict lookup (the dtype has a compiled entry: float32/float64, not a
+    # comparison), the shape and contiguity checks, and the compiled kernel. Anything else, and the
+    # first call for a dtype (which compiles or loads the kernel), takes the general path.
     def call1(self, a):
         """``self((a,), ())``."""
-        dt = a.dtype
-        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
-        if zero is not None and a.flags.c_contiguous and a.size < _SMALL:
-            out = np.empty(a.shape, dt)
+        entry = self._entry.get(a.dtype)
+        if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
+            out = np.empty(a.shape, a.dtype)
             if a.ndim == 1:
-                (self._entry.get(dt) or self._first)(out, a, zero)
+                entry[0](out, a, entry[1])
             else:
-                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), zero)
+                entry[0](out.reshape(-1), a.reshape(-1), entry[1])
             return out
         return self((a,), ())
 
     def call2(self, a, b):
         """``self((a, b), ())``."""
         dt = a.dtype
-        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
-        if (zero is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+        entry = self._entry.get(dt)
+        if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
                 and b.flags.c_contiguous and a.size < _SMALL):
             out = np.empty(a.shape, dt)
             if a.ndim == 1:
-                (self._entry.get(dt) or self._first)(out, a, b, zero)
+                entry[0](out, a, b, entry[1])
             else:
-                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), b.reshape(-1), zero)
+                entry[0](out.reshape(-1), a.reshape(-1), b.reshape(-1), entry[1])
             return out
         return self((a, b), ())
 
     def call3(self, a, b, c):
         """``self((a, b, c), ())``."""
         dt = a.dtype
-        zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
-        if (zero is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
+        entry = self._entry.get(dt)
+        if (entry is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
                 and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
             out = np.empty(a.shape, dt)
             if a.ndim == 1:
-                (self._entry.get(dt) or self._first)(out, a, b, c, zero)
+                entry[0](out, a, b, c, entry[1])
             else:
-                (self._entry.get(dt) or self._first)(out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), zero)
+                entry[0](out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), entry[1])
             return out
         return self((a, b, c), ())
 
@@ -356,17 +373,16 @@ class Elementwise:
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
         if not t._lazy:
             a = t.data
-            dt = a.dtype
-            zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
-            if zero is not None and a.flags.c_contiguous and a.size < _SMALL:
-                out = np.empty(a.shape, dt)
+            entry = self._entry.get(a.dtype)
+            if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
+                out = np.empty(a.shape, a.dtype)
                 flat = out
                 if a.ndim != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
-                    (self._entry.get(dt) or self._first)(flat, a, *_typed(scalars, dt), zero)
+                    entry[0](flat, a, *_typed(scalars, a.dtype), entry[1])
                 else:
-                    (self._entry.get(dt) or self._first)(flat, a, zero)
+                    entry[0](flat, a, entry[1])
                 return out
         return self.forward((t,), scalars)
 
@@ -377,35 +393,19 @@ class Elementwise:
             a = t.data
             b = u.data
             dt = a.dtype
-            zero = _SMALL_FLOAT_ZERO.get(dt) if not self.returns_bool else None
-            if (zero is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+            entry = self._entry.get(dt)
+            if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
                     and b.flags.c_contiguous and a.size < _SMALL):
-                shape = a.shape
-                out = np.empty(shape, dt)
+                out = np.empty(a.shape, dt)
                 flat = out
-                if len(shape) != 1:
+                if a.ndim != 1:
                     flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
                 if scalars:
-                    (self._entry.get(dt) or self._first)(flat, a, b, *_typed(scalars, dt), zero)
+                    entry[0](flat, a, b, *_typed(scalars, dt), entry[1])
                 else:
-                    (self._entry.get(dt) or self._first)(flat, a, b, zero)
+                    entry[0](flat, a, b, entry[1])
                 return out
         return self.forward((t, u), scalars)
-
-    def _first(self, out, *args):
-        """The first fast-path call for a dtype: through Numba's dispatcher (which compiles or loads the
-        kernel), then remember the compiled entry point for that dtype. The fast paths only ever pass
-        C-contiguous 1-D arrays of one float dtype and scalars of that dtype, so one entry point per
-        dtype serves them all."""
-        self.k1d(out, *args)
-        try:
-            import numba
-            signature = tuple(numba.typeof(v) for v in (out,) + args)
-            compiled = self.k1d.overloads.get(signature)
-            if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
-                self._entry[out.dtype] = compiled.entry_point
-        except Exception:  # noqa: BLE001 - without the entry point every call goes through the dispatcher
-            pass
 
     def __call__(self, arrays, scalars=(), out=None):
         """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""

@@ -8,6 +8,7 @@ import threading
 import weakref
 
 from . import anomaly, saved_hooks
+from .saved_hooks import _tls as _saved_hooks_tls
 from .pending import Pending
 
 UINT64_MAX = 18446744073709551615
@@ -96,12 +97,12 @@ class SavedVariable:
     def __init__(self, t, is_output=False):
         self.is_output = is_output
         self.released = False
-        self.vc = t._vc
-        self.version = t._vc[0]
+        vc = self.vc = t._vc
+        self.version = vc[0]
         self.output_nr = t.output_nr
-        hooks = saved_hooks.current()
-        if hooks is not None:
-            pack, self.unpack_hook = hooks
+        hooks = _saved_hooks_tls.stack  # saved_hooks.current(), inlined: this runs for every saved tensor
+        if hooks:
+            pack, self.unpack_hook = hooks[-1]
             # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
             # saved non-leaf input, or the accumulator of a saved leaf (outputs use the owning node)
             if is_output:
