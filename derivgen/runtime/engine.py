@@ -8,6 +8,7 @@ runs unless the graph is kept.
 """
 import heapq
 import sys
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -211,7 +212,9 @@ def _execute_plain(root, buffers, deps, keep_graph):
                     if old is None:
                         b[nr] = g
                     elif (type(old) is np.ndarray and old.shape == g.shape and old.dtype == g.dtype
-                          and _owned(old, 1)):
+                          and _getrefcount(old) == 3 and (old.base is None or sole_owner(old))):
+                        # _owned(old, 1), inlined (this runs for every gradient summed into a buffer):
+                        # references are the buffer b, the name old and getrefcount's argument
                         np.add(old, g, out=old)
                     else:
                         b[nr] = old + g
