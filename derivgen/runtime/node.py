@@ -232,7 +232,11 @@ class Node:
         self._next = next_edges
         self._in_meta = in_meta
         self._n_inputs = n_inputs
-        self._seq = next_sequence_nr() if seq is None else seq
+        if seq is None:  # next_sequence_nr(), inlined: this runs for every node
+            tls = _tls
+            seq = tls.seq
+            tls.seq = seq + 1
+        self._seq = seq
         self._metadata = None
         self._pre_hooks = None
         self._post_hooks = None
