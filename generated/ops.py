@@ -121,9 +121,9 @@ def bmm_default(self, mat2):
     result = _fw.bmm(self.data, mat2.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
-        if mat2.requires_grad:
+        if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_mat2 = _Saved(mat2)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -192,9 +192,9 @@ def div_Tensor(self, other):
     result = _k.div_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -207,9 +207,9 @@ def div__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
     _k.div_Tensor_forward.forward((self, other), (), out=self.data)
     self._vc[0] += 1
@@ -234,9 +234,9 @@ def dot_default(self, tensor):
     result = _fw.dot(self.data, tensor.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
-        if tensor.requires_grad:
+        if tensor.grad_fn is not None or tensor._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_tensor = _Saved(tensor)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -344,9 +344,9 @@ def maximum_default(self, other):
     result = _k.maximum_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -383,9 +383,9 @@ def minimum_default(self, other):
     result = _k.minimum_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -397,9 +397,9 @@ def mm_default(self, mat2):
     result = _fw.mm(self.data, mat2.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
-        if mat2.requires_grad:
+        if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_mat2 = _Saved(mat2)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -411,9 +411,9 @@ def mul_Tensor(self, other):
     result = _k.mul_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -426,9 +426,9 @@ def mul__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
     _k.mul_Tensor_forward.forward((self, other), (), out=self.data)
     self._vc[0] += 1
@@ -453,9 +453,9 @@ def mv_default(self, vec):
     result = _fw.mv(self.data, vec.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
         grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
-        if vec.requires_grad:
+        if vec.grad_fn is not None or vec._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_vec = _Saved(vec)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -539,9 +539,9 @@ def pow_Tensor_Tensor(self, exponent):
     result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
-        if self.requires_grad or exponent.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_exponent = _Saved(exponent)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1017,7 +1017,7 @@ def where_self(condition, self, other):
     result = _k.where_self_forward.forward((condition, self, other), ())
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = WhereBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_condition = _Saved(condition)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1288,11 +1288,11 @@ def clamp_Tensor(self, min=None, max=None):
     result = _fw.clamp_Tensor(self.data, (None if min is None else min.data), (None if max is None else max.data))
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_edge(self), _edge_opt(min), _edge_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
-        if self.requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
+        if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
+        if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_min = None if min is None else _Saved(min)
-        if self.requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
+        if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_max = None if max is None else _Saved(max)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1566,9 +1566,9 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     result = _fw.div_Tensor_mode(self.data, other.data, rounding_mode=rounding_mode)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -1593,9 +1593,9 @@ def fmax_default(self, other):
     result = _fw.fmax(self.data, other.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1607,9 +1607,9 @@ def fmin_default(self, other):
     result = _fw.fmin(self.data, other.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1621,9 +1621,9 @@ def atan2_default(self, other):
     result = _k.atan2_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1635,9 +1635,9 @@ def hypot_default(self, other):
     result = _k.hypot_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1660,9 +1660,9 @@ def remainder_Tensor(self, other):
     result = _fw.remainder_Tensor(self.data, other.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1684,9 +1684,9 @@ def fmod_Tensor(self, other):
     result = _fw.fmod_Tensor(self.data, other.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if other.requires_grad:
+        if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1709,11 +1709,11 @@ def lerp_Tensor(self, end, weight):
     result = _k.lerp_Tensor_forward.forward((self, end, weight), ())
     if _needs_grad(self, end, weight):
         grad_fn = LerpBackward1((_edge(self), _edge(end), _edge(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
-        if weight.requires_grad:
+        if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if weight.requires_grad:
+        if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_end = _Saved(end)
-        if self.requires_grad or end.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad:
             grad_fn._sv_weight = _Saved(weight)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1725,9 +1725,9 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
     result = _k.addcmul_forward.forward((self, tensor1, tensor2), (value,))
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcmulBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
-        if tensor2.requires_grad:
+        if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
-        if tensor1.requires_grad:
+        if tensor1.grad_fn is not None or tensor1._requires_grad:
             grad_fn._sv_tensor2 = _Saved(tensor2)
         grad_fn._v_value = value
         result = _Tensor._make(result, grad_fn, 0)
@@ -1740,9 +1740,9 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
     result = _k.addcdiv_forward.forward((self, tensor1, tensor2), (value,))
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcdivBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
-        if tensor2.requires_grad:
+        if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
-        if tensor1.requires_grad or tensor2.requires_grad:
+        if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor2 = _Saved(tensor2)
         grad_fn._v_value = value
         result = _Tensor._make(result, grad_fn, 0)
@@ -2020,9 +2020,9 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     result = _fw.addmm(self.data, mat1.data, mat2.data, beta=beta, alpha=alpha)
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_edge(self), _edge(mat1), _edge(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
-        if mat2.requires_grad:
+        if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_mat1 = _Saved(mat1)
-        if mat1.requires_grad:
+        if mat1.grad_fn is not None or mat1._requires_grad:
             grad_fn._sv_mat2 = _Saved(mat2)
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
@@ -2036,9 +2036,9 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     result = _fw.baddbmm(self.data, batch1.data, batch2.data, beta=beta, alpha=alpha)
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_edge(self), _edge(batch1), _edge(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
-        if batch2.requires_grad:
+        if batch2.grad_fn is not None or batch2._requires_grad:
             grad_fn._sv_batch1 = _Saved(batch1)
-        if batch1.requires_grad:
+        if batch1.grad_fn is not None or batch1._requires_grad:
             grad_fn._sv_batch2 = _Saved(batch2)
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
@@ -2126,7 +2126,7 @@ def index_put_default(self, indices, values, accumulate=False):
     result = _fw.index_put(self.data, [None if t is None else t.data for t in indices], values.data, accumulate)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
-        if self.requires_grad:
+        if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_values = _Saved(values)
         grad_fn._v_indices = indices
         grad_fn._v_accumulate = accumulate
@@ -2153,7 +2153,7 @@ def scatter_src(self, dim, index, src):
     result = _fw.scatter_src(self.data, dim, index.data, src.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
-        if self.requires_grad or src.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2178,7 +2178,7 @@ def scatter_add_default(self, dim, index, src):
     result = _fw.scatter_add(self.data, dim, index.data, src.data)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
-        if src.requires_grad:
+        if src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2204,7 +2204,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     result = _fw.index_add(self.data, dim, index.data, source.data, alpha=alpha)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
-        if source.requires_grad:
+        if source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_alpha = alpha
@@ -2244,7 +2244,7 @@ def masked_fill_Tensor(self, mask, value):
     result = _k.masked_fill_Tensor_forward.forward((self, mask, value), ())
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
-        if self.requires_grad or value.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2257,7 +2257,7 @@ def masked_fill__Tensor(self, mask, value):
     grad_fn = None
     if _needs_grad(self, value):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
-        if self.requires_grad or value.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
     _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self.data)
     self._vc[0] += 1
@@ -2417,9 +2417,9 @@ def xlogy_Tensor(self, other):
     result = _k.xlogy_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or other.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2431,9 +2431,9 @@ def mse_loss_default(self, target, reduction='Mean'):
     result = _fw.mse_loss(self.data, target.data, reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
@@ -2447,9 +2447,9 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     result = _fw.smooth_l1_loss(self.data, target.data, reduction, beta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
@@ -2464,9 +2464,9 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     result = _fw.huber_loss(self.data, target.data, reduction, delta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_target = _Saved(target)
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
@@ -2501,11 +2501,11 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     result = _fw.binary_cross_entropy(self.data, target.data, (None if weight is None else weight.data), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_target = _Saved(target)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -2518,13 +2518,13 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     result = _fw.binary_cross_entropy_with_logits(self.data, target.data, (None if weight is None else weight.data), (None if pos_weight is None else pos_weight.data), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_target = _Saved(target)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
-        if self.requires_grad or target.requires_grad:
+        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_pos_weight = None if pos_weight is None else _Saved(pos_weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -2540,11 +2540,11 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     result = _fw.native_layer_norm(input.data, normalized_shape, (None if weight is None else weight.data), (None if bias is None else bias.data), eps)
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
-        if input.requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
+        if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
-        if input.requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
+        if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
-        if input.requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
+        if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_bias = None if bias is None else _Saved(bias)
         grad_fn._v_normalized_shape = normalized_shape
         grad_fn._v_eps = eps

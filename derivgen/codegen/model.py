@@ -207,8 +207,10 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         if a.name in used and a.is_tensor:
             users = [f.names for f, expr in parsed if a.name in {s.name for s in expr.free_symbols}]
             users = sorted({n for names in users for n in names}, key=model.diff_args.index)
+            # (`t.grad_fn is not None or t._requires_grad` is Tensor.requires_grad without the property call)
             guard = " or ".join(f"({u} is not None and {u}.requires_grad)" if entry.schema.arg(u).is_optional
-                                else f"{u}.requires_grad" for u in users) if len(model.diff_args) > 1 else ""
+                                else f"{u}.grad_fn is not None or {u}._requires_grad" for u in users) \
+                if len(model.diff_args) > 1 else ""
             model.saved_tensors.append(SavedTensor(a.name, False, guard))
         elif a.name in used and a.is_tensor_list and a.name not in model.diff_args:
             model.saved_values.append(SavedValue(a.name, a.name))  # e.g. index's indices: kept as given
