@@ -106,7 +106,7 @@ class AddBackward0(_Node):
             if (alpha == 1):
                 _t1 = grad
             else:
-                _t2 = _k.add_Tensor_backward_other_case1((grad,), (alpha,))
+                _t2 = _k.add_Tensor_backward_other_case1.call1(grad, (alpha,))
                 _t1 = _t2
             grad_input_other = _t1
         return [grad_input_self, grad_input_other]
@@ -473,7 +473,7 @@ class DivBackward1(_Node):
         other = node._v_other
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.div_Scalar_backward_self((grad,), (other,))
+            grad_input_self = _k.div_Scalar_backward_self.call1(grad, (other,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -774,7 +774,7 @@ class MeanBackward0(_Node):
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.expand(grad, self_sym_sizes)
-            grad_input_self = _k.mean_backward_self((_t1,), (self_sym_numel,))
+            grad_input_self = _k.mean_backward_self.call1(_t1, (self_sym_numel,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -829,7 +829,7 @@ class MeanBackward1(_Node):
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.reduced_numel(self_sym_sizes, dim)
-            _t2 = _k.mean_dim_backward_self((grad,), (_t1,))
+            _t2 = _k.mean_dim_backward_self.call1(grad, (_t1,))
             grad_input_self = _fns.sum_backward(_t2, self_sym_sizes, dim, keepdim)
         return [grad_input_self]
 
@@ -1059,7 +1059,7 @@ class MulBackward1(_Node):
         other = node._v_other
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.mul_Scalar_backward_self((grad,), (other,))
+            grad_input_self = _k.mul_Scalar_backward_self.call1(grad, (other,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1251,7 +1251,7 @@ class PowBackward0(_Node):
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.pow_Tensor_Scalar_backward_self((grad, self), (exponent,))
+            grad_input_self = _k.pow_Tensor_Scalar_backward_self.call2(grad, self, (exponent,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -1373,7 +1373,7 @@ class PowBackward2(_Node):
         self = node._v_self
         grad_input_exponent = None
         if needs[0]:
-            grad_input_exponent = _k.pow_Scalar_backward_exponent((grad, result), (self,))
+            grad_input_exponent = _k.pow_Scalar_backward_exponent.call2(grad, result, (self,))
         return [grad_input_exponent]
 
     def _apply_graph(node, grads, needs):
@@ -1510,7 +1510,7 @@ class RsubBackward0(_Node):
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
-            grad_input_self = _k.rsub_Tensor_backward_self((grad,), (alpha,))
+            grad_input_self = _k.rsub_Tensor_backward_self.call1(grad, (alpha,))
         if needs[1]:
             grad_input_other = grad
         return [grad_input_self, grad_input_other]
@@ -1558,7 +1558,7 @@ class RsubBackward1(_Node):
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.rsub_Scalar_backward_self((grad,), (alpha,))
+            grad_input_self = _k.rsub_Scalar_backward_self.call1(grad, (alpha,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -2261,7 +2261,7 @@ class SubBackward0(_Node):
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            grad_input_other = _k.sub_Tensor_backward_other((grad,), (alpha,))
+            grad_input_other = _k.sub_Tensor_backward_other.call1(grad, (alpha,))
         return [grad_input_self, grad_input_other]
 
     def _apply_graph(node, grads, needs):
@@ -3956,7 +3956,7 @@ class ClampMinBackward0(_Node):
         min = node._v_min
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.clamp_min_backward_self((grad, self), (min,))
+            grad_input_self = _k.clamp_min_backward_self.call2(grad, self, (min,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4009,7 +4009,7 @@ class ClampMaxBackward0(_Node):
         max = node._v_max
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.clamp_max_backward_self((grad, self), (max,))
+            grad_input_self = _k.clamp_max_backward_self.call2(grad, self, (max,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4253,7 +4253,7 @@ class SoftplusBackward0(_Node):
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.softplus_backward_self((grad, self), (beta, threshold))
+            grad_input_self = _k.softplus_backward_self.call2(grad, self, (beta, threshold))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4319,7 +4319,7 @@ class EluBackward0(_Node):
         input_scale = node._v_input_scale
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.elu_backward_self((grad, self), (alpha, input_scale, scale))
+            grad_input_self = _k.elu_backward_self.call2(grad, self, (alpha, input_scale, scale))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4373,7 +4373,7 @@ class CeluBackward0(_Node):
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.celu_backward_self((grad, self), (alpha,))
+            grad_input_self = _k.celu_backward_self.call2(grad, self, (alpha,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4426,7 +4426,7 @@ class LeakyReluBackward0(_Node):
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.leaky_relu_backward_self((grad, self), (negative_slope,))
+            grad_input_self = _k.leaky_relu_backward_self.call2(grad, self, (negative_slope,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4485,7 +4485,7 @@ class HardtanhBackward0(_Node):
         max_val = node._v_max_val
         grad_input_self = None
         if needs[0]:
-            grad_input_self = _k.hardtanh_backward_self((grad, self), (max_val, min_val))
+            grad_input_self = _k.hardtanh_backward_self.call2(grad, self, (max_val, min_val))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -4694,7 +4694,7 @@ class DivBackward3(_Node):
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         if needs[0]:
-            _t1 = _k.div_Scalar_mode_backward_self((grad,), (other,))
+            _t1 = _k.div_Scalar_mode_backward_self.call1(grad, (other,))
             grad_input_self = _fns.zero_if_rounding(_t1, rounding_mode)
         return [grad_input_self]
 
@@ -5184,9 +5184,9 @@ class LerpBackward0(_Node):
         grad_input_self = None
         grad_input_end = None
         if needs[0]:
-            grad_input_self = _k.lerp_Scalar_backward_self((grad,), (weight,))
+            grad_input_self = _k.lerp_Scalar_backward_self.call1(grad, (weight,))
         if needs[1]:
-            grad_input_end = _k.lerp_Scalar_backward_end((grad,), (weight,))
+            grad_input_end = _k.lerp_Scalar_backward_end.call1(grad, (weight,))
         return [grad_input_self, grad_input_end]
 
     def _apply_graph(node, grads, needs):
@@ -5331,9 +5331,9 @@ class AddcmulBackward0(_Node):
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            grad_input_tensor1 = _k.addcmul_backward_tensor1((grad, tensor2), (value,))
+            grad_input_tensor1 = _k.addcmul_backward_tensor1.call2(grad, tensor2, (value,))
         if needs[2]:
-            grad_input_tensor2 = _k.addcmul_backward_tensor2((grad, tensor1), (value,))
+            grad_input_tensor2 = _k.addcmul_backward_tensor2.call2(grad, tensor1, (value,))
         return [grad_input_self, grad_input_tensor1, grad_input_tensor2]
 
     def _apply_graph(node, grads, needs):
@@ -5406,9 +5406,9 @@ class AddcdivBackward0(_Node):
         if needs[0]:
             grad_input_self = grad
         if needs[1]:
-            grad_input_tensor1 = _k.addcdiv_backward_tensor1((grad, tensor2), (value,))
+            grad_input_tensor1 = _k.addcdiv_backward_tensor1.call2(grad, tensor2, (value,))
         if needs[2]:
-            grad_input_tensor2 = _k.addcdiv_backward_tensor2((grad, tensor1, tensor2), (value,))
+            grad_input_tensor2 = _k.addcdiv_backward_tensor2.call3(grad, tensor1, tensor2, (value,))
         return [grad_input_self, grad_input_tensor1, grad_input_tensor2]
 
     def _apply_graph(node, grads, needs):
@@ -6173,7 +6173,7 @@ class VarMeanBackward0(_Node):
             _t1 = _fns.reduced_numel(self_sym_sizes, dim)
             _t2 = _fns.sum_backward(grads_1, self_sym_sizes, dim, keepdim)
             _t3 = _fns.var_backward(grads_0, self, dim, correction, keepdim)
-            grad_input_self = _k.var_mean_correction_backward_self((_t2, _t3), (_t1,))
+            grad_input_self = _k.var_mean_correction_backward_self.call2(_t2, _t3, (_t1,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -6258,7 +6258,7 @@ class StdMeanBackward0(_Node):
             _t2 = _fns.sum_backward(grads_1, self_sym_sizes, dim, keepdim)
             _t3 = _k.std_mean_correction_backward_self.call2(grads_0, result0)
             _t4 = _fns.var_backward(_t3, self, dim, correction, keepdim)
-            grad_input_self = _k.std_mean_correction_backward_self_1((_t2, _t4), (_t1,))
+            grad_input_self = _k.std_mean_correction_backward_self_1.call2(_t2, _t4, (_t1,))
         return [grad_input_self]
 
     def _apply_graph(node, grads, needs):
@@ -6508,15 +6508,15 @@ class AddmmBackward0(_Node):
         grad_input_mat1 = None
         grad_input_mat2 = None
         if needs[0]:
-            grad_input_self = _k.addmm_backward_self((grad,), (beta,))
+            grad_input_self = _k.addmm_backward_self.call1(grad, (beta,))
         if needs[1]:
             _t2 = _fw.t(mat2)
             _t3 = _fw.mm(grad, _t2)
-            grad_input_mat1 = _k.addmm_backward_mat1((_t3,), (alpha,))
+            grad_input_mat1 = _k.addmm_backward_mat1.call1(_t3, (alpha,))
         if needs[2]:
             _t5 = _fw.t(mat1)
             _t6 = _fw.mm(_t5, grad)
-            grad_input_mat2 = _k.addmm_backward_mat2((_t6,), (alpha,))
+            grad_input_mat2 = _k.addmm_backward_mat2.call1(_t6, (alpha,))
         return [grad_input_self, grad_input_mat1, grad_input_mat2]
 
     def _apply_graph(node, grads, needs):
@@ -6596,15 +6596,15 @@ class BaddbmmBackward0(_Node):
         grad_input_batch1 = None
         grad_input_batch2 = None
         if needs[0]:
-            grad_input_self = _k.baddbmm_backward_self((grad,), (beta,))
+            grad_input_self = _k.baddbmm_backward_self.call1(grad, (beta,))
         if needs[1]:
             _t2 = _fw.transpose_int(batch2, 1, 2)
             _t3 = _fw.bmm(grad, _t2)
-            grad_input_batch1 = _k.baddbmm_backward_batch1((_t3,), (alpha,))
+            grad_input_batch1 = _k.baddbmm_backward_batch1.call1(_t3, (alpha,))
         if needs[2]:
             _t5 = _fw.transpose_int(batch1, 1, 2)
             _t6 = _fw.bmm(_t5, grad)
-            grad_input_batch2 = _k.baddbmm_backward_batch2((_t6,), (alpha,))
+            grad_input_batch2 = _k.baddbmm_backward_batch2.call1(_t6, (alpha,))
         return [grad_input_self, grad_input_batch1, grad_input_batch2]
 
     def _apply_graph(node, grads, needs):
@@ -7304,7 +7304,7 @@ class IndexAddBackward0(_Node):
         if needs[1]:
             _t1 = _fw.index_select(grad, dim, index)
             _t2 = _fns.reshape(_t1, source_sym_sizes)
-            grad_input_source = _k.index_add_backward_source((_t2,), (alpha,))
+            grad_input_source = _k.index_add_backward_source.call1(_t2, (alpha,))
         return [grad_input_self, grad_input_source]
 
     def _apply_graph(node, grads, needs):
@@ -8088,10 +8088,10 @@ class MseLossBackward0(_Node):
         grad_input_target = None
         if needs[0]:
             _t1 = _fns.reduction_divisor(self_sym_numel, reduction)
-            grad_input_self = _k.mse_loss_backward_self((grad, self, target), (_t1,))
+            grad_input_self = _k.mse_loss_backward_self.call3(grad, self, target, (_t1,))
         if needs[1]:
             _t3 = _fns.reduction_divisor(self_sym_numel, reduction)
-            grad_input_target = _k.mse_loss_backward_target((grad, self, target), (_t3,))
+            grad_input_target = _k.mse_loss_backward_target.call3(grad, self, target, (_t3,))
         return [grad_input_self, grad_input_target]
 
     def _apply_graph(node, grads, needs):
@@ -8169,10 +8169,10 @@ class SmoothL1LossBackward0(_Node):
         grad_input_target = None
         if needs[0]:
             _t1 = _fns.reduction_divisor(self_sym_numel, reduction)
-            grad_input_self = _k.smooth_l1_loss_backward_self((grad, self, target), (_t1, beta))
+            grad_input_self = _k.smooth_l1_loss_backward_self.call3(grad, self, target, (_t1, beta))
         if needs[1]:
             _t3 = _fns.reduction_divisor(self_sym_numel, reduction)
-            grad_input_target = _k.smooth_l1_loss_backward_target((grad, self, target), (_t3, beta))
+            grad_input_target = _k.smooth_l1_loss_backward_target.call3(grad, self, target, (_t3, beta))
         return [grad_input_self, grad_input_target]
 
     def _apply_graph(node, grads, needs):
@@ -8253,12 +8253,12 @@ class HuberLossBackward0(_Node):
             _t1 = _fns.reduction_divisor(self_sym_numel, reduction)
             _t2 = _k.huber_loss_backward_self.call2(self, target)
             _t3 = _fw.clamp(_t2, -delta, delta)
-            grad_input_self = _k.huber_loss_backward_self_1((grad, _t3), (_t1,))
+            grad_input_self = _k.huber_loss_backward_self_1.call2(grad, _t3, (_t1,))
         if needs[1]:
             _t5 = _fns.reduction_divisor(self_sym_numel, reduction)
             _t6 = _k.huber_loss_backward_target.call2(self, target)
             _t7 = _fw.clamp(_t6, -delta, delta)
-            grad_input_target = _k.huber_loss_backward_target_1((grad, _t7), (_t5,))
+            grad_input_target = _k.huber_loss_backward_target_1.call2(grad, _t7, (_t5,))
         return [grad_input_self, grad_input_target]
 
     def _apply_graph(node, grads, needs):

@@ -44,6 +44,14 @@ def test_call_entry_points_match_the_general_path(kind, dtype):
         general = k(args, ())
         assert fast.dtype == general.dtype and fast.shape == general.shape, k
         np.testing.assert_array_equal(fast, general)
+    with_scalars = [(K.sub_Tensor_backward_other, (a,), (2.5,)),      # -grad * alpha
+                    (K.mul_Scalar_backward_self, (a,), (-3,)),
+                    (K.lerp_Scalar_backward_self, (a,), (0.25,))]
+    for k, args, scalars in with_scalars:
+        fast = getattr(k, f"call{len(args)}")(*args, scalars)
+        general = k(args, scalars)
+        assert fast.dtype == general.dtype and fast.shape == general.shape, k
+        np.testing.assert_array_equal(fast, general)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -166,9 +166,10 @@ class Lowering:
         tmp = self._new_tmp()
         arr = ", ".join(self.names.get(a, a) for a in arrays) + ("," if len(arrays) == 1 else "")
         sca = ", ".join(self.names.get(s, s) for s in scalars) + ("," if len(scalars) == 1 else "")
-        if not scalars and len(arrays) <= 3:
-            # the fixed-arity fast path (same as _k.name((...), ())): a node's kernel call stays cheap
-            lines.append(f"{tmp} = _k.{name}.call{len(arrays)}({', '.join(self.names.get(a, a) for a in arrays)})")
+        if len(arrays) <= 3:
+            # the fixed-arity fast path (same as _k.name((...), (...))): a node's kernel call stays cheap
+            sc = f", ({sca})" if scalars else ""
+            lines.append(f"{tmp} = _k.{name}.call{len(arrays)}({', '.join(self.names.get(a, a) for a in arrays)}{sc})")
         else:
             lines.append(f"{tmp} = _k.{name}(({arr}), ({sca}))")
         return tmp

@@ -329,45 +329,52 @@ class Elementwise:
     # same-shape float case costs a dict lookup (the dtype has a compiled entry: float32/float64, not a
     # comparison), the shape and contiguity checks, and the compiled kernel. Anything else, and the
     # first call for a dtype (which compiles or loads the kernel), takes the general path.
-    def call1(self, a):
-        """``self((a,), ())``."""
-        entry = self._entry.get(a.dtype)
+    def call1(self, a, scalars=()):
+        """``self((a,), scalars)``."""
+        dt = a.dtype
+        entry = self._entry.get(dt)
         if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
-            out = np.empty(a.shape, a.dtype)
-            if a.ndim == 1:
-                entry[0](out, a, entry[1])
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a = out.reshape(-1), a.reshape(-1)
+            if scalars:
+                entry[0](flat, a, *_typed(scalars, dt), entry[1])
             else:
-                entry[0](out.reshape(-1), a.reshape(-1), entry[1])
+                entry[0](flat, a, entry[1])
             return out
-        return self((a,), ())
+        return self((a,), scalars)
 
-    def call2(self, a, b):
-        """``self((a, b), ())``."""
+    def call2(self, a, b, scalars=()):
+        """``self((a, b), scalars)``."""
         dt = a.dtype
         entry = self._entry.get(dt)
         if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
                 and b.flags.c_contiguous and a.size < _SMALL):
-            out = np.empty(a.shape, dt)
-            if a.ndim == 1:
-                entry[0](out, a, b, entry[1])
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+            if scalars:
+                entry[0](flat, a, b, *_typed(scalars, dt), entry[1])
             else:
-                entry[0](out.reshape(-1), a.reshape(-1), b.reshape(-1), entry[1])
+                entry[0](flat, a, b, entry[1])
             return out
-        return self((a, b), ())
+        return self((a, b), scalars)
 
-    def call3(self, a, b, c):
-        """``self((a, b, c), ())``."""
+    def call3(self, a, b, c, scalars=()):
+        """``self((a, b, c), scalars)``."""
         dt = a.dtype
         entry = self._entry.get(dt)
         if (entry is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
                 and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
-            out = np.empty(a.shape, dt)
-            if a.ndim == 1:
-                entry[0](out, a, b, c, entry[1])
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a, b, c = out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1)
+            if scalars:
+                entry[0](flat, a, b, c, *_typed(scalars, dt), entry[1])
             else:
-                entry[0](out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1), entry[1])
+                entry[0](flat, a, b, c, entry[1])
             return out
-        return self((a, b, c), ())
+        return self((a, b, c), scalars)
 
     def forward1(self, t, scalars=()):
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
@@ -375,12 +382,12 @@ class Elementwise:
             a = t.data
             entry = self._entry.get(a.dtype)
             if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
-                out = np.empty(a.shape, a.dtype)
-                flat = out
+                dt = a.dtype
+                out = flat = np.empty(a.shape, dt)
                 if a.ndim != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
-                    entry[0](flat, a, *_typed(scalars, a.dtype), entry[1])
+                    entry[0](flat, a, *_typed(scalars, dt), entry[1])
                 else:
                     entry[0](flat, a, entry[1])
                 return out
@@ -396,8 +403,7 @@ class Elementwise:
             entry = self._entry.get(dt)
             if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
                     and b.flags.c_contiguous and a.size < _SMALL):
-                out = np.empty(a.shape, dt)
-                flat = out
+                out = flat = np.empty(a.shape, dt)
                 if a.ndim != 1:
                     flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
                 if scalars:

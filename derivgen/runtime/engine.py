@@ -178,7 +178,13 @@ def _execute_plain(root, buffers, deps, keep_graph):
                 if fn._pre_hooks or fn._post_hooks:
                     outs = _call_function(fn, buf, False, None)
                 else:
-                    needs = _NEEDS[nexts[0][0] is not None] if len(nexts) == 1 else fn._needs()
+                    n = len(nexts)  # fn._needs(), inlined for one and two inputs
+                    if n == 1:
+                        needs = _NEEDS[nexts[0][0] is not None]
+                    elif n == 2:
+                        needs = (nexts[0][0] is not None, nexts[1][0] is not None)
+                    else:
+                        needs = fn._needs()
                     try:
                         outs = fn._apply_fast(buf, needs)
                     except Exception as exc:
@@ -187,14 +193,10 @@ def _execute_plain(root, buffers, deps, keep_graph):
                     if len(outs) != len(nexts):
                         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
                                            f"expected {len(nexts)}, but got {len(outs)}")
-                    meta = fn._in_meta
-                    for i in range(min(len(outs), len(meta))):
-                        g = outs[i]
-                        if g is not None:
-                            m = meta[i]
-                            if m is not None and (g.shape != m[0] or g.dtype != m[1]):
-                                outs = _validate_outputs(fn, outs, False)
-                                break
+                    for g, m in zip(outs, fn._in_meta):
+                        if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
+                            outs = _validate_outputs(fn, outs, False)
+                            break
                 if not keep_graph:
                     fn._release_variables()
             for i in range(len(nexts)):
