@@ -102,3 +102,16 @@ def test_compiled_entry_points_are_kept_per_dtype_and_give_the_dispatchers_resul
     ro = np.arange(9, dtype=np.float32)
     ro.flags.writeable = False                      # read-only inputs are read the same way
     np.testing.assert_array_equal(k.call2(ro, ro), k((ro.copy(), ro.copy()), ()))
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1 / 3, 1e-8, -2.5e-40, 3.3e38, 7, -(2 ** 40), True])
+def test_number_arguments_round_like_the_general_path(alpha):
+    # the fast path hands a plain int/float to the compiled kernel, which converts it to float32 itself
+    rng = np.random.default_rng(3)
+    a, b = (torch.from_numpy(rng.standard_normal(6).astype(np.float32)) for _ in range(2))
+    K.add_Tensor_forward.forward2(a, b, (1,))       # make sure the entry point is known
+    fast = K.add_Tensor_forward.forward2(a, b, (alpha,))
+    general = K.add_Tensor_forward((a.numpy(), b.numpy()), (np.float32(alpha),))
+    np.testing.assert_array_equal(fast, general)
+    g = K.sub_Tensor_backward_other.call1(a.numpy(), (alpha,))
+    np.testing.assert_array_equal(g, K.sub_Tensor_backward_other((a.numpy(),), (alpha,)))

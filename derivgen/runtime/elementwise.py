@@ -94,6 +94,18 @@ def _typed(scalars, dt):
     return [ctype(v) for v in scalars]
 
 
+_PLAIN_NUMBERS = (int, float)
+
+
+def _entry_scalars(scalars, dt):
+    """Scalars for a compiled entry point: one plain Python int/float passes as it is (the entry point
+    converts it to the kernel's dtype, rounding as ``dt.type(v)`` does, without the 0.25 µs of making
+    a NumPy scalar); anything else is converted here."""
+    if len(scalars) == 1 and type(scalars[0]) in _PLAIN_NUMBERS:
+        return scalars
+    return _typed(scalars, dt)
+
+
 def _zero_of(dtype):
     z = _ZERO.get(dtype)
     if z is None:
@@ -338,7 +350,7 @@ class Elementwise:
             if a.ndim != 1:
                 flat, a = out.reshape(-1), a.reshape(-1)
             if scalars:
-                entry[0](flat, a, *_typed(scalars, dt), entry[1])
+                entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
             else:
                 entry[0](flat, a, entry[1])
             return out
@@ -354,7 +366,7 @@ class Elementwise:
             if a.ndim != 1:
                 flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
             if scalars:
-                entry[0](flat, a, b, *_typed(scalars, dt), entry[1])
+                entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
             else:
                 entry[0](flat, a, b, entry[1])
             return out
@@ -370,7 +382,7 @@ class Elementwise:
             if a.ndim != 1:
                 flat, a, b, c = out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1)
             if scalars:
-                entry[0](flat, a, b, c, *_typed(scalars, dt), entry[1])
+                entry[0](flat, a, b, c, *_entry_scalars(scalars, dt), entry[1])
             else:
                 entry[0](flat, a, b, c, entry[1])
             return out
@@ -387,7 +399,7 @@ class Elementwise:
                 if a.ndim != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
-                    entry[0](flat, a, *_typed(scalars, dt), entry[1])
+                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
                 else:
                     entry[0](flat, a, entry[1])
                 return out
@@ -407,7 +419,7 @@ class Elementwise:
                 if a.ndim != 1:
                     flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
                 if scalars:
-                    entry[0](flat, a, b, *_typed(scalars, dt), entry[1])
+                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
                 else:
                     entry[0](flat, a, b, entry[1])
                 return out
