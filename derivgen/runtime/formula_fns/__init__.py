@@ -83,6 +83,8 @@ from .reductions import (  # noqa: F401
 )
 from . import losses as _losses
 from .losses import (  # noqa: F401
+    log_softmax_backward_data,
+    log_softmax_backward_data_graph,
     bce_with_logits_backward,
     bce_with_logits_backward_graph,
     bce_with_logits_target_backward,

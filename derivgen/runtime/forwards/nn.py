@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..shape_utils import wrap_dim
+from . import _nn_kernels
 
 
 # ---- torch.nn.functional rows ------------------------------------------------------------
@@ -18,6 +19,12 @@ def _log_softmax(self, dim, half_to_float):
     if self.ndim == 0:
         return np.zeros_like(self)
     d = wrap_dim(dim, self.ndim)
+    if d == self.ndim - 1 and self.size and self.dtype.char in "fd" and self.flags.c_contiguous:
+        # rows of the last dim (a classifier's (N, C) logits): one loop instead of six numpy passes
+        cols = self.shape[-1]
+        out = np.empty(self.shape, self.dtype)
+        _nn_kernels.log_softmax_rows(self.reshape(-1, cols), out.reshape(-1, cols))
+        return out
     shifted = self - np.max(self, axis=d, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=d, keepdims=True))
 
@@ -84,6 +91,21 @@ def _nll_parts(self, target, weight, ignore_index):
 
 
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    r = reduction_enum(reduction)
+    if (weight is None and r in (1, 2) and self.ndim in (1, 2) and self.dtype.char in "fd"
+            and target.dtype.kind == "i" and target.size == (self.shape[0] if self.ndim == 2 else 1)):
+        # no class weights, reduced: one loop checks the targets and sums the picked values (the
+        # general path below builds masks, a weight vector and a fancy index: ~6x slower at (256, 10))
+        x = self.reshape(1, -1) if self.ndim == 1 else self
+        s, count, bad = _nn_kernels.nll_sum_rows(x, target.reshape(-1), int(ignore_index))
+        if bad >= 0:
+            raise IndexError(f"Target {int(target.reshape(-1)[bad])} is out of bounds.")
+        dt = self.dtype.type
+        total = np.asarray(count, dtype=self.dtype)
+        if r == 2:
+            return np.asarray(s, dtype=self.dtype), total
+        # the mean over no rows is 0/0 = nan, as in torch (written out: numpy's 0/0 would warn)
+        return np.asarray(dt(s) / total if count else dt("nan"), dtype=self.dtype), total
     x, safe, wi = _nll_parts(self, target, weight, ignore_index)
     losses = -wi * x[np.arange(x.shape[0]), safe]
     r = reduction_enum(reduction)
