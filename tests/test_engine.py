@@ -203,6 +203,18 @@ def test_input_metadata_records_shape_and_dtype():
     assert [tuple(m[0]) for m in meta] == [(2, 3), (3,)]
 
 
+def test_input_metadata_is_shared_between_nodes_and_the_shared_table_is_bounded():
+    from derivgen.generated import ops
+    x = torch.ones(4, requires_grad=True)
+    y = x.sin()
+    z = y.exp()
+    assert y.grad_fn._input_metadata[0] is z.grad_fn._input_metadata[0]   # one tuple, not one per node
+    for n in range(1, 5000):                                              # ever-new shapes
+        torch.ones(n, requires_grad=True).sin()
+    assert 0 < len(ops._SHARED_META) <= 4096
+    assert z.grad_fn._input_metadata[0] == ((4,), np.dtype(np.float32))
+
+
 # ---- release of saved values --------------------------------------------------------------------
 
 def test_saved_values_are_freed_after_backward():
@@ -338,3 +350,19 @@ def test_node_post_hook_that_keeps_outputs_sees_them_unchanged():
     (y.sum() + w.sum()).backward()
     np.testing.assert_array_equal(kept[0].numpy(), [2.0, 2.0])
     np.testing.assert_array_equal(x.grad.numpy(), [9.0, 9.0])
+
+
+def test_leaf_takes_an_engine_made_gradient_without_a_copy(monkeypatch):
+    from derivgen.runtime import engine
+    fresh = []
+    real = engine.accumulate_into_leaf
+
+    def spy(var, g, fresh_flag, graph=False):
+        fresh.append(fresh_flag)
+        return real(var, g, fresh_flag, graph)
+    monkeypatch.setattr(engine, "accumulate_into_leaf", lambda var, g, fresh: spy(var, g, fresh))
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([0.5, 0.5], requires_grad=True)
+    ((w * 3.0).exp() * b).sum().backward()     # both leaf gradients are made by kernels, held by no one
+    assert fresh == [True, True]
+    np.testing.assert_allclose(b.grad.numpy(), np.exp([3.0, 6.0]))

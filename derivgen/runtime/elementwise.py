@@ -20,9 +20,11 @@ from .buffers import empty as _empty
 PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
                       if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
 
-# Elementwise ops on at least DERIVGEN_FUSION_THRESHOLD float elements (default 65536) are deferred
-# and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off.
-FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 16))
+# Elementwise ops on at least DERIVGEN_FUSION_THRESHOLD float elements (default 131072) are deferred
+# and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off. Measured crossover of fused vs eager
+# (add + relu, forward and backward, benchmarks/PROFILE.md): eager wins at 65,536 elements (113 vs
+# 101 us), fusion from 131,072 (143 vs 158 us).
+FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 17))
                     if os.environ.get("DERIVGEN_FUSION", "1") != "0" else 1 << 62)
 
 _THREADS = [False]

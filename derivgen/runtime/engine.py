@@ -228,6 +228,9 @@ def _execute_plain(root, buffers, deps, keep_graph):
                             heapq.heappush(heap, (-ready._seq, id(ready), ready))
                             ready = None
                         heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+            # drop this node's gradients before the next node runs: the ownership tests count
+            # references, and a leaf must find its gradient held by its own buffer only
+            outs = g = old = b = None
         if ready is not None:
             fn = ready
         elif heap:
