@@ -1,5 +1,5 @@
-"""``derivgen warmup``: compile and cache every generated kernel, float32 and float64, contiguous and
-strided, so no first call pays Numba's compile time."""
+"""``derivgen warmup``: compile and cache every generated kernel, float32 and float64, contiguous,
+strided and with bias rows, so no first call pays Numba's compile time."""
 import sys
 import time
 
@@ -21,6 +21,8 @@ def _exercise(k, dtype):
     k(contiguous, scalars)
     if k.n_arrays:
         k(strided, scalars)
+    if k.rows is not None:  # a matrix and bias rows (x @ W + b)
+        k([np.ones((3, 4), dtype)] + [np.ones(4, dtype)] * (k.n_arrays - 1), scalars)
 
 
 def _worker(args):

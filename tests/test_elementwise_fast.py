@@ -115,3 +115,43 @@ def test_number_arguments_round_like_the_general_path(alpha):
     np.testing.assert_array_equal(fast, general)
     g = K.sub_Tensor_backward_other.call1(a.numpy(), (alpha,))
     np.testing.assert_array_equal(g, K.sub_Tensor_backward_other((a.numpy(),), (alpha,)))
+
+
+def _rows_case(kind, dtype, rng):
+    x = rng.standard_normal((5, 7)).astype(dtype) if dtype != np.int64 else rng.integers(-9, 9, (5, 7))
+    other = {"row": x[0].copy(), "row2d": x[:1].copy(), "one": np.array(x[0, 0]), "one2d": x[:1, :1].copy(),
+             "column": x[:, :1].copy()}[kind]
+    return x, other
+
+
+@pytest.mark.parametrize("kind", ["row", "row2d", "one", "one2d", "column"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_bias_row_kernels_match_numpy(kind, dtype):
+    """(R, C) with a row, a number or a column: the _rows variant (or the strided one for a column)
+    gives numpy's broadcasting result, for arithmetic, comparisons and a three-array kernel."""
+    rng = np.random.default_rng(4)
+    x, other = _rows_case(kind, dtype, rng)
+    tx, to = torch.from_numpy(x), torch.from_numpy(other)
+    np.testing.assert_array_equal(K.add_Tensor_forward.forward2(tx, to, (2,)), x + 2 * other)
+    np.testing.assert_array_equal(K.mul_Tensor_forward.forward2(to, tx), other * x)
+    np.testing.assert_array_equal(K.gt_Tensor_forward.forward2(tx, to), x > other)
+    if dtype != np.int64:
+        mask = x > 0
+        np.testing.assert_array_equal(K.where_self_forward.forward((torch.from_numpy(mask), tx, to)),
+                                      np.where(mask, x, other))
+    if kind != "column":
+        assert K.add_Tensor_forward.rows.signatures, "the bias-row variant ran"
+
+
+def test_bias_add_gradients_match_torch_spelling():
+    # x @ W + b: the forward runs the _rows variant, the bias gradient is the column sum
+    rng = np.random.default_rng(5)
+    x = torch.from_numpy(rng.standard_normal((6, 4)).astype(np.float32))
+    w = torch.from_numpy(rng.standard_normal((4, 3)).astype(np.float32)).requires_grad_()
+    b = torch.from_numpy(rng.standard_normal(3).astype(np.float32)).requires_grad_()
+    out = x @ w + b
+    np.testing.assert_allclose(out.detach().numpy(), x.numpy() @ w.detach().numpy() + b.detach().numpy(), rtol=1e-6)
+    (out * out).sum().backward()
+    g = 2 * out.detach().numpy()
+    np.testing.assert_allclose(b.grad.numpy(), g.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ g, rtol=1e-5)

@@ -29,20 +29,30 @@ class KernelSpec:
     body_1d: list = field(default_factory=list)
     body_2d: list = field(default_factory=list)
     body_scalar: list = field(default_factory=list)
+    body_rows: list = field(default_factory=list)
     params: list = field(default_factory=list)
+    rows_params: list = field(default_factory=list)
 
     def render(self):
         params = {a: (a + "_" if a in _RESERVED_KERNEL_NAMES else a) for a in self.arrays + self.scalars}
         self.params = [params[a] for a in self.arrays + self.scalars]
-        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d), ("", self.body_scalar)):
-            names = {a: params[a] + index for a in self.arrays}
+        # the _rows variant: every array is a C-contiguous matrix read at row i * <name>_rs (a bias row
+        # is a (1, C) matrix with step 0), so the inner loop is contiguous in all of them
+        self.rows_params = [p for a in self.arrays for p in (params[a], params[a] + "_rs")] + \
+            [params[s] for s in self.scalars]
+        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d), ("", self.body_scalar),
+                            ("rows", self.body_rows)):
+            names = {a: params[a] + (f"[i * {params[a]}_rs, j]" if index == "rows" else index)
+                     for a in self.arrays}
             names.update({s: params[s] for s in self.scalars})
             temps, (reduced,) = sp.cse([self.expr], symbols=sp.numbered_symbols("_t"), optimizations="basic")
             printer = KernelPrinter(names)
             for sym, value in temps:
                 names[sym.name] = sym.name
                 body.append(f"{sym.name} = {printer.doprint(value)}")
-            if index:
+            if index == "rows":
+                body.append(f"out[i, j] = {printer.doprint(reduced)}")
+            elif index:
                 body.append(f"out{index} = {printer.doprint(reduced)}")
             else:
                 body.append(f"return {printer.doprint(reduced)}")  # one element, for whole-graph fusion

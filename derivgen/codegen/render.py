@@ -88,6 +88,7 @@ def render_all(table_path):
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)
+            k.rows_params_sig = "".join(p + ", " for p in k.rows_params)
             k.formula_comment = " ".join(f"{k.name}: {k.formula}".splitlines())  # one comment line
         for _, v in row.fusion_vjps:
             v.params_sig = "".join(p + ", " for p in v.params)

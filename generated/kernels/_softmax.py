@@ -6,7 +6,9 @@
 """Numba kernels of `_softmax` (formulas.yaml, line 669).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def _softmax_backward_self_2d_parallel(out, grad, result, _zero):
             out[i, j] = grad[i, j]*result[i, j]
 
 
+@kernel
+def _softmax_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*result[i * result_rs, j]
+
+
 _softmax_backward_self = Elementwise(
     _softmax_backward_self_1d, _softmax_backward_self_2d, _softmax_backward_self_1d_parallel, _softmax_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=_softmax_backward_self_rows)
 
 
 # _softmax_backward_self_1: result*(grad - sum_dim_IntList(grad*result, dim, True))
@@ -79,6 +89,14 @@ def _softmax_backward_self_1_2d_parallel(out, grad, _t2, result, _zero):
             out[i, j] = -result[i, j]*(_t2[i, j] - grad[i, j])
 
 
+@kernel
+def _softmax_backward_self_1_rows(out, grad, grad_rs, _t2, _t2_rs, result, result_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -result[i * result_rs, j]*(_t2[i * _t2_rs, j] - grad[i * grad_rs, j])
+
+
 _softmax_backward_self_1 = Elementwise(
     _softmax_backward_self_1_1d, _softmax_backward_self_1_2d, _softmax_backward_self_1_1d_parallel, _softmax_backward_self_1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=_softmax_backward_self_1_rows)

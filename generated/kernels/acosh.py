@@ -6,7 +6,9 @@
 """Numba kernels of `acosh` (formulas.yaml, line 331).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -79,9 +81,17 @@ def acosh_backward_self_2d_parallel(out, grad, self, _zero):
             out[i, j] = grad[i, j]/math.sqrt((self[i, j]*self[i, j]) + _l(-1, _zero))
 
 
+@kernel
+def acosh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]/math.sqrt((self[i * self_rs, j]*self[i * self_rs, j]) + _l(-1, _zero))
+
+
 acosh_backward_self = Elementwise(
     acosh_backward_self_1d, acosh_backward_self_2d, acosh_backward_self_1d_parallel, acosh_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=acosh_backward_self_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

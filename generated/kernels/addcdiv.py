@@ -6,7 +6,9 @@
 """Numba kernels of `addcdiv` (formulas.yaml, line 491).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def addcdiv_forward_2d_parallel(out, self, tensor1, tensor2, value, _zero):
             out[i, j] = self[i, j] + tensor1[i, j]*value/tensor2[i, j]
 
 
+@kernel
+def addcdiv_forward_rows(out, self, self_rs, tensor1, tensor1_rs, tensor2, tensor2_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = self[i * self_rs, j] + tensor1[i * tensor1_rs, j]*value/tensor2[i * tensor2_rs, j]
+
+
 addcdiv_forward = Elementwise(
     addcdiv_forward_1d, addcdiv_forward_2d, addcdiv_forward_1d_parallel, addcdiv_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
+    rows=addcdiv_forward_rows)
 
 
 # addcdiv_backward_tensor1: grad*value/tensor2
@@ -79,9 +89,17 @@ def addcdiv_backward_tensor1_2d_parallel(out, grad, tensor2, value, _zero):
             out[i, j] = grad[i, j]*value/tensor2[i, j]
 
 
+@kernel
+def addcdiv_backward_tensor1_rows(out, grad, grad_rs, tensor2, tensor2_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*value/tensor2[i * tensor2_rs, j]
+
+
 addcdiv_backward_tensor1 = Elementwise(
     addcdiv_backward_tensor1_1d, addcdiv_backward_tensor1_2d, addcdiv_backward_tensor1_1d_parallel, addcdiv_backward_tensor1_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=addcdiv_backward_tensor1_rows)
 
 
 # addcdiv_backward_tensor2: -grad*tensor1*value/tensor2**2
@@ -111,9 +129,17 @@ def addcdiv_backward_tensor2_2d_parallel(out, grad, tensor1, tensor2, value, _ze
             out[i, j] = -grad[i, j]*tensor1[i, j]*value/(tensor2[i, j]*tensor2[i, j])
 
 
+@kernel
+def addcdiv_backward_tensor2_rows(out, grad, grad_rs, tensor1, tensor1_rs, tensor2, tensor2_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -grad[i * grad_rs, j]*tensor1[i * tensor1_rs, j]*value/(tensor2[i * tensor2_rs, j]*tensor2[i * tensor2_rs, j])
+
+
 addcdiv_backward_tensor2 = Elementwise(
     addcdiv_backward_tensor2_1d, addcdiv_backward_tensor2_2d, addcdiv_backward_tensor2_1d_parallel, addcdiv_backward_tensor2_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
+    rows=addcdiv_backward_tensor2_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

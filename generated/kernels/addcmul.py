@@ -6,7 +6,9 @@
 """Numba kernels of `addcmul` (formulas.yaml, line 485).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def addcmul_forward_2d_parallel(out, self, tensor1, tensor2, value, _zero):
             out[i, j] = self[i, j] + tensor1[i, j]*tensor2[i, j]*value
 
 
+@kernel
+def addcmul_forward_rows(out, self, self_rs, tensor1, tensor1_rs, tensor2, tensor2_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = self[i * self_rs, j] + tensor1[i * tensor1_rs, j]*tensor2[i * tensor2_rs, j]*value
+
+
 addcmul_forward = Elementwise(
     addcmul_forward_1d, addcmul_forward_2d, addcmul_forward_1d_parallel, addcmul_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=1,
+    rows=addcmul_forward_rows)
 
 
 # addcmul_backward_tensor1: grad*tensor2*value
@@ -79,9 +89,17 @@ def addcmul_backward_tensor1_2d_parallel(out, grad, tensor2, value, _zero):
             out[i, j] = grad[i, j]*tensor2[i, j]*value
 
 
+@kernel
+def addcmul_backward_tensor1_rows(out, grad, grad_rs, tensor2, tensor2_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*tensor2[i * tensor2_rs, j]*value
+
+
 addcmul_backward_tensor1 = Elementwise(
     addcmul_backward_tensor1_1d, addcmul_backward_tensor1_2d, addcmul_backward_tensor1_1d_parallel, addcmul_backward_tensor1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=addcmul_backward_tensor1_rows)
 
 
 # addcmul_backward_tensor2: grad*tensor1*value
@@ -111,9 +129,17 @@ def addcmul_backward_tensor2_2d_parallel(out, grad, tensor1, value, _zero):
             out[i, j] = grad[i, j]*tensor1[i, j]*value
 
 
+@kernel
+def addcmul_backward_tensor2_rows(out, grad, grad_rs, tensor1, tensor1_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*tensor1[i * tensor1_rs, j]*value
+
+
 addcmul_backward_tensor2 = Elementwise(
     addcmul_backward_tensor2_1d, addcmul_backward_tensor2_2d, addcmul_backward_tensor2_1d_parallel, addcmul_backward_tensor2_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=addcmul_backward_tensor2_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

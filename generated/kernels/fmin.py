@@ -6,7 +6,9 @@
 """Numba kernels of `fmin` (formulas.yaml, line 446).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def fmin_backward_self_2d_parallel(out, grad, _t1, other, self, _zero):
             out[i, j] = (grad[i, j] if ((other[i, j] >= self[i, j]) or (_t1[i, j] != _l(0, _zero))) else _l(0, _zero))
 
 
+@kernel
+def fmin_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (grad[i * grad_rs, j] if ((other[i * other_rs, j] >= self[i * self_rs, j]) or (_t1[i * _t1_rs, j] != _l(0, _zero))) else _l(0, _zero))
+
+
 fmin_backward_self = Elementwise(
     fmin_backward_self_1d, fmin_backward_self_2d, fmin_backward_self_1d_parallel, fmin_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=fmin_backward_self_rows)
 
 
 # fmin_backward_other: Piecewise((0, (other >= self) | Ne(isnan(other), 0)), (grad, True))
@@ -79,6 +89,14 @@ def fmin_backward_other_2d_parallel(out, grad, _t3, other, self, _zero):
             out[i, j] = (_l(0, _zero) if ((other[i, j] >= self[i, j]) or (_t3[i, j] != _l(0, _zero))) else grad[i, j])
 
 
+@kernel
+def fmin_backward_other_rows(out, grad, grad_rs, _t3, _t3_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if ((other[i * other_rs, j] >= self[i * self_rs, j]) or (_t3[i * _t3_rs, j] != _l(0, _zero))) else grad[i * grad_rs, j])
+
+
 fmin_backward_other = Elementwise(
     fmin_backward_other_1d, fmin_backward_other_2d, fmin_backward_other_1d_parallel, fmin_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=fmin_backward_other_rows)

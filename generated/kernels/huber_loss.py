@@ -6,7 +6,9 @@
 """Numba kernels of `huber_loss` (formulas.yaml, line 688).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def huber_loss_backward_self_2d_parallel(out, self, target, _zero):
             out[i, j] = self[i, j] - target[i, j]
 
 
+@kernel
+def huber_loss_backward_self_rows(out, self, self_rs, target, target_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = self[i * self_rs, j] - target[i * target_rs, j]
+
+
 huber_loss_backward_self = Elementwise(
     huber_loss_backward_self_1d, huber_loss_backward_self_2d, huber_loss_backward_self_1d_parallel, huber_loss_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=huber_loss_backward_self_rows)
 
 
 # huber_loss_backward_self_1: grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
@@ -79,9 +89,17 @@ def huber_loss_backward_self_1_2d_parallel(out, grad, _t3, _t1, _zero):
             out[i, j] = _t3[i, j]*grad[i, j]/_t1
 
 
+@kernel
+def huber_loss_backward_self_1_rows(out, grad, grad_rs, _t3, _t3_rs, _t1, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _t3[i * _t3_rs, j]*grad[i * grad_rs, j]/_t1
+
+
 huber_loss_backward_self_1 = Elementwise(
     huber_loss_backward_self_1_1d, huber_loss_backward_self_1_2d, huber_loss_backward_self_1_1d_parallel, huber_loss_backward_self_1_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=huber_loss_backward_self_1_rows)
 
 
 # huber_loss_backward_target: self - target
@@ -111,9 +129,17 @@ def huber_loss_backward_target_2d_parallel(out, self, target, _zero):
             out[i, j] = self[i, j] - target[i, j]
 
 
+@kernel
+def huber_loss_backward_target_rows(out, self, self_rs, target, target_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = self[i * self_rs, j] - target[i * target_rs, j]
+
+
 huber_loss_backward_target = Elementwise(
     huber_loss_backward_target_1d, huber_loss_backward_target_2d, huber_loss_backward_target_1d_parallel, huber_loss_backward_target_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=huber_loss_backward_target_rows)
 
 
 # huber_loss_backward_target_1: -grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
@@ -143,6 +169,14 @@ def huber_loss_backward_target_1_2d_parallel(out, grad, _t7, _t5, _zero):
             out[i, j] = -_t7[i, j]*grad[i, j]/_t5
 
 
+@kernel
+def huber_loss_backward_target_1_rows(out, grad, grad_rs, _t7, _t7_rs, _t5, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -_t7[i * _t7_rs, j]*grad[i * grad_rs, j]/_t5
+
+
 huber_loss_backward_target_1 = Elementwise(
     huber_loss_backward_target_1_1d, huber_loss_backward_target_1_2d, huber_loss_backward_target_1_1d_parallel, huber_loss_backward_target_1_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=huber_loss_backward_target_1_rows)

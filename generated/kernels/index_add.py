@@ -6,7 +6,9 @@
 """Numba kernels of `index_add` (formulas.yaml, line 620).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.

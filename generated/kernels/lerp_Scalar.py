@@ -6,7 +6,9 @@
 """Numba kernels of `lerp.Scalar` (formulas.yaml, line 474).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -51,9 +53,18 @@ def lerp_Scalar_forward_2d_parallel(out, self, end, weight, _zero):
             out[i, j] = (_t0*weight + self[i, j] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i, j])
 
 
+@kernel
+def lerp_Scalar_forward_rows(out, self, self_rs, end, end_rs, weight, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            _t0 = end[i * end_rs, j] - self[i * self_rs, j]
+            out[i, j] = (_t0*weight + self[i * self_rs, j] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i * end_rs, j])
+
+
 lerp_Scalar_forward = Elementwise(
     lerp_Scalar_forward_1d, lerp_Scalar_forward_2d, lerp_Scalar_forward_1d_parallel, lerp_Scalar_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=lerp_Scalar_forward_rows)
 
 
 # lerp_Scalar_backward_self: grad*(1 - weight)

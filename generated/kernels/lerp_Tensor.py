@@ -6,7 +6,9 @@
 """Numba kernels of `lerp.Tensor` (formulas.yaml, line 479).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -51,9 +53,18 @@ def lerp_Tensor_forward_2d_parallel(out, self, end, weight, _zero):
             out[i, j] = (_t0*weight[i, j] + self[i, j] if (abs(weight[i, j]) < _l(0.5, _zero)) else _t0*(weight[i, j] + _l(-1, _zero)) + end[i, j])
 
 
+@kernel
+def lerp_Tensor_forward_rows(out, self, self_rs, end, end_rs, weight, weight_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            _t0 = end[i * end_rs, j] - self[i * self_rs, j]
+            out[i, j] = (_t0*weight[i * weight_rs, j] + self[i * self_rs, j] if (abs(weight[i * weight_rs, j]) < _l(0.5, _zero)) else _t0*(weight[i * weight_rs, j] + _l(-1, _zero)) + end[i * end_rs, j])
+
+
 lerp_Tensor_forward = Elementwise(
     lerp_Tensor_forward_1d, lerp_Tensor_forward_2d, lerp_Tensor_forward_1d_parallel, lerp_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=lerp_Tensor_forward_rows)
 
 
 # lerp_Tensor_backward_self: grad*(1 - weight)
@@ -83,9 +94,17 @@ def lerp_Tensor_backward_self_2d_parallel(out, grad, weight, _zero):
             out[i, j] = -grad[i, j]*(weight[i, j] + _l(-1, _zero))
 
 
+@kernel
+def lerp_Tensor_backward_self_rows(out, grad, grad_rs, weight, weight_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -grad[i * grad_rs, j]*(weight[i * weight_rs, j] + _l(-1, _zero))
+
+
 lerp_Tensor_backward_self = Elementwise(
     lerp_Tensor_backward_self_1d, lerp_Tensor_backward_self_2d, lerp_Tensor_backward_self_1d_parallel, lerp_Tensor_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=lerp_Tensor_backward_self_rows)
 
 
 # lerp_Tensor_backward_end: grad*weight
@@ -115,9 +134,17 @@ def lerp_Tensor_backward_end_2d_parallel(out, grad, weight, _zero):
             out[i, j] = grad[i, j]*weight[i, j]
 
 
+@kernel
+def lerp_Tensor_backward_end_rows(out, grad, grad_rs, weight, weight_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*weight[i * weight_rs, j]
+
+
 lerp_Tensor_backward_end = Elementwise(
     lerp_Tensor_backward_end_1d, lerp_Tensor_backward_end_2d, lerp_Tensor_backward_end_1d_parallel, lerp_Tensor_backward_end_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=lerp_Tensor_backward_end_rows)
 
 
 # lerp_Tensor_backward_weight: grad*(end - self)
@@ -147,9 +174,17 @@ def lerp_Tensor_backward_weight_2d_parallel(out, grad, end, self, _zero):
             out[i, j] = grad[i, j]*(end[i, j] - self[i, j])
 
 
+@kernel
+def lerp_Tensor_backward_weight_rows(out, grad, grad_rs, end, end_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*(end[i * end_rs, j] - self[i * self_rs, j])
+
+
 lerp_Tensor_backward_weight = Elementwise(
     lerp_Tensor_backward_weight_1d, lerp_Tensor_backward_weight_2d, lerp_Tensor_backward_weight_1d_parallel, lerp_Tensor_backward_weight_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=lerp_Tensor_backward_weight_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

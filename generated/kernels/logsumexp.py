@@ -6,7 +6,9 @@
 """Numba kernels of `logsumexp` (formulas.yaml, line 536).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,6 +49,14 @@ def logsumexp_backward_self_2d_parallel(out, _t1, _t2, self, _zero):
             out[i, j] = _t2[i, j]*_exp(-_t1[i, j] + self[i, j])
 
 
+@kernel
+def logsumexp_backward_self_rows(out, _t1, _t1_rs, _t2, _t2_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _t2[i * _t2_rs, j]*_exp(-_t1[i * _t1_rs, j] + self[i * self_rs, j])
+
+
 logsumexp_backward_self = Elementwise(
     logsumexp_backward_self_1d, logsumexp_backward_self_2d, logsumexp_backward_self_1d_parallel, logsumexp_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=logsumexp_backward_self_rows)

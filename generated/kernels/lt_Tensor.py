@@ -6,7 +6,9 @@
 """Numba kernels of `lt.Tensor` (formulas.yaml, line 104).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,6 +49,14 @@ def lt_Tensor_forward_2d_parallel(out, self, other, _zero):
             out[i, j] = (self[i, j] < other[i, j])
 
 
+@kernel
+def lt_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (self[i * self_rs, j] < other[i * other_rs, j])
+
+
 lt_Tensor_forward = Elementwise(
     lt_Tensor_forward_1d, lt_Tensor_forward_2d, lt_Tensor_forward_1d_parallel, lt_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=True, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=True, n_arrays=2, n_scalars=0,
+    rows=lt_Tensor_forward_rows)

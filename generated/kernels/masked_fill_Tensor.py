@@ -6,7 +6,9 @@
 """Numba kernels of `masked_fill.Tensor` (formulas.yaml, line 631).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def masked_fill_Tensor_forward_2d_parallel(out, self, mask, value, _zero):
             out[i, j] = (value[i, j] if mask[i, j] else self[i, j])
 
 
+@kernel
+def masked_fill_Tensor_forward_rows(out, self, self_rs, mask, mask_rs, value, value_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (value[i * value_rs, j] if mask[i * mask_rs, j] else self[i * self_rs, j])
+
+
 masked_fill_Tensor_forward = Elementwise(
     masked_fill_Tensor_forward_1d, masked_fill_Tensor_forward_2d, masked_fill_Tensor_forward_1d_parallel, masked_fill_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=masked_fill_Tensor_forward_rows)
 
 
 # masked_fill_Tensor_backward_self: Piecewise((0, mask), (grad, True))
@@ -79,9 +89,17 @@ def masked_fill_Tensor_backward_self_2d_parallel(out, grad, mask, _zero):
             out[i, j] = (_l(0, _zero) if mask[i, j] else grad[i, j])
 
 
+@kernel
+def masked_fill_Tensor_backward_self_rows(out, grad, grad_rs, mask, mask_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if mask[i * mask_rs, j] else grad[i * grad_rs, j])
+
+
 masked_fill_Tensor_backward_self = Elementwise(
     masked_fill_Tensor_backward_self_1d, masked_fill_Tensor_backward_self_2d, masked_fill_Tensor_backward_self_1d_parallel, masked_fill_Tensor_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=masked_fill_Tensor_backward_self_rows)
 
 
 # masked_fill_Tensor_backward_value: Piecewise((grad, mask), (0, True))
@@ -111,9 +129,17 @@ def masked_fill_Tensor_backward_value_2d_parallel(out, grad, mask, _zero):
             out[i, j] = (grad[i, j] if mask[i, j] else _l(0, _zero))
 
 
+@kernel
+def masked_fill_Tensor_backward_value_rows(out, grad, grad_rs, mask, mask_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (grad[i * grad_rs, j] if mask[i * mask_rs, j] else _l(0, _zero))
+
+
 masked_fill_Tensor_backward_value = Elementwise(
     masked_fill_Tensor_backward_value_1d, masked_fill_Tensor_backward_value_2d, masked_fill_Tensor_backward_value_1d_parallel, masked_fill_Tensor_backward_value_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=masked_fill_Tensor_backward_value_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

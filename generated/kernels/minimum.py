@@ -6,7 +6,9 @@
 """Numba kernels of `minimum` (formulas.yaml, line 118).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def minimum_forward_2d_parallel(out, self, other, _zero):
             out[i, j] = min(other[i, j], self[i, j])
 
 
+@kernel
+def minimum_forward_rows(out, self, self_rs, other, other_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = min(other[i * other_rs, j], self[i * self_rs, j])
+
+
 minimum_forward = Elementwise(
     minimum_forward_1d, minimum_forward_2d, minimum_forward_1d_parallel, minimum_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=minimum_forward_rows)
 
 
 # minimum_backward_self: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other > self), (0, True)), True))
@@ -79,9 +89,17 @@ def minimum_backward_self_2d_parallel(out, grad, other, self, _zero):
             out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] > self[i, j]) else _l(0, _zero)))
 
 
+@kernel
+def minimum_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = ((_l(0.5, _zero))*grad[i * grad_rs, j] if (other[i * other_rs, j] == self[i * self_rs, j]) else (grad[i * grad_rs, j] if (other[i * other_rs, j] > self[i * self_rs, j]) else _l(0, _zero)))
+
+
 minimum_backward_self = Elementwise(
     minimum_backward_self_1d, minimum_backward_self_2d, minimum_backward_self_1d_parallel, minimum_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=minimum_backward_self_rows)
 
 
 # minimum_backward_other: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other < self), (0, True)), True))
@@ -111,9 +129,17 @@ def minimum_backward_other_2d_parallel(out, grad, other, self, _zero):
             out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] < self[i, j]) else _l(0, _zero)))
 
 
+@kernel
+def minimum_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = ((_l(0.5, _zero))*grad[i * grad_rs, j] if (other[i * other_rs, j] == self[i * self_rs, j]) else (grad[i * grad_rs, j] if (other[i * other_rs, j] < self[i * self_rs, j]) else _l(0, _zero)))
+
+
 minimum_backward_other = Elementwise(
     minimum_backward_other_1d, minimum_backward_other_2d, minimum_backward_other_1d_parallel, minimum_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=minimum_backward_other_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

@@ -6,7 +6,9 @@
 """Numba kernels of `mse_loss` (formulas.yaml, line 680).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def mse_loss_backward_self_2d_parallel(out, grad, self, target, _t1, _zero):
             out[i, j] = _l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t1
 
 
+@kernel
+def mse_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t1, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _l(2, _zero)*grad[i * grad_rs, j]*(self[i * self_rs, j] - target[i * target_rs, j])/_t1
+
+
 mse_loss_backward_self = Elementwise(
     mse_loss_backward_self_1d, mse_loss_backward_self_2d, mse_loss_backward_self_1d_parallel, mse_loss_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
+    rows=mse_loss_backward_self_rows)
 
 
 # mse_loss_backward_target: -2*grad*(self - target)/reduction_divisor(self_sym_numel, reduction)
@@ -79,6 +89,14 @@ def mse_loss_backward_target_2d_parallel(out, grad, self, target, _t3, _zero):
             out[i, j] = -_l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t3
 
 
+@kernel
+def mse_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t3, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -_l(2, _zero)*grad[i * grad_rs, j]*(self[i * self_rs, j] - target[i * target_rs, j])/_t3
+
+
 mse_loss_backward_target = Elementwise(
     mse_loss_backward_target_1d, mse_loss_backward_target_2d, mse_loss_backward_target_1d_parallel, mse_loss_backward_target_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
+    rows=mse_loss_backward_target_rows)

@@ -6,7 +6,9 @@
 """Numba kernels of `nan_to_num` (formulas.yaml, line 386).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,6 +49,14 @@ def nan_to_num_backward_self_2d_parallel(out, grad, _t1, _zero):
             out[i, j] = _t1[i, j]*grad[i, j]
 
 
+@kernel
+def nan_to_num_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _t1[i * _t1_rs, j]*grad[i * grad_rs, j]
+
+
 nan_to_num_backward_self = Elementwise(
     nan_to_num_backward_self_1d, nan_to_num_backward_self_2d, nan_to_num_backward_self_1d_parallel, nan_to_num_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=nan_to_num_backward_self_rows)

@@ -6,7 +6,9 @@
 """Numba kernels of `pow.Tensor_Tensor` (formulas.yaml, line 157).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def pow_Tensor_Tensor_forward_2d_parallel(out, self, exponent, _zero):
             out[i, j] = _pow(self[i, j], exponent[i, j])
 
 
+@kernel
+def pow_Tensor_Tensor_forward_rows(out, self, self_rs, exponent, exponent_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _pow(self[i * self_rs, j], exponent[i * exponent_rs, j])
+
+
 pow_Tensor_Tensor_forward = Elementwise(
     pow_Tensor_Tensor_forward_1d, pow_Tensor_Tensor_forward_2d, pow_Tensor_Tensor_forward_1d_parallel, pow_Tensor_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=pow_Tensor_Tensor_forward_rows)
 
 
 # pow_Tensor_Tensor_backward_self: exponent*grad*self**(exponent - 1)
@@ -79,9 +89,17 @@ def pow_Tensor_Tensor_backward_self_2d_parallel(out, grad, exponent, self, _zero
             out[i, j] = exponent[i, j]*grad[i, j]*_pow(self[i, j], exponent[i, j] + _l(-1, _zero))
 
 
+@kernel
+def pow_Tensor_Tensor_backward_self_rows(out, grad, grad_rs, exponent, exponent_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exponent[i * exponent_rs, j]*grad[i * grad_rs, j]*_pow(self[i * self_rs, j], exponent[i * exponent_rs, j] + _l(-1, _zero))
+
+
 pow_Tensor_Tensor_backward_self = Elementwise(
     pow_Tensor_Tensor_backward_self_1d, pow_Tensor_Tensor_backward_self_2d, pow_Tensor_Tensor_backward_self_1d_parallel, pow_Tensor_Tensor_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=pow_Tensor_Tensor_backward_self_rows)
 
 
 # pow_Tensor_Tensor_backward_exponent: Piecewise((0, Eq(self, 0)), (grad*result*log(self), True))
@@ -111,9 +129,17 @@ def pow_Tensor_Tensor_backward_exponent_2d_parallel(out, grad, result, self, _ze
             out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else grad[i, j]*result[i, j]*_log(self[i, j]))
 
 
+@kernel
+def pow_Tensor_Tensor_backward_exponent_rows(out, grad, grad_rs, result, result_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if (self[i * self_rs, j] == _l(0, _zero)) else grad[i * grad_rs, j]*result[i * result_rs, j]*_log(self[i * self_rs, j]))
+
+
 pow_Tensor_Tensor_backward_exponent = Elementwise(
     pow_Tensor_Tensor_backward_exponent_1d, pow_Tensor_Tensor_backward_exponent_2d, pow_Tensor_Tensor_backward_exponent_1d_parallel, pow_Tensor_Tensor_backward_exponent_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=pow_Tensor_Tensor_backward_exponent_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

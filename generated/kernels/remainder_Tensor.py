@@ -6,7 +6,9 @@
 """Numba kernels of `remainder.Tensor` (formulas.yaml, line 463).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def remainder_Tensor_backward_other_2d_parallel(out, other, self, _zero):
             out[i, j] = self[i, j]/other[i, j]
 
 
+@kernel
+def remainder_Tensor_backward_other_rows(out, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = self[i * self_rs, j]/other[i * other_rs, j]
+
+
 remainder_Tensor_backward_other = Elementwise(
     remainder_Tensor_backward_other_1d, remainder_Tensor_backward_other_2d, remainder_Tensor_backward_other_1d_parallel, remainder_Tensor_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=remainder_Tensor_backward_other_rows)
 
 
 # remainder_Tensor_backward_other_1: -grad*floor(self/other)
@@ -79,6 +89,14 @@ def remainder_Tensor_backward_other_1_2d_parallel(out, grad, _t2, _zero):
             out[i, j] = -_t2[i, j]*grad[i, j]
 
 
+@kernel
+def remainder_Tensor_backward_other_1_rows(out, grad, grad_rs, _t2, _t2_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -_t2[i * _t2_rs, j]*grad[i * grad_rs, j]
+
+
 remainder_Tensor_backward_other_1 = Elementwise(
     remainder_Tensor_backward_other_1_1d, remainder_Tensor_backward_other_1_2d, remainder_Tensor_backward_other_1_1d_parallel, remainder_Tensor_backward_other_1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=remainder_Tensor_backward_other_1_rows)

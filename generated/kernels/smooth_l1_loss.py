@@ -6,7 +6,9 @@
 """Numba kernels of `smooth_l1_loss` (formulas.yaml, line 684).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -51,9 +53,18 @@ def smooth_l1_loss_backward_self_2d_parallel(out, grad, self, target, _t1, beta,
             out[i, j] = (-grad[i, j] if (_t0 < -beta) else (grad[i, j] if (_t0 > beta) else _t0*grad[i, j]/beta))/_t1
 
 
+@kernel
+def smooth_l1_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t1, beta, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            _t0 = self[i * self_rs, j] - target[i * target_rs, j]
+            out[i, j] = (-grad[i * grad_rs, j] if (_t0 < -beta) else (grad[i * grad_rs, j] if (_t0 > beta) else _t0*grad[i * grad_rs, j]/beta))/_t1
+
+
 smooth_l1_loss_backward_self = Elementwise(
     smooth_l1_loss_backward_self_1d, smooth_l1_loss_backward_self_2d, smooth_l1_loss_backward_self_1d_parallel, smooth_l1_loss_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2,
+    rows=smooth_l1_loss_backward_self_rows)
 
 
 # smooth_l1_loss_backward_target: Piecewise((grad, beta < -self + target), (Piecewise((-grad, beta < self - target), (-grad*(self - target)/beta, True)), True))/reduction_divisor(self_sym_numel, reduction)
@@ -87,6 +98,15 @@ def smooth_l1_loss_backward_target_2d_parallel(out, grad, self, target, _t3, bet
             out[i, j] = (grad[i, j] if (_t0 < -beta) else (-grad[i, j] if (_t0 > beta) else -_t0*grad[i, j]/beta))/_t3
 
 
+@kernel
+def smooth_l1_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t3, beta, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            _t0 = self[i * self_rs, j] - target[i * target_rs, j]
+            out[i, j] = (grad[i * grad_rs, j] if (_t0 < -beta) else (-grad[i * grad_rs, j] if (_t0 > beta) else -_t0*grad[i * grad_rs, j]/beta))/_t3
+
+
 smooth_l1_loss_backward_target = Elementwise(
     smooth_l1_loss_backward_target_1d, smooth_l1_loss_backward_target_2d, smooth_l1_loss_backward_target_1d_parallel, smooth_l1_loss_backward_target_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2,
+    rows=smooth_l1_loss_backward_target_rows)

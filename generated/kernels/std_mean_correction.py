@@ -6,7 +6,9 @@
 """Numba kernels of `std_mean.correction` (formulas.yaml, line 548).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def std_mean_correction_backward_self_2d_parallel(out, grads_0, result0, _zero):
             out[i, j] = (_l(0, _zero) if (result0[i, j] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i, j]/result0[i, j])
 
 
+@kernel
+def std_mean_correction_backward_self_rows(out, grads_0, grads_0_rs, result0, result0_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if (result0[i * result0_rs, j] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i * grads_0_rs, j]/result0[i * result0_rs, j])
+
+
 std_mean_correction_backward_self = Elementwise(
     std_mean_correction_backward_self_1d, std_mean_correction_backward_self_2d, std_mean_correction_backward_self_1d_parallel, std_mean_correction_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=std_mean_correction_backward_self_rows)
 
 
 # std_mean_correction_backward_self_1: var_backward(Piecewise((0, Eq(result0, 0)), (grads_0/(2*result0), True)), self, dim, correction, keepdim) + sum_backward(grads_1, self_sym_sizes, dim, keepdim)/reduced_numel(self_sym_sizes, dim)
@@ -79,6 +89,14 @@ def std_mean_correction_backward_self_1_2d_parallel(out, _t2, _t4, _t1, _zero):
             out[i, j] = _t4[i, j] + _t2[i, j]/_t1
 
 
+@kernel
+def std_mean_correction_backward_self_1_rows(out, _t2, _t2_rs, _t4, _t4_rs, _t1, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _t4[i * _t4_rs, j] + _t2[i * _t2_rs, j]/_t1
+
+
 std_mean_correction_backward_self_1 = Elementwise(
     std_mean_correction_backward_self_1_1d, std_mean_correction_backward_self_1_2d, std_mean_correction_backward_self_1_1d_parallel, std_mean_correction_backward_self_1_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=std_mean_correction_backward_self_1_rows)

@@ -6,7 +6,9 @@
 """Numba kernels of `sub.Tensor` (formulas.yaml, line 230).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def sub_Tensor_forward_2d_parallel(out, self, other, alpha, _zero):
             out[i, j] = -alpha*other[i, j] + self[i, j]
 
 
+@kernel
+def sub_Tensor_forward_rows(out, self, self_rs, other, other_rs, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = -alpha*other[i * other_rs, j] + self[i * self_rs, j]
+
+
 sub_Tensor_forward = Elementwise(
     sub_Tensor_forward_1d, sub_Tensor_forward_2d, sub_Tensor_forward_1d_parallel, sub_Tensor_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=sub_Tensor_forward_rows)
 
 
 # sub_Tensor_backward_other: -alpha*grad

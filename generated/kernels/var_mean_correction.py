@@ -6,7 +6,9 @@
 """Numba kernels of `var_mean.correction` (formulas.yaml, line 545).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,6 +49,14 @@ def var_mean_correction_backward_self_2d_parallel(out, _t2, _t3, _t1, _zero):
             out[i, j] = _t3[i, j] + _t2[i, j]/_t1
 
 
+@kernel
+def var_mean_correction_backward_self_rows(out, _t2, _t2_rs, _t3, _t3_rs, _t1, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _t3[i * _t3_rs, j] + _t2[i * _t2_rs, j]/_t1
+
+
 var_mean_correction_backward_self = Elementwise(
     var_mean_correction_backward_self_1d, var_mean_correction_backward_self_2d, var_mean_correction_backward_self_1d_parallel, var_mean_correction_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=var_mean_correction_backward_self_rows)

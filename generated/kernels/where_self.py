@@ -6,7 +6,9 @@
 """Numba kernels of `where.self` (formulas.yaml, line 269).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def where_self_forward_2d_parallel(out, condition, self, other, _zero):
             out[i, j] = (self[i, j] if condition[i, j] else other[i, j])
 
 
+@kernel
+def where_self_forward_rows(out, condition, condition_rs, self, self_rs, other, other_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (self[i * self_rs, j] if condition[i * condition_rs, j] else other[i * other_rs, j])
+
+
 where_self_forward = Elementwise(
     where_self_forward_1d, where_self_forward_2d, where_self_forward_1d_parallel, where_self_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=where_self_forward_rows)
 
 
 # where_self_backward_self: Piecewise((grad, condition), (0, True))
@@ -79,9 +89,17 @@ def where_self_backward_self_2d_parallel(out, grad, condition, _zero):
             out[i, j] = (grad[i, j] if condition[i, j] else _l(0, _zero))
 
 
+@kernel
+def where_self_backward_self_rows(out, grad, grad_rs, condition, condition_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (grad[i * grad_rs, j] if condition[i * condition_rs, j] else _l(0, _zero))
+
+
 where_self_backward_self = Elementwise(
     where_self_backward_self_1d, where_self_backward_self_2d, where_self_backward_self_1d_parallel, where_self_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=where_self_backward_self_rows)
 
 
 # where_self_backward_other: Piecewise((0, condition), (grad, True))
@@ -111,9 +129,17 @@ def where_self_backward_other_2d_parallel(out, grad, condition, _zero):
             out[i, j] = (_l(0, _zero) if condition[i, j] else grad[i, j])
 
 
+@kernel
+def where_self_backward_other_rows(out, grad, grad_rs, condition, condition_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if condition[i * condition_rs, j] else grad[i * grad_rs, j])
+
+
 where_self_backward_other = Elementwise(
     where_self_backward_other_1d, where_self_backward_other_2d, where_self_backward_other_1d_parallel, where_self_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=where_self_backward_other_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion

@@ -6,7 +6,9 @@
 """Numba kernels of `xlogy.Tensor` (formulas.yaml, line 675).
 
 Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
-variant on broadcast (strided) views; `derivgen.runtime.elementwise` picks one and broadcasts inputs.
+variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
+every operand a contiguous matrix, a row read again for each row i); `derivgen.runtime.elementwise`
+picks one and broadcasts inputs.
 Literals go through `_l(value, _zero)` so they take the kernel's dtype: float32 stays float32, and
 `_exp`/`_log`/`_tanh` use vectorizable float32 versions (libm for float64). The `_1d_parallel`
 and `_2d_parallel` variants split large arrays over threads; they compile only if such an array arrives.
@@ -47,9 +49,17 @@ def xlogy_Tensor_forward_2d_parallel(out, self, other, _zero):
             out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else self[i, j]*_log(other[i, j]))
 
 
+@kernel
+def xlogy_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if (self[i * self_rs, j] == _l(0, _zero)) else self[i * self_rs, j]*_log(other[i * other_rs, j]))
+
+
 xlogy_Tensor_forward = Elementwise(
     xlogy_Tensor_forward_1d, xlogy_Tensor_forward_2d, xlogy_Tensor_forward_1d_parallel, xlogy_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=xlogy_Tensor_forward_rows)
 
 
 # xlogy_Tensor_backward_self: Piecewise((0, Eq(self, 0) & (other <= 0)), (grad*log(other), True))
@@ -79,9 +89,17 @@ def xlogy_Tensor_backward_self_2d_parallel(out, grad, other, self, _zero):
             out[i, j] = (_l(0, _zero) if ((self[i, j] == _l(0, _zero)) and (other[i, j] <= _l(0, _zero))) else grad[i, j]*_log(other[i, j]))
 
 
+@kernel
+def xlogy_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = (_l(0, _zero) if ((self[i * self_rs, j] == _l(0, _zero)) and (other[i * other_rs, j] <= _l(0, _zero))) else grad[i * grad_rs, j]*_log(other[i * other_rs, j]))
+
+
 xlogy_Tensor_backward_self = Elementwise(
     xlogy_Tensor_backward_self_1d, xlogy_Tensor_backward_self_2d, xlogy_Tensor_backward_self_1d_parallel, xlogy_Tensor_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=xlogy_Tensor_backward_self_rows)
 
 
 # xlogy_Tensor_backward_other: grad*self/other
@@ -111,9 +129,17 @@ def xlogy_Tensor_backward_other_2d_parallel(out, grad, other, self, _zero):
             out[i, j] = grad[i, j]*self[i, j]/other[i, j]
 
 
+@kernel
+def xlogy_Tensor_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = grad[i * grad_rs, j]*self[i * self_rs, j]/other[i * other_rs, j]
+
+
 xlogy_Tensor_backward_other = Elementwise(
     xlogy_Tensor_backward_other_1d, xlogy_Tensor_backward_other_2d, xlogy_Tensor_backward_other_1d_parallel, xlogy_Tensor_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=xlogy_Tensor_backward_other_rows)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.runtime.fusion
