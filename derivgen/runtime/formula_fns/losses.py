@@ -2,13 +2,13 @@
 embedding."""
 import numpy as np
 
+from ..forwards import _nll_parts, _nn_kernels, reduction_enum
 from .shapes import _T, _composite_reshape, _ops
 
 
 
 
 def _nll_scale(self, target, weight, reduction, ignore_index, total_weight):
-    from ..forwards import _nll_parts, reduction_enum
     x, safe, wi = _nll_parts(self, target, weight, ignore_index)
     if reduction_enum(reduction) == 1:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -34,7 +34,6 @@ def _nll_backward_unweighted(grad, self, target, reduction, ignore_index, total_
     ``grad * -(1 / total_weight)`` ('mean') or ``grad * -1``, the same float operations as the general
     path below (so the same bits), without its masks, weight vector and fancy index. None when the
     shapes are not the (N, C) / (C,) forms the forward accepted (the general path raises)."""
-    from ..forwards import _nn_kernels, reduction_enum
     x = self.reshape(1, -1) if self.ndim == 1 else self
     n = x.shape[0]
     t = target.reshape(-1)
@@ -78,7 +77,6 @@ def log_softmax_backward_data(grad, output, dim):
     d = dim + grad.ndim if dim < 0 else dim
     if (d == grad.ndim - 1 and grad.size and grad.shape == output.shape and grad.dtype.char in "fd"
             and output.dtype is grad.dtype and grad.flags.c_contiguous and output.flags.c_contiguous):
-        from ..forwards import _nn_kernels
         cols = grad.shape[-1]
         out = np.empty(grad.shape, grad.dtype)
         _nn_kernels.log_softmax_backward_rows(grad.reshape(-1, cols), output.reshape(-1, cols),
@@ -93,7 +91,6 @@ def log_softmax_backward_data_graph(grad, output, dim):
 
 
 def _red_div(reduction, numel):
-    from ..forwards import reduction_enum
     return numel if reduction_enum(reduction) == 1 else 1
 
 

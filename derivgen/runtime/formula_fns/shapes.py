@@ -5,9 +5,15 @@ import numpy as np
 from ..shape_utils import dims_list, sum_to as _sum_to
 
 
+_GENERATED_OPS = []
+
+
 def _ops():
-    from ...generated import ops
-    return ops
+    """The generated ops module (imported on first use: it imports this package), then kept."""
+    if not _GENERATED_OPS:
+        from ...generated import ops
+        _GENERATED_OPS.append(ops)
+    return _GENERATED_OPS[0]
 
 
 def _T(a):
