@@ -155,3 +155,16 @@ def test_bias_add_gradients_match_torch_spelling():
     g = 2 * out.detach().numpy()
     np.testing.assert_allclose(b.grad.numpy(), g.sum(0), rtol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ g, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(256, 10), (1, 4), (7, 1), (3, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_gradient_sums_are_numpys_sums_bit_for_bit(shape, dtype):
+    from derivgen.runtime.shape_utils import sum_to
+    g = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+    for target in [(shape[1],), (1, shape[1])]:
+        got = sum_to(g, target)
+        assert got.shape == target and got.dtype == dtype
+        np.testing.assert_array_equal(got, np.add.reduce(g, axis=0).reshape(target))
+    np.testing.assert_array_equal(sum_to(g[:, ::2], (1, g[:, ::2].shape[1])),      # strided: numpy's path
+                                  np.add.reduce(g[:, ::2], axis=0, keepdims=True))

@@ -1,12 +1,23 @@
 """Shape helpers shared by the engine, the kernels' dispatcher and the backward helpers."""
 import numpy as np
 
+from .loops import column_sums
+
+
+_COLUMN_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
 
 def sum_to(g, shape):
     """Reduce a broadcast gradient ``g`` to ``shape`` (torch's ``at::sum_to``)."""
     shape = tuple(shape)
     if g.shape == shape:
         return g
+    if (g.ndim == 2 and g.shape[0] and shape in ((g.shape[1],), (1, g.shape[1]))
+            and g.dtype in _COLUMN_SUM_DTYPES and g.flags.c_contiguous):
+        # a bias row's gradient: one loop, the same sums as np.add.reduce (see loops.py)
+        out = np.empty(g.shape[1], g.dtype)
+        column_sums(g, out)
+        return out.reshape(shape)
     lead = g.ndim - len(shape)
     if lead < 0:
         raise ValueError(f"cannot sum {list(g.shape)} to {list(shape)}")
