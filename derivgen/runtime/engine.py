@@ -230,7 +230,7 @@ def _execute_plain(root, buffers, deps, keep_graph):
                         heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
             # drop this node's gradients before the next node runs: the ownership tests count
             # references, and a leaf must find its gradient held by its own buffer only
-            outs = g = old = b = None
+            outs = fused = g = old = b = None
         if ready is not None:
             fn = ready
         elif heap:
