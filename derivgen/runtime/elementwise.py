@@ -370,7 +370,9 @@ class Elementwise:
     # graphs of many small ops (benchmarks/PROFILE.md) and these run twice per node there, so the small
     # same-shape float case costs a dict lookup (the dtype has a compiled entry: float32/float64, not a
     # comparison), the shape and contiguity checks, and the compiled kernel. Anything else, and the
-    # first call for a dtype (which compiles or loads the kernel), takes the general path.
+    # first call for a dtype (which compiles or loads the kernel), takes the general path. forwardN
+    # repeats callN's test rather than calling it: their fallbacks differ (Tensor promotion rules,
+    # fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
     def call1(self, a, scalars=()):
         """``self((a,), scalars)``."""
         dt = a.dtype
