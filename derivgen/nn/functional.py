@@ -6,18 +6,7 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 """
 
 from ..runtime import composites as _c
-
-
-_GENERATED_OPS = []
-
-
-def _ops():
-    """The generated ops module (imported on first use: it imports this module), then kept: an import
-    statement costs about a microsecond even when the module is loaded, and this runs on every call."""
-    if not _GENERATED_OPS:
-        from ..generated import ops
-        _GENERATED_OPS.append(ops)
-    return _GENERATED_OPS[0]
+from ..runtime.ops_module import ops as _ops
 
 
 def relu(input, inplace=False):

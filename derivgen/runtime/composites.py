@@ -5,18 +5,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .tensor import Tensor
-
-
-_GENERATED_OPS = []
-
-
-def _ops():
-    """The generated ops module (imported on first use: it imports this module), then kept: an import
-    statement costs about a microsecond even when the module is loaded, and this runs on every call."""
-    if not _GENERATED_OPS:
-        from ..generated import ops
-        _GENERATED_OPS.append(ops)
-    return _GENERATED_OPS[0]
+from .ops_module import ops as _ops
 
 
 def _size_args(size):

@@ -134,11 +134,11 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         out = _empty(shape, out_dtype)
         size = out.size
         k1d = pick(k1d, k1d_parallel, size)
-        ctype = compute.type
+        typed_scalars = _typed(scalars, compute)
         if len(shape) == 1:
-            k1d(out, *arrays, *[ctype(s) for s in scalars], zero)
+            k1d(out, *arrays, *typed_scalars, zero)
         else:
-            k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *[ctype(s) for s in scalars], zero)
+            k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *typed_scalars, zero)
         return out
     arrs = []
     for a in arrays:
@@ -158,8 +158,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         out = _empty(shape, out_dtype)
     elif out.shape != shape:
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
-    ctype = compute.type
-    typed_scalars = [ctype(s) for s in scalars]
+    typed_scalars = _typed(scalars, compute)
     if out.flags.c_contiguous:
         # 1-D path: every input is the full shape and contiguous, or a single element read with stride 0
         size = out.size

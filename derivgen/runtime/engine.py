@@ -7,7 +7,6 @@ to its input's shape and cast to its dtype before it travels on. Saved values ar
 runs unless the graph is kept.
 """
 import heapq
-import sys
 from sys import getrefcount as _getrefcount
 
 import numpy as np
@@ -243,7 +242,7 @@ def _owned(a, holders):
     """No one but the engine's ``holders`` lists (and the caller's name for it) refers to array ``a``,
     and it shares its memory with no other array: the engine may then write into it."""
     # references: the holders, the caller's local name, this function's argument, getrefcount's argument
-    return sys.getrefcount(a) == holders - 1 + _REFS_VIA_OWNED and sole_owner(a)
+    return _getrefcount(a) == holders - 1 + _REFS_VIA_OWNED and sole_owner(a)
 
 
 def _calibrate_reference_counts():
@@ -262,7 +261,7 @@ def _calibrate_reference_counts():
 
 
 def _probe_refcount(a):
-    return sys.getrefcount(a)
+    return _getrefcount(a)
 
 
 _REFS_INLINE, _REFS_VIA_OWNED = _calibrate_reference_counts()

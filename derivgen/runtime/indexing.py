@@ -2,10 +2,7 @@
 dims, each step a differentiable op (SelectBackward0, SliceBackward0, UnsqueezeBackward0)."""
 import numpy as np
 
-
-def _ops():
-    from ..generated import ops
-    return ops
+from .ops_module import ops as _ops
 
 
 def _is_int(v):

@@ -3,17 +3,7 @@ gradients become zeros), and plain-value metadata functions."""
 import numpy as np
 
 from ..shape_utils import dims_list, sum_to as _sum_to
-
-
-_GENERATED_OPS = []
-
-
-def _ops():
-    """The generated ops module (imported on first use: it imports this package), then kept."""
-    if not _GENERATED_OPS:
-        from ...generated import ops
-        _GENERATED_OPS.append(ops)
-    return _GENERATED_OPS[0]
+from ..ops_module import ops as _ops
 
 
 def _T(a):
@@ -241,9 +231,6 @@ def numel(sizes):
     for s in sizes:
         n *= s
     return n
-
-
-
 
 
 def _strided_flat_index(size, stride, storage_offset):
