@@ -34,7 +34,7 @@ from .nodes import *  # noqa: F401,F403
 
 def _value(t):
     """The array, or the Pending of a deferred value (it has shape, dtype, size, ndim) without computing it."""
-    return t._pending if t._lazy else t.data
+    return t._pending if t._lazy else t._array
 
 
 # One shared (shape, dtype) tuple per distinct input metadata. A graph of many ops on same-shaped
@@ -45,7 +45,7 @@ _SHARED_META = {}
 
 
 def _meta(t):
-    d = t._pending if t._lazy else t.data
+    d = t._pending if t._lazy else t._array
     meta = (d.shape, d.dtype)
     shared = _SHARED_META.get(meta)
     if shared is None:
@@ -80,8 +80,8 @@ def abs__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-    _k.abs_forward.forward((self,), (), out=self.data)
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+    _k.abs_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -106,7 +106,7 @@ def add__Tensor(self, other, *, alpha=1):
     if _needs_grad(self, other):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
-    _k.add_Tensor_forward.forward((self, other), (alpha,), out=self.data)
+    _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -125,13 +125,13 @@ def add_Scalar(self, other, alpha=1):
 
 def all_default(self):
     """all(Tensor self) -> Tensor"""
-    result = _fw.all(self.data)
+    result = _fw.all(self._array)
     return _Tensor._make(result, None, 0)
 
 
 def bmm_default(self, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
-    result = _fw.bmm(self.data, mat2.data)
+    result = _fw.bmm(self._array, mat2._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -145,11 +145,11 @@ def bmm_default(self, mat2):
 
 def cat_default(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
-    result = _fw.cat([t.data for t in tensors], dim)
+    result = _fw.cat([t._array for t in tensors], dim)
     if _needs_grad(*tensors):
         grad_fn = CatBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
-        grad_fn._v_tensors_args_sizes = [t.data.shape for t in tensors]
+        grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -157,7 +157,7 @@ def cat_default(tensors, dim=0):
 
 def clone_default(self, *, memory_format=None):
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
-    result = _fw.clone(self.data, memory_format=memory_format)
+    result = _fw.clone(self._array, memory_format=memory_format)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CloneBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -167,7 +167,7 @@ def clone_default(self, *, memory_format=None):
 
 def _to_copy_default(self, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw._to_copy(self.data, dtype=dtype)
+    result = _fw._to_copy(self._array, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -192,8 +192,8 @@ def cos__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-    _k.cos_forward.forward((self,), (), out=self.data)
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+    _k.cos_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -221,10 +221,10 @@ def div__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
-    _k.div_Tensor_forward.forward((self, other), (), out=self.data)
+    _k.div_Tensor_forward.forward((self, other), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -244,7 +244,7 @@ def div_Scalar(self, other):
 
 def dot_default(self, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor"""
-    result = _fw.dot(self.data, tensor.data)
+    result = _fw.dot(self._array, tensor._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
         if tensor.grad_fn is not None or tensor._requires_grad:
@@ -279,7 +279,7 @@ def exp__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.exp_forward.forward((self,), (), out=self.data)
+    _k.exp_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -289,7 +289,7 @@ def exp__default(self):
 
 def expand_default(self, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
-    result = _fw.expand(self.data, size, implicit=implicit)
+    result = _fw.expand(self._array, size, implicit=implicit)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -338,8 +338,8 @@ def log__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-    _k.log_forward.forward((self,), (), out=self.data)
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+    _k.log_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -407,7 +407,7 @@ def minimum_default(self, other):
 
 def mm_default(self, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor"""
-    result = _fw.mm(self.data, mat2.data)
+    result = _fw.mm(self._array, mat2._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -440,10 +440,10 @@ def mul__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
-    _k.mul_Tensor_forward.forward((self, other), (), out=self.data)
+    _k.mul_Tensor_forward.forward((self, other), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -463,7 +463,7 @@ def mul_Scalar(self, other):
 
 def mv_default(self, vec):
     """mv(Tensor self, Tensor vec) -> Tensor"""
-    result = _fw.mv(self.data, vec.data)
+    result = _fw.mv(self._array, vec._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
         grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
         if vec.grad_fn is not None or vec._requires_grad:
@@ -497,7 +497,7 @@ def neg__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.neg_forward.forward((self,), (), out=self.data)
+    _k.neg_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -506,7 +506,7 @@ def neg__default(self):
 
 def permute_default(self, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
-    result = _fw.permute(self.data, dims)
+    result = _fw.permute(self._array, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
@@ -538,9 +538,9 @@ def pow__Tensor_Scalar(self, exponent):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_exponent = exponent
-    _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self.data)
+    _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -602,7 +602,7 @@ def relu__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.relu_forward.forward((self,), (), out=self.data)
+    _k.relu_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -634,7 +634,7 @@ def rsub_Scalar(self, other, alpha=1):
 
 def select_int(self, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
-    result = _fw.select_int(self.data, dim, index)
+    result = _fw.select_int(self._array, dim, index)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -652,7 +652,7 @@ def select_int(self, dim, index):
 
 def select_backward_default(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
-    result = _fw.select_backward(grad_output.data, input_sizes, dim, index)
+    result = _fw.select_backward(grad_output._array, input_sizes, dim, index)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SelectBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
@@ -679,7 +679,7 @@ def sigmoid__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.sigmoid_forward.forward((self,), (), out=self.data)
+    _k.sigmoid_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -714,8 +714,8 @@ def sin__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
-    _k.sin_forward.forward((self,), (), out=self.data)
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+    _k.sin_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -724,7 +724,7 @@ def sin__default(self):
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
-    result = _fw.slice_Tensor(self.data, dim, start, end, step)
+    result = _fw.slice_Tensor(self._array, dim, start, end, step)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SliceBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -744,7 +744,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
 
 def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
-    result = _fw.slice_backward(grad_output.data, input_sizes, dim, start, end, step)
+    result = _fw.slice_backward(grad_output._array, input_sizes, dim, start, end, step)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SliceBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
@@ -758,7 +758,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
 
 def split_Tensor(self, split_size, dim=0):
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
-    result = _fw.split_Tensor(self.data, split_size, dim)
+    result = _fw.split_Tensor(self._array, split_size, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
@@ -772,7 +772,7 @@ def split_Tensor(self, split_size, dim=0):
 
 def split_with_sizes_default(self, split_sizes, dim=0):
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
-    result = _fw.split_with_sizes(self.data, split_sizes, dim)
+    result = _fw.split_with_sizes(self._array, split_sizes, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
@@ -801,7 +801,7 @@ def sqrt__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.sqrt_forward.forward((self,), (), out=self.data)
+    _k.sqrt_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -811,7 +811,7 @@ def sqrt__default(self):
 
 def squeeze_default(self):
     """squeeze(Tensor(a) self) -> Tensor(a)"""
-    result = _fw.squeeze(self.data)
+    result = _fw.squeeze(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -827,7 +827,7 @@ def squeeze_default(self):
 
 def squeeze_dim(self, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
-    result = _fw.squeeze_dim(self.data, dim)
+    result = _fw.squeeze_dim(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -844,7 +844,7 @@ def squeeze_dim(self, dim):
 
 def stack_default(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
-    result = _fw.stack([t.data for t in tensors], dim)
+    result = _fw.stack([t._array for t in tensors], dim)
     if _needs_grad(*tensors):
         grad_fn = StackBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
@@ -871,7 +871,7 @@ def sub__Tensor(self, other, *, alpha=1):
     if _needs_grad(self, other):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
-    _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self.data)
+    _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -914,7 +914,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
 
 def t_default(self):
     """t(Tensor(a) self) -> Tensor(a)"""
-    result = _fw.t(self.data)
+    result = _fw.t(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -944,7 +944,7 @@ def tanh__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.tanh_forward.forward((self,), (), out=self.data)
+    _k.tanh_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -954,7 +954,7 @@ def tanh__default(self):
 
 def transpose_int(self, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
-    result = _fw.transpose_int(self.data, dim0, dim1)
+    result = _fw.transpose_int(self._array, dim0, dim1)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TransposeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim0 = dim0
@@ -971,7 +971,7 @@ def transpose_int(self, dim0, dim1):
 
 def unbind_int(self, dim=0):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
-    result = _fw.unbind_int(self.data, dim)
+    result = _fw.unbind_int(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_dim = dim
@@ -984,7 +984,7 @@ def unbind_int(self, dim=0):
 
 def unsqueeze_default(self, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
-    result = _fw.unsqueeze(self.data, dim)
+    result = _fw.unsqueeze(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1000,7 +1000,7 @@ def unsqueeze_default(self, dim):
 
 def view_default(self, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-    result = _fw.view(self.data, size)
+    result = _fw.view(self._array, size)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1016,7 +1016,7 @@ def view_default(self, size):
 
 def _unsafe_view_default(self, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-    result = _fw._unsafe_view(self.data, size)
+    result = _fw._unsafe_view(self._array, size)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1226,7 +1226,7 @@ def erfc_default(self):
 
 def logit_default(self, eps=None):
     """logit(Tensor self, float? eps=None) -> Tensor"""
-    result = _fw.logit(self.data, eps)
+    result = _fw.logit(self._array, eps)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogitBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1238,7 +1238,7 @@ def logit_default(self, eps=None):
 
 def floor_default(self):
     """floor(Tensor self) -> Tensor"""
-    result = _fw.floor(self.data)
+    result = _fw.floor(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FloorBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1248,7 +1248,7 @@ def floor_default(self):
 
 def ceil_default(self):
     """ceil(Tensor self) -> Tensor"""
-    result = _fw.ceil(self.data)
+    result = _fw.ceil(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeilBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1258,7 +1258,7 @@ def ceil_default(self):
 
 def round_default(self):
     """round(Tensor self) -> Tensor"""
-    result = _fw.round(self.data)
+    result = _fw.round(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1268,7 +1268,7 @@ def round_default(self):
 
 def round_decimals(self, *, decimals):
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
-    result = _fw.round_decimals(self.data, decimals=decimals)
+    result = _fw.round_decimals(self._array, decimals=decimals)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1278,7 +1278,7 @@ def round_decimals(self, *, decimals):
 
 def trunc_default(self):
     """trunc(Tensor self) -> Tensor"""
-    result = _fw.trunc(self.data)
+    result = _fw.trunc(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TruncBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1288,7 +1288,7 @@ def trunc_default(self):
 
 def frac_default(self):
     """frac(Tensor self) -> Tensor"""
-    result = _fw.frac(self.data)
+    result = _fw.frac(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FracBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1298,7 +1298,7 @@ def frac_default(self):
 
 def clamp_Tensor(self, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
-    result = _fw.clamp_Tensor(self.data, (None if min is None else min.data), (None if max is None else max.data))
+    result = _fw.clamp_Tensor(self._array, (None if min is None else min._array), (None if max is None else max._array))
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_edge(self), _edge_opt(min), _edge_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -1314,7 +1314,7 @@ def clamp_Tensor(self, min=None, max=None):
 
 def clamp_default(self, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
-    result = _fw.clamp(self.data, min, max)
+    result = _fw.clamp(self._array, min, max)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1331,10 +1331,10 @@ def clamp__default(self, min=None, max=None):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min = min
         grad_fn._v_max = max
-    _write_inplace(self, _fw.clamp(self.data, min, max))
+    _write_inplace(self, _fw.clamp(self._array, min, max))
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1359,9 +1359,9 @@ def clamp_min__default(self, min):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min = min
-    _k.clamp_min_forward.forward((self,), (min,), out=self.data)
+    _k.clamp_min_forward.forward((self,), (min,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1386,9 +1386,9 @@ def clamp_max__default(self, max):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_max = max
-    _k.clamp_max_forward.forward((self,), (max,), out=self.data)
+    _k.clamp_max_forward.forward((self,), (max,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1397,7 +1397,7 @@ def clamp_max__default(self, max):
 
 def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
-    result = _fw.nan_to_num(self.data, nan, posinf, neginf)
+    result = _fw.nan_to_num(self._array, nan, posinf, neginf)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1408,7 +1408,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
 
 def gelu_default(self, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
-    result = _fw.gelu(self.data, approximate=approximate)
+    result = _fw.gelu(self._array, approximate=approximate)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1473,11 +1473,11 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
-    _k.elu_forward.forward((self,), (alpha, scale, input_scale), out=self.data)
+    _k.elu_forward.forward((self,), (alpha, scale, input_scale), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1514,9 +1514,9 @@ def leaky_relu__default(self, negative_slope=0.01):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_negative_slope = negative_slope
-    _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self.data)
+    _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1542,10 +1542,10 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self.data.copy()))
+        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-    _k.hardtanh_forward.forward((self,), (min_val, max_val), out=self.data)
+    _k.hardtanh_forward.forward((self,), (min_val, max_val), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1576,7 +1576,7 @@ def hardswish_default(self):
 
 def div_Tensor_mode(self, other, *, rounding_mode):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
-    result = _fw.div_Tensor_mode(self.data, other.data, rounding_mode=rounding_mode)
+    result = _fw.div_Tensor_mode(self._array, other._array, rounding_mode=rounding_mode)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1591,7 +1591,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
 
 def div_Scalar_mode(self, other, *, rounding_mode):
     """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
-    result = _fw.div_Scalar_mode(self.data, other, rounding_mode=rounding_mode)
+    result = _fw.div_Scalar_mode(self._array, other, rounding_mode=rounding_mode)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -1603,7 +1603,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
 
 def fmax_default(self, other):
     """fmax(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmax(self.data, other.data)
+    result = _fw.fmax(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1617,7 +1617,7 @@ def fmax_default(self, other):
 
 def fmin_default(self, other):
     """fmin(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmin(self.data, other.data)
+    result = _fw.fmin(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1660,7 +1660,7 @@ def hypot_default(self, other):
 
 def remainder_Scalar(self, other):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _fw.remainder_Scalar(self.data, other)
+    result = _fw.remainder_Scalar(self._array, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RemainderBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1670,7 +1670,7 @@ def remainder_Scalar(self, other):
 
 def remainder_Tensor(self, other):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.remainder_Tensor(self.data, other.data)
+    result = _fw.remainder_Tensor(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1684,7 +1684,7 @@ def remainder_Tensor(self, other):
 
 def fmod_Scalar(self, other):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _fw.fmod_Scalar(self.data, other)
+    result = _fw.fmod_Scalar(self._array, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FmodBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1694,7 +1694,7 @@ def fmod_Scalar(self, other):
 
 def fmod_Tensor(self, other):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmod_Tensor(self.data, other.data)
+    result = _fw.fmod_Tensor(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1783,7 +1783,7 @@ def logical_not_default(self):
 
 def prod_default(self, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.prod(self.data, dtype=dtype)
+    result = _fw.prod(self._array, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1795,7 +1795,7 @@ def prod_default(self, *, dtype=None):
 
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.prod_dim_int(self.data, dim, keepdim, dtype=dtype)
+    result = _fw.prod_dim_int(self._array, dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1811,7 +1811,7 @@ _max_dim_return = collections.namedtuple("max", ['values', 'indices'])
 
 def max_dim(self, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.max_dim(self.data, dim, keepdim)
+    result = _fw.max_dim(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1826,7 +1826,7 @@ def max_dim(self, dim, keepdim=False):
 
 def max_default(self):
     """max(Tensor self) -> Tensor"""
-    result = _fw.max(self.data)
+    result = _fw.max(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1841,7 +1841,7 @@ _min_dim_return = collections.namedtuple("min", ['values', 'indices'])
 
 def min_dim(self, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.min_dim(self.data, dim, keepdim)
+    result = _fw.min_dim(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1856,7 +1856,7 @@ def min_dim(self, dim, keepdim=False):
 
 def min_default(self):
     """min(Tensor self) -> Tensor"""
-    result = _fw.min(self.data)
+    result = _fw.min(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1868,7 +1868,7 @@ def min_default(self):
 
 def amax_default(self, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-    result = _fw.amax(self.data, dim, keepdim)
+    result = _fw.amax(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1882,7 +1882,7 @@ def amax_default(self, dim=(), keepdim=False):
 
 def amin_default(self, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-    result = _fw.amin(self.data, dim, keepdim)
+    result = _fw.amin(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AminBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1896,19 +1896,19 @@ def amin_default(self, dim=(), keepdim=False):
 
 def argmax_default(self, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-    result = _fw.argmax(self.data, dim, keepdim)
+    result = _fw.argmax(self._array, dim, keepdim)
     return _Tensor._make(result, None, 0)
 
 
 def argmin_default(self, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-    result = _fw.argmin(self.data, dim, keepdim)
+    result = _fw.argmin(self._array, dim, keepdim)
     return _Tensor._make(result, None, 0)
 
 
 def logsumexp_default(self, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
-    result = _fw.logsumexp(self.data, dim, keepdim)
+    result = _fw.logsumexp(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1923,7 +1923,7 @@ def logsumexp_default(self, dim, keepdim=False):
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
-    result = _fw.var_correction(self.data, dim, correction=correction, keepdim=keepdim)
+    result = _fw.var_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1937,7 +1937,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
-    result = _fw.std_correction(self.data, dim, correction=correction, keepdim=keepdim)
+    result = _fw.std_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1955,7 +1955,7 @@ _var_mean_correction_return = collections.namedtuple("var_mean", ['result0', 're
 
 def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
-    result = _fw.var_mean_correction(self.data, dim, correction=correction, keepdim=keepdim)
+    result = _fw.var_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
@@ -1974,7 +1974,7 @@ _std_mean_correction_return = collections.namedtuple("std_mean", ['result0', 're
 
 def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
-    result = _fw.std_mean_correction(self.data, dim, correction=correction, keepdim=keepdim)
+    result = _fw.std_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
@@ -1991,7 +1991,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.linalg_vector_norm(self.data, ord, dim, keepdim, dtype=dtype)
+    result = _fw.linalg_vector_norm(self._array, ord, dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2006,7 +2006,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
 
 def cumsum_default(self, dim, *, dtype=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.cumsum(self.data, dim, dtype=dtype)
+    result = _fw.cumsum(self._array, dim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2017,7 +2017,7 @@ def cumsum_default(self, dim, *, dtype=None):
 
 def cumprod_default(self, dim, *, dtype=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.cumprod(self.data, dim, dtype=dtype)
+    result = _fw.cumprod(self._array, dim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2030,7 +2030,7 @@ def cumprod_default(self, dim, *, dtype=None):
 
 def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-    result = _fw.addmm(self.data, mat1.data, mat2.data, beta=beta, alpha=alpha)
+    result = _fw.addmm(self._array, mat1._array, mat2._array, beta=beta, alpha=alpha)
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_edge(self), _edge(mat1), _edge(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -2046,7 +2046,7 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
 
 def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-    result = _fw.baddbmm(self.data, batch1.data, batch2.data, beta=beta, alpha=alpha)
+    result = _fw.baddbmm(self._array, batch1._array, batch2._array, beta=beta, alpha=alpha)
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_edge(self), _edge(batch1), _edge(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
         if batch2.grad_fn is not None or batch2._requires_grad:
@@ -2062,7 +2062,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
 
 def squeeze_dims(self, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
-    result = _fw.squeeze_dims(self.data, dim)
+    result = _fw.squeeze_dims(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2078,7 +2078,7 @@ def squeeze_dims(self, dim):
 
 def squeeze__default(self):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)"""
-    result = _fw.squeeze_(self.data)
+    result = _fw.squeeze_(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2089,7 +2089,7 @@ def squeeze__default(self):
 
 def squeeze__dim(self, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"""
-    result = _fw.squeeze__dim(self.data, dim)
+    result = _fw.squeeze__dim(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2101,7 +2101,7 @@ def squeeze__dim(self, dim):
 
 def squeeze__dims(self, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)"""
-    result = _fw.squeeze__dims(self.data, dim)
+    result = _fw.squeeze__dims(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2112,7 +2112,7 @@ def squeeze__dims(self, dim):
 
 def repeat_default(self, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
-    result = _fw.repeat(self.data, repeats)
+    result = _fw.repeat(self._array, repeats)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_repeats = repeats
@@ -2124,7 +2124,7 @@ def repeat_default(self, repeats):
 
 def index_Tensor(self, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
-    result = _fw.index_Tensor(self.data, [None if t is None else t.data for t in indices])
+    result = _fw.index_Tensor(self._array, [None if t is None else t._array for t in indices])
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_indices = indices
@@ -2136,7 +2136,7 @@ def index_Tensor(self, indices):
 
 def index_put_default(self, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
-    result = _fw.index_put(self.data, [None if t is None else t.data for t in indices], values.data, accumulate)
+    result = _fw.index_put(self._array, [None if t is None else t._array for t in indices], values._array, accumulate)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
         if self.grad_fn is not None or self._requires_grad:
@@ -2150,7 +2150,7 @@ def index_put_default(self, indices, values, accumulate=False):
 
 def gather_default(self, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
-    result = _fw.gather(self.data, dim, index.data, sparse_grad=sparse_grad)
+    result = _fw.gather(self._array, dim, index._array, sparse_grad=sparse_grad)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2163,7 +2163,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
 
 def scatter_src(self, dim, index, src):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
-    result = _fw.scatter_src(self.data, dim, index.data, src.data)
+    result = _fw.scatter_src(self._array, dim, index._array, src._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
@@ -2176,7 +2176,7 @@ def scatter_src(self, dim, index, src):
 
 def scatter_value(self, dim, index, value):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
-    result = _fw.scatter_value(self.data, dim, index.data, value)
+    result = _fw.scatter_value(self._array, dim, index._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2188,7 +2188,7 @@ def scatter_value(self, dim, index, value):
 
 def scatter_add_default(self, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
-    result = _fw.scatter_add(self.data, dim, index.data, src.data)
+    result = _fw.scatter_add(self._array, dim, index._array, src._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if src.grad_fn is not None or src._requires_grad:
@@ -2201,7 +2201,7 @@ def scatter_add_default(self, dim, index, src):
 
 def index_select_default(self, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
-    result = _fw.index_select(self.data, dim, index.data)
+    result = _fw.index_select(self._array, dim, index._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2214,7 +2214,7 @@ def index_select_default(self, dim, index):
 
 def index_add_default(self, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
-    result = _fw.index_add(self.data, dim, index.data, source.data, alpha=alpha)
+    result = _fw.index_add(self._array, dim, index._array, source._array, alpha=alpha)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
         if source.grad_fn is not None or source._requires_grad:
@@ -2245,7 +2245,7 @@ def masked_fill__Scalar(self, mask, value):
     if _needs_grad(self):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
-    _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self.data)
+    _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -2272,7 +2272,7 @@ def masked_fill__Tensor(self, mask, value):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
-    _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self.data)
+    _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -2281,7 +2281,7 @@ def masked_fill__Tensor(self, mask, value):
 
 def flip_default(self, dims):
     """flip(Tensor self, int[] dims) -> Tensor"""
-    result = _fw.flip(self.data, dims)
+    result = _fw.flip(self._array, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FlipBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
@@ -2292,7 +2292,7 @@ def flip_default(self, dims):
 
 def roll_default(self, shifts, dims=()):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
-    result = _fw.roll(self.data, shifts, dims)
+    result = _fw.roll(self._array, shifts, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RollBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_shifts = shifts
@@ -2304,7 +2304,7 @@ def roll_default(self, shifts, dims=()):
 
 def tril_default(self, diagonal=0):
     """tril(Tensor self, int diagonal=0) -> Tensor"""
-    result = _fw.tril(self.data, diagonal)
+    result = _fw.tril(self._array, diagonal)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TrilBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
@@ -2315,7 +2315,7 @@ def tril_default(self, diagonal=0):
 
 def triu_default(self, diagonal=0):
     """triu(Tensor self, int diagonal=0) -> Tensor"""
-    result = _fw.triu(self.data, diagonal)
+    result = _fw.triu(self._array, diagonal)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TriuBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
@@ -2326,7 +2326,7 @@ def triu_default(self, diagonal=0):
 
 def diagonal_default(self, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
-    result = _fw.diagonal(self.data, offset, dim1, dim2)
+    result = _fw.diagonal(self._array, offset, dim1, dim2)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DiagonalBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_offset = offset
@@ -2345,7 +2345,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
 
 def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
-    result = _fw.diagonal_backward(grad_output.data, input_sizes, offset, dim1, dim2)
+    result = _fw.diagonal_backward(grad_output._array, input_sizes, offset, dim1, dim2)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = DiagonalBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_offset = offset
@@ -2358,7 +2358,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
 
 def constant_pad_nd_default(self, pad, value=0):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
-    result = _fw.constant_pad_nd(self.data, pad, value)
+    result = _fw.constant_pad_nd(self._array, pad, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ConstantPadNdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_pad = pad
@@ -2372,7 +2372,7 @@ _sort_default_return = collections.namedtuple("sort", ['values', 'indices'])
 
 def sort_default(self, dim=-1, descending=False):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.sort(self.data, dim, descending)
+    result = _fw.sort(self._array, dim, descending)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2389,7 +2389,7 @@ _topk_default_return = collections.namedtuple("topk", ['values', 'indices'])
 
 def topk_default(self, k, dim=-1, largest=True, sorted=True):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
-    result = _fw.topk(self.data, k, dim, largest, sorted)
+    result = _fw.topk(self._array, k, dim, largest, sorted)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2403,7 +2403,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
 
 def _softmax_default(self, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    result = _fw._softmax(self.data, dim, half_to_float)
+    result = _fw._softmax(self._array, dim, half_to_float)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2415,7 +2415,7 @@ def _softmax_default(self, dim, half_to_float):
 
 def _log_softmax_default(self, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    result = _fw._log_softmax(self.data, dim, half_to_float)
+    result = _fw._log_softmax(self._array, dim, half_to_float)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogSoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2441,7 +2441,7 @@ def xlogy_Tensor(self, other):
 
 def mse_loss_default(self, target, reduction='Mean'):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    result = _fw.mse_loss(self.data, target.data, reduction)
+    result = _fw.mse_loss(self._array, target._array, reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2457,7 +2457,7 @@ def mse_loss_default(self, target, reduction='Mean'):
 
 def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
-    result = _fw.smooth_l1_loss(self.data, target.data, reduction, beta)
+    result = _fw.smooth_l1_loss(self._array, target._array, reduction, beta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2474,7 +2474,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
 
 def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
-    result = _fw.huber_loss(self.data, target.data, reduction, delta)
+    result = _fw.huber_loss(self._array, target._array, reduction, delta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2494,7 +2494,7 @@ _nll_loss_forward_default_return = collections.namedtuple("nll_loss_forward", ['
 
 def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
-    result = _fw.nll_loss_forward(self.data, target.data, (None if weight is None else weight.data), reduction, ignore_index)
+    result = _fw.nll_loss_forward(self._array, target._array, (None if weight is None else weight._array), reduction, ignore_index)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2511,7 +2511,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
 
 def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    result = _fw.binary_cross_entropy(self.data, target.data, (None if weight is None else weight.data), reduction)
+    result = _fw.binary_cross_entropy(self._array, target._array, (None if weight is None else weight._array), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2528,7 +2528,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
 
 def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weight=None, reduction='Mean'):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
-    result = _fw.binary_cross_entropy_with_logits(self.data, target.data, (None if weight is None else weight.data), (None if pos_weight is None else pos_weight.data), reduction)
+    result = _fw.binary_cross_entropy_with_logits(self._array, target._array, (None if weight is None else weight._array), (None if pos_weight is None else pos_weight._array), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2550,7 +2550,7 @@ _native_layer_norm_default_return = collections.namedtuple("native_layer_norm", 
 
 def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
-    result = _fw.native_layer_norm(input.data, normalized_shape, (None if weight is None else weight.data), (None if bias is None else bias.data), eps)
+    result = _fw.native_layer_norm(input._array, normalized_shape, (None if weight is None else weight._array), (None if bias is None else bias._array), eps)
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -2571,7 +2571,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
 
 def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
-    result = _fw.embedding(weight.data, indices.data, padding_idx, scale_grad_by_freq, sparse)
+    result = _fw.embedding(weight._array, indices._array, padding_idx, scale_grad_by_freq, sparse)
     if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_edge(weight), ), (_meta(weight), ), 1)
         grad_fn._sv_indices = _Saved(indices)
@@ -2585,7 +2585,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 
 def fill_Scalar(self, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
-    result = _fw.fill_Scalar(self.data, value)
+    result = _fw.fill_Scalar(self._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2595,7 +2595,7 @@ def fill_Scalar(self, value):
 
 def fill_Tensor(self, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
-    result = _fw.fill_Tensor(self.data, value.data)
+    result = _fw.fill_Tensor(self._array, value._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2605,7 +2605,7 @@ def fill_Tensor(self, value):
 
 def fill__Scalar(self, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
-    result = _fw.fill__Scalar(self.data, value)
+    result = _fw.fill__Scalar(self._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward2((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2615,7 +2615,7 @@ def fill__Scalar(self, value):
 
 def fill__Tensor(self, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
-    result = _fw.fill__Tensor(self.data, value.data)
+    result = _fw.fill__Tensor(self._array, value._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward3((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2625,7 +2625,7 @@ def fill__Tensor(self, value):
 
 def zero__default(self):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
-    result = _fw.zero_(self.data)
+    result = _fw.zero_(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ZeroBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2635,7 +2635,7 @@ def zero__default(self):
 
 def _reshape_alias_default(self, size, stride):
     """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"""
-    result = _fw._reshape_alias(self.data, size, stride)
+    result = _fw._reshape_alias(self._array, size, stride)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2651,7 +2651,7 @@ def _reshape_alias_default(self, size, stride):
 
 def copy__default(self, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-    result = _fw.copy_(self.data, src.data, non_blocking)
+    result = _fw.copy_(self._array, src._array, non_blocking)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = CopyBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2661,7 +2661,7 @@ def copy__default(self, src, non_blocking=False):
 
 def as_strided_default(self, size, stride, storage_offset=None):
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
-    result = _fw.as_strided(self.data, size, stride, storage_offset)
+    result = _fw.as_strided(self._array, size, stride, storage_offset)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsStridedBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_size = size

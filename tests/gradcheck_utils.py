@@ -38,7 +38,7 @@ def _weighted(fn, args, kwargs, leaf_ids, arrays, positions, gouts):
     k = {n: _replace(v, leaf_ids, arrays) for n, v in kwargs.items()}
     with derivgen.no_grad():
         outs = flat_outputs(fn(*a, **k))
-    return float(sum(np.sum(outs[p].data.astype(np.float64) * g) for p, g in zip(positions, gouts)))
+    return float(sum(np.sum(outs[p]._array.astype(np.float64) * g) for p, g in zip(positions, gouts)))
 
 
 def _describe(name, analytic, numeric):
@@ -56,21 +56,21 @@ def check_gradients(fn, args, kwargs, leaves, *, seed=0, graph=True, eps=EPS, at
     assert positions, "no output requires grad although a differentiable input does"
     for p in positions:
         assert outs[p].grad_fn is not None, f"output {p} requires grad but has no grad_fn"
-    gouts = [rng.standard_normal(outs[p].data.shape) for p in positions]
-    g_tensors = [Tensor._make(g.astype(outs[p].data.dtype)) for p, g in zip(positions, gouts)]
+    gouts = [rng.standard_normal(outs[p]._array.shape) for p in positions]
+    g_tensors = [Tensor._make(g.astype(outs[p]._array.dtype)) for p, g in zip(positions, gouts)]
     diff_outs = [outs[p] for p in positions]
     analytic = derivgen.autograd.grad(diff_outs, leaves, g_tensors, retain_graph=True, allow_unused=True)
     results = []
     leaf_ids = {id(t): i for i, t in enumerate(leaves)}
     for li, (leaf, g) in enumerate(zip(leaves, analytic)):
-        a = np.zeros(leaf.data.shape) if g is None else g.data
+        a = np.zeros(leaf._array.shape) if g is None else g._array
         if g is not None:
-            assert g.data.shape == leaf.data.shape, \
-                f"gradient of input {li} has shape {g.data.shape}, expected {leaf.data.shape}"
-            assert g.data.dtype == leaf.data.dtype, \
-                f"gradient of input {li} has dtype {g.data.dtype}, expected {leaf.data.dtype}"
-        numeric = np.zeros(leaf.data.shape)
-        arrays = [t.data.copy() for t in leaves]
+            assert g._array.shape == leaf._array.shape, \
+                f"gradient of input {li} has shape {g._array.shape}, expected {leaf._array.shape}"
+            assert g._array.dtype == leaf._array.dtype, \
+                f"gradient of input {li} has dtype {g._array.dtype}, expected {leaf._array.dtype}"
+        numeric = np.zeros(leaf._array.shape)
+        arrays = [t._array.copy() for t in leaves]
         flat = arrays[li].reshape(-1)
         num_flat = numeric.reshape(-1)
         for j in range(flat.size):
@@ -84,11 +84,11 @@ def check_gradients(fn, args, kwargs, leaves, *, seed=0, graph=True, eps=EPS, at
         assert np.allclose(a, numeric, atol=atol, rtol=rtol), _describe(li, np.asarray(a), numeric)
         results.append(np.asarray(a))
     if graph:
-        g2 = [Tensor._make(g.data.copy()) for g in g_tensors]
+        g2 = [Tensor._make(g._array.copy()) for g in g_tensors]
         second = derivgen.autograd.grad(diff_outs, leaves, g2, retain_graph=True, create_graph=True,
                                         allow_unused=True)
         for li, (first, g) in enumerate(zip(results, second)):
-            b = np.zeros(first.shape) if g is None else g.data
+            b = np.zeros(first.shape) if g is None else g._array
             assert np.shape(b) == first.shape, f"create_graph gradient of input {li} has shape {np.shape(b)}"
             assert np.allclose(b, first, atol=1e-10, rtol=1e-9), \
                 f"create_graph=True gives a different gradient for input {li}:\n{b}\nvs\n{first}"

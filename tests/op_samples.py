@@ -82,7 +82,7 @@ class Sample:
         leaves = []
 
         def fresh(t):
-            c = Tensor._make(t.data.copy())
+            c = Tensor._make(t._array.copy())
             if requires_grad:
                 c.requires_grad_(True)
             leaves.append(c)
@@ -265,7 +265,7 @@ def _auto_samples(entry, dtype):
                 else:
                     v = _values(rng, shape, dtype, domains.get(a.name))
                     if noncontig and t_i == 0 and len(shape) == 2:
-                        v = Tensor._make(np.ascontiguousarray(v.data.T).T)
+                        v = Tensor._make(np.ascontiguousarray(v._array.T).T)
                     if a.name in diff_names:
                         diff.append(a.name if a.kwonly else len(args))
                 t_i += 1
@@ -350,7 +350,7 @@ def _stack(entry, dtype):
 @register("clone")
 def _clone(entry, dtype):
     rng = rng_for(entry.name, dtype)
-    nc = Tensor._make(_t(rng, dtype, 4, 3).data.T)
+    nc = Tensor._make(_t(rng, dtype, 4, 3)._array.T)
     return [Sample((_t(rng, dtype, 3, 4),), {}, [0]), Sample((nc,), {}, [0], "non-contiguous")]
 
 
@@ -406,7 +406,7 @@ def _sum_dim(entry, dtype):
 @register("mm")
 def _mm(entry, dtype):
     rng = rng_for(entry.name, dtype)
-    nc = Tensor._make(_t(rng, dtype, 4, 3).data.T)
+    nc = Tensor._make(_t(rng, dtype, 4, 3)._array.T)
     return [Sample((_t(rng, dtype, 3, 4), _t(rng, dtype, 4, 5)), {}, [0, 1]),
             Sample((nc, _t(rng, dtype, 4, 2)), {}, [0, 1], "non-contiguous self")]
 

@@ -42,7 +42,7 @@ _simple("logit", lambda r, d: [
     Sample((_t(r, d, 3, 4, lo=0.2, hi=0.8, signed=False), 0.1), {}, [0], "eps inside: no clamping"),
     Sample((Tensor._make(np.array([0.05, 0.5, 0.97], d.np)), 0.1), {}, [0], "eps clamps the ends")])
 for _name in ("floor", "ceil", "round", "trunc", "frac"):
-    _simple(_name, lambda r, d: [Sample((Tensor._make((_t(r, d, 3, 4).data + 0.3).astype(d.np)),), {}, [0])])
+    _simple(_name, lambda r, d: [Sample((Tensor._make((_t(r, d, 3, 4)._array + 0.3).astype(d.np)),), {}, [0])])
 _simple("round.decimals", lambda r, d: [Sample((_t(r, d, 3, 4),), {"decimals": 1}, [0])])
 _simple("clamp", lambda r, d: [
     Sample((_t(r, d, 3, 4), -0.9, 0.9), {}, [0], "both bounds"),
@@ -69,7 +69,7 @@ _simple("div.Scalar_mode", lambda r, d: [
 
 def _apart(r, d, *shape):
     a = _t(r, d, *shape)
-    b = Tensor._make((a.data + np.where(r.random(shape) > 0.5, 0.5, -0.5)).astype(d.np))
+    b = Tensor._make((a._array + np.where(r.random(shape) > 0.5, 0.5, -0.5)).astype(d.np))
     return a, b
 
 

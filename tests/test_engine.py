@@ -48,8 +48,8 @@ def test_anchor_example_runs_in_sequence_order():
                      "AccumulateGrad", "AccumulateGrad"]
     accs = {id(node) for n, node, _ in log if n.endswith("AccumulateGrad")}
     assert len(accs) == 2
-    cd = c.detach().data
-    np.testing.assert_allclose(a.grad.data, (np.exp(cd) + np.cos(cd)) * b.data, rtol=1e-5)
+    cd = c.detach()._array
+    np.testing.assert_allclose(a.grad._array, (np.exp(cd) + np.cos(cd)) * b._array, rtol=1e-5)
 
 
 def test_anchor_example_order_matches_torch():
@@ -91,8 +91,8 @@ def test_node_waits_for_all_its_gradients_even_with_a_lower_priority_consumer():
     consumers = [i for i, (_, node, _) in enumerate(log) if node in (b.grad_fn, c.grad_fn)]
     assert len(consumers) == 2 and max(consumers) < a_runs[0], names
     (grads,) = [g for _, node, g in log if node is a.grad_fn]
-    np.testing.assert_array_equal(grads[0].data, [7.0, 7.0])
-    np.testing.assert_array_equal(x.grad.data, [14.0, 14.0])
+    np.testing.assert_array_equal(grads[0]._array, [7.0, 7.0])
+    np.testing.assert_array_equal(x.grad._array, [14.0, 14.0])
 
 
 def test_multiple_roots_use_a_graph_root_and_sum():
@@ -100,7 +100,7 @@ def test_multiple_roots_use_a_graph_root_and_sum():
     y1 = (x * 2).sum()
     y2 = (x * x).sum()
     torch.autograd.backward([y1, y2])
-    np.testing.assert_array_equal(x.grad.data, 2 + 2 * x.data)
+    np.testing.assert_array_equal(x.grad._array, 2 + 2 * x._array)
 
 
 # ---- fan-in on a shared leaf ---------------------------------------------------------------------
@@ -113,19 +113,19 @@ def test_shared_leaf_accumulate_grad_runs_once_with_the_sum():
     assert e0 is e1 and (n0, n1) == (0, 0)
     acc = e0
     calls = []
-    acc.register_prehook(lambda grads: calls.append(grads[0].data.copy()) and None)
+    acc.register_prehook(lambda grads: calls.append(grads[0]._array.copy()) and None)
     g = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
     y.backward(g)
     assert len(calls) == 1
-    np.testing.assert_array_equal(calls[0], 2 * x.data * g.data)
-    np.testing.assert_array_equal(x.grad.data, 2 * x.data * g.data)
+    np.testing.assert_array_equal(calls[0], 2 * x._array * g._array)
+    np.testing.assert_array_equal(x.grad._array, 2 * x._array * g._array)
 
 
 def test_gradients_accumulate_across_backward_calls():
     x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     (x * 3).sum().backward()
     (x * 4).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [7.0, 7.0])
+    np.testing.assert_array_equal(x.grad._array, [7.0, 7.0])
 
 
 # ---- multi-output nodes ---------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_split_outputs_all_feed_the_loss():
     lo, hi = x.split(3)
     assert lo.grad_fn is hi.grad_fn and (lo.output_nr, hi.output_nr) == (0, 1)
     (lo * 2 + hi * 3).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [2, 2, 2, 3, 3, 3])
+    np.testing.assert_array_equal(x.grad._array, [2, 2, 2, 3, 3, 3])
 
 
 def test_unused_split_output_contributes_zeros():
@@ -146,7 +146,7 @@ def test_unused_split_output_contributes_zeros():
     loss.backward()
     (grads,) = [g for n, _, g in log if n == "SplitBackward0"]
     assert grads[0] is None and grads[1] is not None, "the unused output's gradient arrives undefined"
-    np.testing.assert_array_equal(x.grad.data, [0, 0, 0, 2, 2, 2])
+    np.testing.assert_array_equal(x.grad._array, [0, 0, 0, 2, 2, 2])
 
 
 def test_unbind_with_some_outputs_unused():
@@ -154,7 +154,7 @@ def test_unbind_with_some_outputs_unused():
     a, b, c = x.unbind()
     assert a.grad_fn is b.grad_fn is c.grad_fn and [t.output_nr for t in (a, b, c)] == [0, 1, 2]
     (a * b).backward()
-    np.testing.assert_array_equal(x.grad.data, [2.0, 1.0, 0.0])
+    np.testing.assert_array_equal(x.grad._array, [2.0, 1.0, 0.0])
 
 
 def test_unbind_edges_name_the_output():
@@ -171,8 +171,8 @@ def test_broadcast_gradient_is_reduced_to_the_input_shape():
     y = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
     (x * y).sum().backward()
     assert tuple(x.grad.shape) == (3,) and tuple(y.grad.shape) == (2, 3)
-    np.testing.assert_array_equal(x.grad.data, [5.0, 7.0, 9.0])
-    np.testing.assert_array_equal(y.grad.data, [[1, 2, 3], [1, 2, 3]])
+    np.testing.assert_array_equal(x.grad._array, [5.0, 7.0, 9.0])
+    np.testing.assert_array_equal(y.grad._array, [[1, 2, 3], [1, 2, 3]])
 
 
 def test_broadcast_to_keepdim_and_zero_dim_shapes():
@@ -181,7 +181,7 @@ def test_broadcast_to_keepdim_and_zero_dim_shapes():
     m = torch.ones(2, 4, dtype=torch.float64, requires_grad=True)
     (col * m * s).sum().backward()
     assert tuple(col.grad.shape) == (2, 1) and tuple(s.grad.shape) == ()
-    np.testing.assert_array_equal(col.grad.data, [[12.0], [12.0]])
+    np.testing.assert_array_equal(col.grad._array, [[12.0], [12.0]])
     assert s.grad.item() == 12.0
 
 
@@ -192,8 +192,8 @@ def test_float32_leaf_with_float64_partner_gets_a_float32_grad():
     assert c.dtype == torch.float64
     c.sum().backward()
     assert a.grad.dtype == torch.float32 and b.grad.dtype == torch.float64
-    np.testing.assert_array_equal(a.grad.data, np.array([0.1, 0.2]).astype(np.float32))
-    np.testing.assert_array_equal(b.grad.data, np.array([1.5, 2.5]))
+    np.testing.assert_array_equal(a.grad._array, np.array([0.1, 0.2]).astype(np.float32))
+    np.testing.assert_array_equal(b.grad._array, np.array([1.5, 2.5]))
 
 
 def test_input_metadata_records_shape_and_dtype():
@@ -221,7 +221,7 @@ def test_saved_values_are_freed_after_backward():
     x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
     y = x.exp()
     node = y.grad_fn
-    np.testing.assert_array_equal(node._saved_result.data, y.data)
+    np.testing.assert_array_equal(node._saved_result._array, y._array)
     y.sum().backward()
     with pytest.raises(RuntimeError) as info:
         node._saved_result
@@ -248,7 +248,7 @@ def test_retain_graph_allows_a_second_backward():
     y = x.exp().sum()
     y.backward(retain_graph=True)
     y.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * np.exp(x.data))
+    np.testing.assert_allclose(x.grad._array, 2 * np.exp(x._array))
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.backward()
 
@@ -258,7 +258,7 @@ def test_node_without_saved_tensors_can_run_twice():
     y = (x + 1).sum()
     y.backward()
     y.backward()
-    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad._array, [2.0, 2.0])
 
 
 # ---- sequence numbers ---------------------------------------------------------------------------

@@ -143,7 +143,7 @@ def test_inplace_on_a_leaf_that_requires_grad():
     for op in (lambda: x.add_(1), lambda: x.mul_(2), lambda: x.sub_(1), lambda: x.div_(2)):
         assert _message(op) == "a leaf Variable that requires grad is being used in an in-place operation."
     assert x._version == 0
-    np.testing.assert_array_equal(x.data, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x._array, [1.0, 1.0, 1.0])
     with torch.no_grad():
         x.mul_(2)
     assert x._version == 1 and x.grad_fn is None
@@ -159,7 +159,7 @@ def test_inplace_on_a_non_leaf_rewrites_history():
     (prev, nr), (none, nr2) = y.grad_fn.next_functions
     assert prev is first and nr == 0 and none is None and nr2 == 0
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [6.0, 6.0, 6.0])
+    np.testing.assert_array_equal(x.grad._array, [6.0, 6.0, 6.0])
 
 
 def _inplace_programs(lib):
@@ -216,7 +216,7 @@ def test_inplace_on_non_leaves_matches_torch():
         loss.backward()
         tloss.backward()
         for a, b in zip(leaves, tleaves):
-            np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(a.grad._array, b.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 # ---- runtime shape errors -------------------------------------------------------------------------

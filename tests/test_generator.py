@@ -139,12 +139,12 @@ def test_new_rows_import_and_gradcheck_in_a_fresh_interpreter(tmp_path):
             for i in range(x.numel()):
                 d = np.zeros(x.shape); d.reshape(-1)[i] = 1e-6
                 with torch.no_grad():
-                    hi = fn(torch.tensor(x.data + d)).data
-                    lo = fn(torch.tensor(x.data - d)).data
-                numeric.reshape(-1)[i] = ((hi - lo) / 2e-6 * g.data).sum()
-            assert np.allclose(analytic.data, numeric, rtol=1e-5, atol=1e-6), (analytic, numeric)
+                    hi = fn(torch.tensor(x._array + d))._array
+                    lo = fn(torch.tensor(x._array - d))._array
+                numeric.reshape(-1)[i] = ((hi - lo) / 2e-6 * g._array).sum()
+            assert np.allclose(analytic._array, numeric, rtol=1e-5, atol=1e-6), (analytic, numeric)
             (graph,) = torch.autograd.grad(fn(x), x, g, create_graph=True)
-            assert np.allclose(graph.data, analytic.data, rtol=1e-9)
+            assert np.allclose(graph._array, analytic._array, rtol=1e-9)
             print(expected_name, "ok")
         x = rng.uniform(-2, 2, (3, 4))
         check(torch.softsign, x, "SoftsignBackward0")

@@ -157,7 +157,7 @@ def test_graph_values_and_gradients_match_torch(name):
         assert tuple(o.shape) == tuple(t.shape)
         assert str(o.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
         assert o.output_nr == t.output_nr and o.requires_grad == t.requires_grad
-        np.testing.assert_allclose(o.detach().data, t.detach().numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(o.detach()._array, t.detach().numpy(), rtol=1e-6, atol=1e-6)
     rng = np.random.default_rng(0)
     gs = [rng.standard_normal(tuple(t.shape)) for t in theirs]
     derivgen.autograd.backward([o for o in ours], [derivgen.tensor(g, dtype=o.dtype) for o, g in zip(ours, gs)])
@@ -165,7 +165,7 @@ def test_graph_values_and_gradients_match_torch(name):
     for n, a, b in zip(names, ours_leaves, theirs_leaves):
         assert (a.grad is None) == (b.grad is None), n
         if b.grad is not None:
-            np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-6, atol=1e-6, err_msg=n)
+            np.testing.assert_allclose(a.grad._array, b.grad.numpy(), rtol=1e-6, atol=1e-6, err_msg=n)
 
 
 def test_graph_walk_sees_a_difference():

@@ -149,7 +149,7 @@ def test_saved_arrays_die_after_backward():
     b = a.sin()  # saves its input a
     c = b.exp()  # saves its result c (as an array)
     loss = c.sum()
-    refs = [weakref.ref(a.data), weakref.ref(c.data)]
+    refs = [weakref.ref(a._array), weakref.ref(c._array)]
     del a, b, c
     gc.collect()
     assert [r() is not None for r in refs] == [True, True]

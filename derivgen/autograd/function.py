@@ -111,7 +111,7 @@ class BackwardCFunction(FunctionCtx, Node):
         wrapped = [None if g is None else Tensor._make(g) for g in self._materialize(grads, False)]
         # views: a user's backward may return arrays it does not own (a saved tensor, a global), which the
         # engine must never sum into in place or hand to a leaf's .grad without a copy
-        return [None if r is None else np.asarray(r.data).view() for r in self._run_backward(wrapped)]
+        return [None if r is None else np.asarray(r._array).view() for r in self._run_backward(wrapped)]
 
     def _apply_graph(self, grads, needs):
         return self._run_backward(self._materialize(grads, True))
@@ -229,9 +229,9 @@ class Function(metaclass=FunctionMeta):
         if executable:
             tensor_args = [a for a in args if isinstance(a, Tensor)]
             ctx._next = tuple(gradient_edge(a) for a in tensor_args)
-            ctx._in_meta = tuple((a.data.shape, a.data.dtype) for a in tensor_args)
+            ctx._in_meta = tuple((a._array.shape, a._array.dtype) for a in tensor_args)
         ctx._n_inputs = len(outs)
-        ctx._out_meta = [(o.data.shape, o.data.dtype) if isinstance(o, Tensor) else None for o in outs]
+        ctx._out_meta = [(o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outs]
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 outs[i] = _set_history(ctx, o, i, executable, len(outs), id(o) in input_ids, id(o) in dirty_ids,
@@ -248,7 +248,7 @@ class Function(metaclass=FunctionMeta):
 
 def _alias(t):
     """A new Tensor over the same data and version counter (torch's ``view_as(self)``)."""
-    a = Tensor._make(t.data, vc=t._vc)
+    a = Tensor._make(t._array, vc=t._vc)
     a._base = t
     return a
 
@@ -323,13 +323,13 @@ def once_differentiable(fn):
                 fake = v.detach()
                 fake._requires_grad = v.dtype.is_floating_point
                 edges.append(gradient_edge(fake))
-                meta.append((v.data.shape, v.data.dtype))
+                meta.append((v._array.shape, v._array.dtype))
             else:
                 edges.append((None, 0))
                 meta.append(None)
         err = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
                            tuple(edges), tuple(meta), len(outs))
-        wrapped = tuple(Tensor._make(v.data, err, i) if isinstance(v, Tensor) and v.dtype.is_floating_point else v
+        wrapped = tuple(Tensor._make(v._array, err, i) if isinstance(v, Tensor) and v.dtype.is_floating_point else v
                         for i, v in enumerate(outs))
         return wrapped[0] if single else wrapped
     return wrapper

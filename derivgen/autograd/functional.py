@@ -161,7 +161,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 def _zeros_requiring_grad(refs):
     out = []
     for r in refs:
-        z = Tensor._make(np.zeros(r.data.shape, r.data.dtype))
+        z = Tensor._make(np.zeros(r._array.shape, r._array.dtype))
         z.requires_grad_(True)
         out.append(z)
     return tuple(out)
@@ -221,7 +221,7 @@ def _stack_rows(rows, shape, create_graph):
     if create_graph and any(r.requires_grad for r in rows):
         from .. import cat
         return cat([r.reshape(1, *r.shape) for r in rows], 0).reshape(*shape)
-    return Tensor._make(np.stack([r.data for r in rows]).reshape(shape))
+    return Tensor._make(np.stack([r._array for r in rows]).reshape(shape))
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -240,9 +240,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             jac_i = tuple([] for _ in inputs)
             n = out.numel()
             for j in range(n):
-                onehot = np.zeros(n, out.data.dtype)
+                onehot = np.zeros(n, out._array.dtype)
                 onehot[j] = 1
-                vj = _autograd_grad((out,), inputs, (Tensor._make(onehot.reshape(out.data.shape)),),
+                vj = _autograd_grad((out,), inputs, (Tensor._make(onehot.reshape(out._array.shape)),),
                                     retain_graph=True, create_graph=create_graph)
                 for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, inputs)):
                     if vj_el is not None:
@@ -254,10 +254,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                         if strict:
                             raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
                                                f"{el_idx}. This is not allowed in strict mode.")
-                        jac_i_el.append(Tensor._make(np.zeros(inp_el.data.shape, inp_el.data.dtype)))
+                        jac_i_el.append(Tensor._make(np.zeros(inp_el._array.shape, inp_el._array.dtype)))
             jac += (tuple(_stack_rows(jac_i_el, tuple(out.shape) + tuple(inputs[el_idx].shape), create_graph)
                           if jac_i_el else Tensor._make(np.zeros(tuple(out.shape) + tuple(inputs[el_idx].shape),
-                                                                 inputs[el_idx].data.dtype))
+                                                                 inputs[el_idx]._array.dtype))
                           for el_idx, jac_i_el in enumerate(jac_i)),)
         jac = _grad_postprocess(jac, create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))

@@ -50,7 +50,7 @@ def _output_arrays(func, inputs, positions):
     """The float64 values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may
     alias an input that is about to be perturbed again)."""
     outs = _as_tuple(func(*inputs))
-    return [np.array(outs[p].data, dtype=np.float64, copy=True) for p in positions]
+    return [np.array(outs[p]._array, dtype=np.float64, copy=True) for p in positions]
 
 
 class _Perturbed:
@@ -61,12 +61,12 @@ class _Perturbed:
         self.t = t
 
     def __enter__(self):
-        self.orig = self.t.data
-        self.t.data = np.array(self.orig, copy=True, order="C")
-        return self.t.data.reshape(-1)
+        self.orig = self.t._array
+        self.t._array = np.array(self.orig, copy=True, order="C")
+        return self.t._array.reshape(-1)
 
     def __exit__(self, *exc):
-        self.t.data = self.orig
+        self.t._array = self.orig
         return False
 
 
@@ -97,36 +97,36 @@ def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
 def get_analytical_jacobian(outputs, diff_inputs):
     """``jac[j][i]`` from one ``autograd.grad`` call per output element (one-hot grad_outputs)."""
     from .. import autograd
-    jac = [[np.zeros((t.data.size, o.data.size)) for o in outputs] for t in diff_inputs]
+    jac = [[np.zeros((t._array.size, o._array.size)) for o in outputs] for t in diff_inputs]
     for i, o in enumerate(outputs):
-        for m in range(o.data.size):
-            onehot = np.zeros(o.data.size, dtype=o.data.dtype)
+        for m in range(o._array.size):
+            onehot = np.zeros(o._array.size, dtype=o._array.dtype)
             onehot[m] = 1
-            grads = autograd.grad(o, diff_inputs, Tensor._make(onehot.reshape(o.data.shape)), retain_graph=True,
+            grads = autograd.grad(o, diff_inputs, Tensor._make(onehot.reshape(o._array.shape)), retain_graph=True,
                                   allow_unused=True)
             for j, g in enumerate(grads):
                 if g is not None:
                     _check_grad_attributes(g, diff_inputs[j], j)
-                    jac[j][i][:, m] = np.asarray(g.data, dtype=np.float64).reshape(-1)
+                    jac[j][i][:, m] = np.asarray(g._array, dtype=np.float64).reshape(-1)
     return jac
 
 
 def _check_grad_attributes(g, inp, j):
-    if tuple(g.data.shape) != tuple(inp.data.shape):
-        raise GradcheckError(f"Gradient has shape mismatch for input {j}: got {list(g.data.shape)}, expected "
-                             f"{list(inp.data.shape)}")
+    if tuple(g._array.shape) != tuple(inp._array.shape):
+        raise GradcheckError(f"Gradient has shape mismatch for input {j}: got {list(g._array.shape)}, expected "
+                             f"{list(inp._array.shape)}")
 
 
 def _mismatch_message(a, n, i, j, atol, rtol, outputs, diff_inputs):
     from ..runtime.tensor_str import tensor_repr
     err = np.abs(a - n) - (atol + rtol * np.abs(n))
     k, m = np.unravel_index(int(np.argmax(err)), err.shape)
-    in_idx = tuple(int(v) for v in np.unravel_index(k, diff_inputs[j].data.shape))
-    out_idx = tuple(int(v) for v in np.unravel_index(m, outputs[i].data.shape))
+    in_idx = tuple(int(v) for v in np.unravel_index(k, diff_inputs[j]._array.shape))
+    out_idx = tuple(int(v) for v in np.unravel_index(m, outputs[i]._array.shape))
     return (f"Jacobian mismatch for output {i} with respect to input {j},\n"
             f"numerical:{tensor_repr(Tensor._make(n))}\nanalytical:{tensor_repr(Tensor._make(a))}\n\n"
             f"The worst element is d(output {i}){list(out_idx)} / d(input {j}){list(in_idx)} "
-            f"(input shape {list(diff_inputs[j].data.shape)}, output shape {list(outputs[i].data.shape)}): "
+            f"(input shape {list(diff_inputs[j]._array.shape)}, output shape {list(outputs[i]._array.shape)}): "
             f"numerical {n[k, m]:.10g}, analytical {a[k, m]:.10g}, |difference| {abs(a[k, m] - n[k, m]):.3g} > "
             f"atol + rtol * |numerical| = {atol + rtol * abs(n[k, m]):.3g}\n")
 
@@ -153,7 +153,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")
     for idx, t in enumerate(tupled):
-        if isinstance(t, Tensor) and t.requires_grad and t.data.dtype != np.float64:
+        if isinstance(t, Tensor) and t.requires_grad and t._array.dtype != np.float64:
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=2)
@@ -184,23 +184,23 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     from .. import autograd
     # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
-    zeros = [Tensor._make(np.zeros(o.data.shape, o.data.dtype)) for o in outputs]
+    zeros = [Tensor._make(np.zeros(o._array.shape, o._array.dtype)) for o in outputs]
     grads = autograd.grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
     for j, g in enumerate(grads):
         if g is None:
             continue
-        if check_grad_dtypes and g.data.dtype != diff_inputs[j].data.dtype:
+        if check_grad_dtypes and g._array.dtype != diff_inputs[j]._array.dtype:
             return _fail("Gradient has dtype mismatch", raise_exception)
-        if np.any(g.data != 0):
+        if np.any(g._array != 0):
             return _fail("backward not multiplied by grad_output", raise_exception)
     if nondet_tol >= 0:
         # reentrant: the same backward twice gives the same gradients
         rng = np.random.default_rng(0)
-        gouts = [Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(o.data.dtype)) for o in outputs]
+        gouts = [Tensor._make(rng.uniform(-1, 1, o._array.shape).astype(o._array.dtype)) for o in outputs]
         first = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
         second = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
         for a, b in zip(first, second):
-            if (a is None) != (b is None) or (a is not None and np.max(np.abs(a.data - b.data), initial=0) > nondet_tol):
+            if (a is None) != (b is None) or (a is not None and np.max(np.abs(a._array - b._array), initial=0) > nondet_tol):
                 return _fail("Backward is not reentrant, i.e., running backward with same input and grad_output "
                              "multiple times gives different values, although analytical gradient matches "
                              f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.",
@@ -230,14 +230,14 @@ def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
     rng = np.random.default_rng(1234)
     us = []
     for t in diff_inputs:
-        u = rng.standard_normal(t.data.shape)
+        u = rng.standard_normal(t._array.shape)
         us.append(u / max(np.linalg.norm(u), 1e-12))
-    vs = [rng.standard_normal(o.data.shape) for o in outputs]
-    gouts = [Tensor._make(v.astype(o.data.dtype)) for v, o in zip(vs, outputs)]
+    vs = [rng.standard_normal(o._array.shape) for o in outputs]
+    gouts = [Tensor._make(v.astype(o._array.dtype)) for v, o in zip(vs, outputs)]
     for i, o in enumerate(outputs):
         grads = autograd.grad(o, diff_inputs, gouts[i], retain_graph=True, allow_unused=True)
         for j, t in enumerate(diff_inputs):
-            a = 0.0 if grads[j] is None else float(np.sum(np.asarray(grads[j].data, np.float64) * us[j]))
+            a = 0.0 if grads[j] is None else float(np.sum(np.asarray(grads[j]._array, np.float64) * us[j]))
             with _Perturbed(t) as flat:
                 base = flat.copy()
                 flat[:] = base + eps * us[j].reshape(-1)
@@ -286,8 +286,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = _differentiable_outputs(func(*tupled_inputs))
         tupled_grads = []
         for o in outs:
-            dtype = o.data.dtype if o.data.dtype.kind == "f" else np.float64
-            g = Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(dtype))
+            dtype = o._array.dtype if o._array.dtype.kind == "f" else np.float64
+            g = Tensor._make(rng.uniform(-1, 1, o._array.shape).astype(dtype))
             g.requires_grad_(True)
             tupled_grads.append(g)
         tupled_grads = tuple(tupled_grads)

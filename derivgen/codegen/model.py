@@ -315,8 +315,8 @@ def _meta_code(base, kind, entry):
         "scalar_type": f"{src}.dtype",
         "sym_numel": f"{src}.size",
         "dim": f"{src}.ndim",
-        "args_sizes": f"[t.data.shape for t in {base}]",
-        "args_scalartypes": f"[t.data.dtype for t in {base}]",
+        "args_sizes": f"[t._array.shape for t in {base}]",
+        "args_scalartypes": f"[t._array.dtype for t in {base}]",
     }[kind]
 
 

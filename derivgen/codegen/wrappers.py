@@ -43,11 +43,11 @@ def _forward_call(row, out=None):
         if a.is_tensor and pending_ok and not a.is_optional:
             v = f"_value({a.name})"
         elif a.is_tensor:
-            v = f"{a.name}.data" if not a.is_optional else f"(None if {a.name} is None else {a.name}.data)"
+            v = f"{a.name}._array" if not a.is_optional else f"(None if {a.name} is None else {a.name}._array)"
         elif a.is_tensor_list and "?" in a.type:
-            v = f"[None if t is None else t.data for t in {a.name}]"
+            v = f"[None if t is None else t._array for t in {a.name}]"
         elif a.is_tensor_list:
-            v = f"[t.data for t in {a.name}]"
+            v = f"[t._array for t in {a.name}]"
         else:
             v = a.name
         args.append(f"{a.name}={v}" if a.kwonly else v)
@@ -83,7 +83,7 @@ def _save_lines(row, inplace=False):
             continue
         value = s.name
         if inplace and s.name == "self":
-            value = "_Tensor._make(self.data.copy())"  # the original self, before it is overwritten
+            value = "_Tensor._make(self._array.copy())"  # the original self, before it is overwritten
         stmt = f"grad_fn._sv_{s.name} = _Saved({value})"
         arg = row.entry.schema.arg(s.name)
         if arg is not None and arg.is_optional:
@@ -106,7 +106,7 @@ def _output_save_lines(row, result_var):
             lines.append(f"grad_fn._sv_{s.name} = _Saved({result_var}, is_output=True)")
     for v in row.saved_values:
         if "_result_data" in v.code:
-            lines.append(f"grad_fn._v_{v.name} = {v.code.replace('_result_data', result_var + '.data')}")
+            lines.append(f"grad_fn._v_{v.name} = {v.code.replace('_result_data', result_var + '._array')}")
     return lines
 
 
@@ -145,8 +145,8 @@ def render_wrapper(row):
             inner.append(f"outputs = {_return_type(row)}({', '.join(outs)})")
             for i, r in enumerate(schema.returns):
                 lines = [ln for ln in _output_save_lines(row, r.name) if f"_sv_{r.name} " in ln or f"_v_{r.name}" in ln
-                         or f"{r.name}.data" in ln]
-                lines = [ln.replace(f"{r.name}.data", f"outputs[{i}].data") for ln in lines]
+                         or f"{r.name}._array" in ln]
+                lines = [ln.replace(f"{r.name}._array", f"outputs[{i}]._array") for ln in lines]
                 if i in row.diff_outputs:
                     inner += [ln.replace(f"_Saved({r.name},", f"_Saved(outputs[{i}],") for ln in lines]
                 else:  # not an output of the node (no grad_fn): saved like an input
@@ -208,7 +208,7 @@ def render_inplace_wrapper(row):
         inner += _save_lines(row, inplace=True)
         body += ["    " + ln for ln in inner]
     if row.forward_kernel is not None:
-        body.append(_forward_call(row, out="self.data"))
+        body.append(_forward_call(row, out="self._array"))
     else:  # a hand-written forward computes out of place; its result is written into self
         body.append(f"_write_inplace(self, {_forward_call(row)})")
     body.append("self._vc[0] += 1")

@@ -231,7 +231,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def one_hot(tensor, num_classes=-1):
     import numpy as np
     from ..runtime.tensor import Tensor
-    idx = tensor.data
+    idx = tensor._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

@@ -17,27 +17,27 @@ def _make_grads(outputs, grads, create_graph):
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if t.data.size != 1:
+            if t._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype!r}")
-            arr = np.ones(t.data.shape, t.data.dtype)
+            arr = np.ones(t._array.shape, t._array.dtype)
             out.append(Tensor._make(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=t.data.dtype))
-        if g.data.shape != t.data.shape:
+            g = Tensor._make(np.asarray(g, dtype=t._array.dtype))
+        if g._array.shape != t._array.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape(g)} and output[{i}] "
                                f"has a shape of {_shape(t)}.")
         if create_graph:
             out.append(g)
         else:
-            out.append(g.data if g.data.dtype == t.data.dtype else g.data.astype(t.data.dtype))
+            out.append(g._array if g._array.dtype == t._array.dtype else g._array.astype(t._array.dtype))
     return out
 
 
 def _shape(t):
-    return f"derivgen.Size({list(t.data.shape)})"
+    return f"derivgen.Size({list(t._array.shape)})"
 
 
 def _check_roots(outputs):
@@ -105,7 +105,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if materialize_grads:
-                z = Tensor._make(np.zeros_like(t.data))
+                z = Tensor._make(np.zeros_like(t._array))
                 z._requires_grad = create_graph
                 result.append(z)
                 continue
@@ -116,9 +116,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             continue
         if not isinstance(g, Tensor):
             g = Tensor._make(g)
-        if g.data.shape != t.data.shape or g.data.dtype != t.data.dtype:
+        if g._array.shape != t._array.shape or g._array.dtype != t._array.dtype:
             from .shape_utils import sum_to
-            g = Tensor._make(sum_to(g.data, t.data.shape).astype(t.data.dtype, copy=False)) if not create_graph else g
+            g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
         result.append(g)
     if input_names is not None:
         return dict(zip(input_names, result))

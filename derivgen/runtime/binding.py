@@ -88,13 +88,13 @@ def _convert(p, v, first=False):
     if k == "scalar":
         if isinstance(v, (bool, numbers.Number)) and not isinstance(v, complex):
             return v.item() if isinstance(v, np.generic) else v
-        if isinstance(v, Tensor) and v.data.ndim == 0 and p.type.startswith("Scalar") and v._wrapped:
+        if isinstance(v, Tensor) and v._array.ndim == 0 and p.type.startswith("Scalar") and v._wrapped:
             return v.item()
         return _MISSING
     if k == "int":
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return int(v)
-        if isinstance(v, Tensor) and v.data.ndim == 0 and v.data.dtype.kind in "iu":
+        if isinstance(v, Tensor) and v._array.ndim == 0 and v._array.dtype.kind in "iu":
             return int(v.item())
         return _MISSING
     if k == "int_list":

@@ -19,10 +19,10 @@ def reshape(self, *shape):
     (ReshapeAliasBackward0) when a non-contiguous tensor can still be viewed, else clone + _unsafe_view."""
     shape = _size_args(shape)
     try:
-        viewed = np.reshape(self.data, _resolve(shape, self.data.size), copy=False)
+        viewed = np.reshape(self._array, _resolve(shape, self._array.size), copy=False)
     except ValueError:
         return _ops()._unsafe_view(_ops().clone(self), shape)
-    if self.data.flags.c_contiguous:
+    if self._array.flags.c_contiguous:
         return _ops().view(self, shape)
     strides = tuple(s // max(viewed.itemsize, 1) for s in viewed.strides)
     return _ops()._reshape_alias(self, viewed.shape, strides)
@@ -76,7 +76,7 @@ def to(self, *args, dtype=None, copy=False, **kwargs):
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
-    if dtype is None or (dtype.np == self.data.dtype and not copy):
+    if dtype is None or (dtype.np == self._array.dtype and not copy):
         return self
     return _ops()._to_copy(self, dtype=dtype)
 
@@ -109,7 +109,7 @@ def type_as(self, other):
 
 
 def contiguous(self, memory_format=None):
-    if self.data.flags.c_contiguous:
+    if self._array.flags.c_contiguous:
         return self
     return _ops().clone(self)
 
@@ -451,11 +451,11 @@ def dropout(input, p=0.5, train=True, generator=None):  # noqa: A002 - torch spe
         return input
     from .factories import _rng
     rng = generator if generator is not None else _rng[0]
-    dt = input.data.dtype
+    dt = input._array.dtype
     if p == 1:
-        noise = np.zeros(input.data.shape, dt)
+        noise = np.zeros(input._array.shape, dt)
     else:
-        noise = (rng.random(input.data.shape) >= p).astype(dt) / dt.type(1 - p)
+        noise = (rng.random(input._array.shape) >= p).astype(dt) / dt.type(1 - p)
     return _ops().mul(input, Tensor._make(noise))
 
 

@@ -21,7 +21,7 @@ class CopySlices(Node):
 
     def __init__(self, base, view, fn):
         self.fn = fn
-        b, v = base.data, view.data
+        b, v = base._array, view._array
         self.base_shape, self.base_strides = b.shape, b.strides
         self.view_shape, self.view_strides = v.shape, v.strides
         self.view_offset = _addr(v) - _addr(b)

@@ -422,7 +422,7 @@ class Elementwise:
     def forward1(self, t, scalars=()):
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
         if not t._lazy:
-            a = t.data
+            a = t._array
             entry = self._entry.get(a.dtype)
             if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
                 dt = a.dtype
@@ -440,8 +440,8 @@ class Elementwise:
         """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
         broadcasting, deferred or large inputs take the general path."""
         if not t._lazy and not u._lazy:
-            a = t.data
-            b = u.data
+            a = t._array
+            b = u._array
             dt = a.dtype
             entry = self._entry.get(dt)
             if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
@@ -479,11 +479,11 @@ class Elementwise:
         is deferred and fused with the elementwise ops around it (fusion.py); the caller's
         ``Tensor._make`` turns it into a LazyTensor."""
         t0 = tensors[0]
-        if out is None and (t0._lazy or t0.data.size >= FUSION_THRESHOLD) and self.scalar is not None:
+        if out is None and (t0._lazy or t0._array.size >= FUSION_THRESHOLD) and self.scalar is not None:
             pending = defer(self, tensors, scalars)
             if pending is not None:
                 return pending
-        arrays = [t.data for t in tensors]
+        arrays = [t._array for t in tensors]
         if out is None:
             res = self._fast(arrays, scalars)
             if res is not None:

@@ -329,7 +329,7 @@ def _wrap(g, graph):
 
 
 def _unwrap(t, graph):
-    return t if graph or t is None else t.data
+    return t if graph or t is None else t._array
 
 
 def _hook_name(hook):
@@ -343,10 +343,10 @@ def _check_hook_value(orig, res, hook):
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(res, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
-    if res.data.dtype != orig.data.dtype:
+    if res._array.dtype != orig._array.dtype:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {orig.type()} "
                            f"got {res.type()})")
-    if res.data.shape != orig.data.shape:
+    if res._array.shape != orig._array.shape:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
 
 
@@ -436,7 +436,7 @@ def _validate_outputs(fn, outs, graph):
         if m is None:
             continue
         shape, dtype = m
-        data = g.data if graph else g
+        data = g._array if graph else g
         if data.shape == shape and data.dtype == dtype:
             continue  # the common case: nothing to reduce or cast
         if data.shape != shape:
@@ -448,7 +448,7 @@ def _validate_outputs(fn, outs, graph):
                 g = sum_to_graph(g, shape)
             else:
                 g = sum_to(g, shape)
-        data = g.data if graph else g
+        data = g._array if graph else g
         if data.dtype != dtype:
             if graph:
                 from .dtypes import from_numpy_dtype
@@ -464,7 +464,7 @@ def _check_nan(fn, outs, graph):
     for i, g in enumerate(outs):
         if g is None:
             continue
-        data = g.data if graph else g
+        data = g._array if graph else g
         if data.dtype.kind == "f" and np.isnan(data).any():
             _report_anomaly(fn)
             raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")

@@ -31,7 +31,7 @@ def _float_dtype(dtype):
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._array
     np_dtype = _dt.to_numpy_dtype(dtype) or _infer_dtype(data)
     arr = np.array(data, dtype=np_dtype)
     if np_dtype is None and arr.dtype not in (np.float32, np.float64, np.int64, np.int32, np.bool_):
@@ -105,28 +105,28 @@ def randint(low, high=None, size=None, dtype=None, generator=None, device=None):
 
 
 def _like(t, dtype):
-    return _dt.to_numpy_dtype(dtype) if dtype is not None else t.data.dtype
+    return _dt.to_numpy_dtype(dtype) if dtype is not None else t._array.dtype
 
 
 def zeros_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(np.zeros(t.data.shape, _like(t, dtype)), requires_grad)
+    return _finish(np.zeros(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(np.ones(t.data.shape, _like(t, dtype)), requires_grad)
+    return _finish(np.ones(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def empty_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(np.empty(t.data.shape, _like(t, dtype)), requires_grad)
+    return _finish(np.empty(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
-    return _finish(np.full(t.data.shape, fill_value, _like(t, dtype)), requires_grad)
+    return _finish(np.full(t._array.shape, fill_value, _like(t, dtype)), requires_grad)
 
 
 def randn_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(_rng[0].standard_normal(t.data.shape).astype(_like(t, dtype)), requires_grad)
+    return _finish(_rng[0].standard_normal(t._array.shape).astype(_like(t, dtype)), requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(_rng[0].random(t.data.shape).astype(_like(t, dtype)), requires_grad)
+    return _finish(_rng[0].random(t._array.shape).astype(_like(t, dtype)), requires_grad)

@@ -10,7 +10,7 @@ least ``FUSION_THRESHOLD`` float elements (or is itself deferred) does not compu
 sequence number and saved values are created as usual; a saved output holds the Pending. Inputs must
 share one shape and float dtype and be contiguous (0-dim inputs become numbers); anything else, or a
 chain past ``MAX_OPS`` ops, computes eagerly. The value is computed the first time anything reads
-``.data`` (a reduction, a matmul, printing, ``numpy()``), by one kernel for the whole expression.
+``._array`` (a reduction, a matmul, printing, ``numpy()``), by one kernel for the whole expression.
 Deferred values read their inputs when computed, so every in-place op first computes all pending
 values (``flush``): results are those of eager mode. (Writing into an input through a numpy view,
 which bumps no version, is not seen; torch's saved tensors have the same blind spot.)
@@ -80,7 +80,7 @@ def defer(op, tensors, scalars):
     n_ops = 1
     pendings = False
     for t in tensors:
-        d = t._pending if t._lazy else t.data
+        d = t._pending if t._lazy else t._array
         if d.__class__ is Pending:
             if d.value is not None:
                 d = d.value
@@ -305,7 +305,7 @@ def _saved_ref(prog, node, name):
     if sv.released or sv.vc[0] != sv.version:
         sv._check(node)  # the error eager mode raises when this node runs
     t = sv.tensor
-    raw = sv.data if t is None else (t._pending if t._lazy else t.data)
+    raw = sv._array if t is None else (t._pending if t._lazy else t._array)
     if raw.__class__ is Pending and raw.dtype != prog.dtype:
         raw = raw.materialize()
     return prog.value(raw)

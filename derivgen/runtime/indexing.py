@@ -49,7 +49,7 @@ def getitem(t, index):
 def _is_advanced(i):
     from .tensor import Tensor
     if isinstance(i, Tensor):
-        return not (i.data.ndim == 0 and i.data.dtype.kind in "iu")  # a 0-dim integer tensor is an int
+        return not (i._array.ndim == 0 and i._array.dtype.kind in "iu")  # a 0-dim integer tensor is an int
     return isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_))
 
 
@@ -69,7 +69,7 @@ def _advanced(t, index):
     ops = _ops()
     tensors = []
     n_real = sum(1 for i in index if i is not None and i is not Ellipsis
-                 for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i).data.dtype == np.bool_ else 1))
+                 for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i)._array.dtype == np.bool_ else 1))
     dim = 0
     result = t
     for i in index:
@@ -84,7 +84,7 @@ def _advanced(t, index):
         elif _is_advanced(i):
             it = _as_index_tensor(i)
             tensors.append(it)
-            dim += it.dim() if it.data.dtype == np.bool_ else 1
+            dim += it.dim() if it._array.dtype == np.bool_ else 1
         elif isinstance(i, slice):
             step = 1 if i.step is None else i.step
             start, stop, _ = i.indices(result.shape[dim])

@@ -34,22 +34,22 @@ def inplace_target(args, kwargs):
 
 def write_inplace(t, result):
     """Write an out-of-place forward's ``result`` into ``t`` (same shape; cast to ``t``'s dtype)."""
-    if result.shape != t.data.shape:
-        raise RuntimeError(f"output with shape {list(t.data.shape)} doesn't match the broadcast shape "
+    if result.shape != t._array.shape:
+        raise RuntimeError(f"output with shape {list(t._array.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
-    t.data[...] = result
+    t._array[...] = result
 
 
 def commit_inplace(t, out):
     """Make ``t`` the result ``out`` of a functional row computed from it (``squeeze_``, ``zero_``,
     ``fill_``): the data is written through (views of ``t`` see it) or, for a metadata-only change of
     shape, rebound; the history is rewritten to ``out``'s node and the version bumped when data changed."""
-    if out.data.shape == t.data.shape:
-        if out.data is not t.data and not _same_memory(out.data, t.data):
-            t.data[...] = out.data
+    if out._array.shape == t._array.shape:
+        if out._array is not t._array and not _same_memory(out._array, t._array):
+            t._array[...] = out._array
             t._vc[0] += 1
     else:
-        t.data = out.data
+        t._array = out._array
     if out.grad_fn is not None:
         set_inplace_history(t, out.grad_fn, out.output_nr)
     return t
@@ -98,11 +98,11 @@ def set_inplace_history(t, fn, output_nr=0):
     root = chain[0]
     rebase_history(root, CopySlices(root, t, fn), 0)
     with enable_grad():
-        if root.data.flags.c_contiguous:  # torch regenerates a CPU view's grad_fn as as_strided of its base
+        if root._array.flags.c_contiguous:  # torch regenerates a CPU view's grad_fn as as_strided of its base
             from ..generated import ops
-            item = t.data.itemsize
-            offset = (t.data.__array_interface__["data"][0] - root.data.__array_interface__["data"][0]) // item
-            v = ops.as_strided_default(root, t.data.shape, tuple(s // item for s in t.data.strides), offset)
+            item = t._array.itemsize
+            offset = (t._array.__array_interface__["data"][0] - root._array.__array_interface__["data"][0]) // item
+            v = ops.as_strided_default(root, t._array.shape, tuple(s // item for s in t._array.strides), offset)
         else:  # replay the view ops on the base
             v = root
             for f, args, kwargs in chain[1:]:

@@ -91,7 +91,7 @@ class SavedVariable:
     outputs are kept as their array plus version counter, because holding the output Tensor would make
     a reference cycle output -> node -> output.
     """
-    __slots__ = ("tensor", "data", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
+    __slots__ = ("tensor", "_array", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
                  "hook_meta")
 
     def __init__(self, t, is_output=False):
@@ -112,16 +112,16 @@ class SavedVariable:
             else:
                 self.hook_meta = (None, grad_accumulator(t) if t._requires_grad else None, t._requires_grad)
             self.packed = pack(t)
-            self.tensor = self.data = None
+            self.tensor = self._array = None
             return
         self.unpack_hook = None
         self.packed = None
         if is_output:
             self.tensor = None
-            self.data = t._pending if t._lazy else t.data  # a deferred output stays deferred
+            self._array = t._pending if t._lazy else t._array  # a deferred output stays deferred
         else:
             self.tensor = t
-            self.data = None
+            self._array = None
 
     def _check(self, node):
         if self.released:
@@ -132,10 +132,10 @@ class SavedVariable:
     def _version_message(self, node):
         t = self.tensor
         if t is not None:
-            shape, legacy, producer, nr = t.data.shape, t.dtype._legacy, t.grad_fn, t.output_nr
+            shape, legacy, producer, nr = t._array.shape, t.dtype._legacy, t.grad_fn, t.output_nr
         else:
             from .dtypes import from_numpy_dtype
-            data = self.data if self.data is not None else None
+            data = self._array if self._array is not None else None
             shape = data.shape if data is not None else ()
             legacy = from_numpy_dtype(data.dtype)._legacy if data is not None else "FloatTensor"
             producer, nr = node, self.output_nr
@@ -159,10 +159,10 @@ class SavedVariable:
         if self.released or (self.vc[0] != self.version and self.unpack_hook is None):
             self._check(node)
         if self.unpack_hook is not None:
-            return self.unpack(node).data
+            return self.unpack(node)._array
         if self.tensor is not None:
-            return self.tensor.data
-        d = self.data
+            return self.tensor._array
+        d = self._array
         if d.__class__ is Pending:
             d = d.materialize()
         return d
@@ -177,11 +177,11 @@ class SavedVariable:
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                                 f"type {type(t).__name__}")
             if self.is_output:
-                return Tensor._make(t.data, node, self.output_nr, self.vc)
+                return Tensor._make(t._array, node, self.output_nr, self.vc)
             grad_fn, acc, requires_grad = self.hook_meta
             if grad_fn is not None:
-                return Tensor._make(t.data, grad_fn, self.output_nr, self.vc)
-            out = Tensor._make(t.data, None, 0, self.vc)
+                return Tensor._make(t._array, grad_fn, self.output_nr, self.vc)
+            out = Tensor._make(t._array, None, 0, self.vc)
             out._requires_grad = requires_grad
             if acc is not None:
                 out._acc = weakref.ref(acc)
@@ -189,11 +189,11 @@ class SavedVariable:
         if self.tensor is not None:
             return self.tensor
         from .tensor import Tensor
-        return Tensor._make(self.data, node, self.output_nr, self.vc)
+        return Tensor._make(self._array, node, self.output_nr, self.vc)
 
     def release(self):
         self.tensor = None
-        self.data = None
+        self._array = None
         self.packed = None
         self.hook_meta = None
         self.released = True
@@ -201,7 +201,7 @@ class SavedVariable:
 
 def _released_marker():
     sv = object.__new__(SavedVariable)
-    sv.tensor = sv.data = sv.packed = sv.unpack_hook = sv.hook_meta = None
+    sv.tensor = sv._array = sv.packed = sv.unpack_hook = sv.hook_meta = None
     sv.vc, sv.version, sv.output_nr, sv.is_output, sv.released = [0], 0, 0, False, True
     return sv
 
@@ -323,7 +323,7 @@ class Node:
         if is_grad_enabled() and any(g is not None and g.requires_grad for g in grads):
             outs = self._apply_graph(list(grads), needs)
         else:
-            outs = self._apply_fast([None if g is None else g.data for g in grads], needs)
+            outs = self._apply_fast([None if g is None else g._array for g in grads], needs)
             outs = [None if o is None else Tensor._make(o) for o in outs]
         if len(outs) == 1:
             return outs[0]
@@ -384,23 +384,23 @@ def _accumulate_into_leaf(var, g, fresh, graph):
         raise RuntimeError("leaf variable has been moved into the graph interior")
     if not var.requires_grad:
         return
-    data = g.data
-    if data.dtype != var.data.dtype:
-        data = data.astype(var.data.dtype)
-    if data.shape != var.data.shape:
+    data = g._array
+    if data.dtype != var._array.dtype:
+        data = data.astype(var._array.dtype)
+    if data.shape != var._array.shape:
         from .shape_utils import sum_to
-        data = sum_to(data, var.data.shape)
+        data = sum_to(data, var._array.shape)
     old = var._grad
     if old is None:
         if graph:
-            var._grad = g if g.data is data else Tensor._make(data)
+            var._grad = g if g._array is data else Tensor._make(data)
         else:
             var._grad = Tensor._make(data if fresh else data.copy())
     elif graph or old.requires_grad:
         from .. import generated  # noqa: F401  (ops are needed for a differentiable sum)
-        var._grad = old + (g if g.data is data else Tensor._make(data))
+        var._grad = old + (g if g._array is data else Tensor._make(data))
     else:
-        old.data += data
+        old._array += data
     hooks = var._post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):

@@ -15,7 +15,7 @@ from .pending import Pending
 
 
 class Tensor:
-    __slots__ = ("data", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
+    __slots__ = ("_array", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
                  "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
@@ -26,7 +26,7 @@ class Tensor:
 
     def _init(self, data, grad_fn=None, output_nr=0, vc=None):
         """Every slot's first value (``_make`` is the fast constructor every op uses)."""
-        self.data = data
+        self._array = data
         self._requires_grad = False
         self.grad_fn = grad_fn
         self.output_nr = output_nr
@@ -43,7 +43,7 @@ class Tensor:
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
         t = object.__new__(cls if data.__class__ is not Pending else LazyTensor)
         # _init's body, inlined: every op's result is made here, so one call less per op counts
-        t.data = data
+        t._array = data
         t._requires_grad = False
         t.grad_fn = grad_fn
         t.output_nr = output_nr
@@ -96,7 +96,7 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-            if value.data.shape != self.data.shape:
+            if value._array.shape != self._array.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
         self._grad = value
 
@@ -156,8 +156,23 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        t = Tensor._make(self.data, vc=self._vc)
+        t = Tensor._make(self._array, vc=self._vc)
         return t
+
+    @property
+    def data(self):
+        """torch's ``.data``: a Tensor sharing this one's values, with no history and its own version
+        counter (so in-place writes through it are invisible to autograd's version checks)."""
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if value._array.dtype != self._array.dtype and self.requires_grad:
+            raise RuntimeError(
+                f"data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._array = value._array
 
     def detach_(self):
         if self._base is not None and self._base.requires_grad:
@@ -170,41 +185,41 @@ class Tensor:
     # ---- metadata ------------------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.data.shape)
+        return Size(self._array.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self.data.shape)
+            return Size(self._array.shape)
         from .shape_utils import wrap_dim
-        return self.data.shape[wrap_dim(dim, self.data.ndim)]
+        return self._array.shape[wrap_dim(dim, self._array.ndim)]
 
     @property
     def dtype(self):
-        return _dt.from_numpy_dtype(self.data.dtype)
+        return _dt.from_numpy_dtype(self._array.dtype)
 
     def dim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     def numel(self):
-        return int(self.data.size)
+        return int(self._array.size)
 
     nelement = numel
 
     def element_size(self):
-        return self.data.itemsize
+        return self._array.itemsize
 
     def stride(self, dim=None):
-        st = tuple(s // self.data.itemsize for s in self.data.strides)
+        st = tuple(s // self._array.itemsize for s in self._array.strides)
         return st if dim is None else st[dim]
 
     def is_contiguous(self):
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._array.flags.c_contiguous)
 
     @property
     def is_floating_point_(self):
@@ -225,15 +240,15 @@ class Tensor:
             flush()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self.data
+        return self._array
 
     def tolist(self):
-        return self.data.tolist()
+        return self._array.tolist()
 
     def item(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
-        return self.data.reshape(-1)[0].item()
+        if self._array.size != 1:
+            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
+        return self._array.reshape(-1)[0].item()
 
     def __float__(self):
         return float(self.item())
@@ -247,20 +262,20 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.data.reshape(-1)[0])
+        return bool(self._array.reshape(-1)[0])
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._array if dtype is None else self._array.astype(dtype)
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -273,20 +288,20 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     def __reduce__(self):
-        return (_rebuild, (self.data, self.requires_grad))
+        return (_rebuild, (self._array, self.requires_grad))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
-        t = Tensor._make(self.data.copy())
+        t = Tensor._make(self._array.copy())
         t._requires_grad = self._requires_grad
         if self._grad is not None:
-            t._grad = Tensor._make(self._grad.data.copy())
+            t._grad = Tensor._make(self._grad._array.copy())
         memo[id(self)] = t
         return t
 
@@ -318,20 +333,20 @@ class Tensor:
         return getitem(self, index)
 
 
-_RAW_DATA = Tensor.__dict__["data"]  # the slot itself, without LazyTensor's computing property
+_RAW_DATA = Tensor.__dict__["_array"]  # the slot itself, without LazyTensor's computing property
 
 
 class LazyTensor(Tensor):
     """A Tensor whose value is deferred (a ``Pending`` elementwise expression, see fusion.py).
 
-    Everything that reads ``.data`` gets the computed array; the tensor then turns into a plain Tensor.
+    Everything that reads ``._array`` gets the computed array; the tensor then turns into a plain Tensor.
     Shape and dtype are known without computing. Autograd metadata is a Tensor's like any other.
     """
     __slots__ = ()
     _lazy = True
 
     @property
-    def data(self):
+    def _array(self):
         p = _RAW_DATA.__get__(self)
         if p.__class__ is Pending:
             p = p.materialize()
@@ -339,8 +354,8 @@ class LazyTensor(Tensor):
             self.__class__ = Tensor
         return p
 
-    @data.setter
-    def data(self, value):
+    @_array.setter
+    def _array(self, value):
         _RAW_DATA.__set__(self, value)
         if value.__class__ is not Pending:
             self.__class__ = Tensor
@@ -406,7 +421,7 @@ def _infer_dtype(data):
             return np.float32
         return None
     if isinstance(data, Tensor):
-        return data.data.dtype
+        return data._array.dtype
     flat = _first_scalar(data)
     if isinstance(flat, (bool, np.bool_)):
         return np.bool_
@@ -444,14 +459,14 @@ def result_dtype(*operands):
         if op is None:
             continue
         if isinstance(op, Tensor):
-            d = op.data.dtype
+            d = op._array.dtype
             if op._wrapped:
                 g = 2
                 only_wrapped = d if only_wrapped is None else promote_types(only_wrapped, d)
                 if d.kind == "f":
                     d = _dt.get_default_dtype().np
             else:
-                g = 1 if op.data.ndim == 0 else 0
+                g = 1 if op._array.ndim == 0 else 0
         else:
             d = op.dtype
             g = 1 if op.ndim == 0 else 0

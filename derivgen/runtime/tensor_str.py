@@ -115,7 +115,7 @@ def _add_suffixes(body, suffixes, indent):
 
 def tensor_repr(t, prefix="tensor("):
     from .dtypes import get_default_dtype, int64, bool_
-    a = t.data
+    a = t._array
     indent = len(prefix)
     suffixes = []
     floating = t.dtype.is_floating_point

@@ -13,7 +13,7 @@ def _mask_tensor(m):
 
 def _arr(v):
     """The array of a Tensor, or the value itself (None, a number, an array)."""
-    return getattr(v, "data", v) if v is not None and not isinstance(v, (int, float)) else v
+    return getattr(v, "_array", v) if v is not None and not isinstance(v, (int, float)) else v
 
 
 def isfinite(x):
@@ -21,7 +21,7 @@ def isfinite(x):
 
 
 def isfinite_graph(x):
-    return _mask_tensor(np.isfinite(x.data))
+    return _mask_tensor(np.isfinite(x._array))
 
 
 def isnan(x):
@@ -29,7 +29,7 @@ def isnan(x):
 
 
 def isnan_graph(x):
-    return _mask_tensor(np.isnan(x.data))
+    return _mask_tensor(np.isnan(x._array))
 
 
 def _clamp_mask(self, mn, mx):
@@ -49,7 +49,7 @@ def clamp_backward(grad, self, min, max):  # noqa: A002 - torch's argument names
 
 
 def clamp_backward_graph(grad, self, min, max):  # noqa: A002
-    mask = _clamp_mask(self.data, _arr(min), _arr(max))
+    mask = _clamp_mask(self._array, _arr(min), _arr(max))
     return grad if mask is None else _ops().where(_mask_tensor(mask), grad, 0.0)
 
 
@@ -68,7 +68,7 @@ def clamp_backward_min_max(grad, self, min, max):  # noqa: A002
 
 
 def clamp_backward_min_max_graph(grad, self, min, max):  # noqa: A002
-    m_lo, m_hi = _clamp_min_max_masks(self.data, _arr(min), _arr(max))
+    m_lo, m_hi = _clamp_min_max_masks(self._array, _arr(min), _arr(max))
     return (None if m_lo is None else _ops().where(_mask_tensor(m_lo), grad, 0.0),
             None if m_hi is None else _ops().where(_mask_tensor(m_hi), grad, 0.0))
 
@@ -88,7 +88,7 @@ def logit_backward(grad, self, eps):
 
 
 def logit_backward_graph(grad, self, eps):
-    mask, fill = _logit_mask(self.data, eps)
+    mask, fill = _logit_mask(self._array, eps)
     return _ops().where(_mask_tensor(mask), fill, grad / (self * (1 - self)))
 
 

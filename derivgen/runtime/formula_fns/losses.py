@@ -57,12 +57,12 @@ def _nll_backward_unweighted(grad, self, target, reduction, ignore_index, total_
 
 def nll_loss_backward_graph(grad, self, target, weight, reduction, ignore_index, total_weight):
     ops = _ops()
-    x, safe, scale = _nll_scale(self.data, target.data, None if weight is None else weight.data, reduction,
-                                ignore_index, total_weight.data)
+    x, safe, scale = _nll_scale(self._array, target._array, None if weight is None else weight._array, reduction,
+                                ignore_index, total_weight._array)
     n = x.shape[0]
     g = ops.expand(ops.view(grad, (-1,)) if grad.dim() else grad, (n,))
-    vals = ops.unsqueeze(g * _T(scale.astype(grad.data.dtype)), 1)
-    out = ops.scatter(_T(np.zeros(x.shape, grad.data.dtype)), 1, _T(safe.reshape(-1, 1)), vals)
+    vals = ops.unsqueeze(g * _T(scale.astype(grad._array.dtype)), 1)
+    out = ops.scatter(_T(np.zeros(x.shape, grad._array.dtype)), 1, _T(safe.reshape(-1, 1)), vals)
     return ops.view(out, tuple(self.shape))
 
 
@@ -228,9 +228,9 @@ def embedding_backward(grad, indices, sizes, padding_idx, scale_grad_by_freq):
 
 def embedding_backward_graph(grad, indices, sizes, padding_idx, scale_grad_by_freq):
     ops = _ops()
-    idx, scale = _embedding_rows(grad.data, indices.data, sizes, padding_idx, scale_grad_by_freq)
+    idx, scale = _embedding_rows(grad._array, indices._array, sizes, padding_idx, scale_grad_by_freq)
     rows = _composite_reshape(grad, (-1, sizes[1])) * _T(scale[:, None])
-    return ops.index_add(_T(np.zeros(tuple(sizes), grad.data.dtype)), 0, _T(idx), rows)
+    return ops.index_add(_T(np.zeros(tuple(sizes), grad._array.dtype)), 0, _T(idx), rows)
 
 
 

@@ -14,7 +14,7 @@ def zeros_like_sized(x, sizes):
 
 
 def zeros_like_sized_graph(x, sizes):
-    return _T(np.zeros(tuple(sizes), x.data.dtype))
+    return _T(np.zeros(tuple(sizes), x._array.dtype))
 
 
 def _restore(grad, ndim, dim, keepdim):
@@ -51,7 +51,7 @@ def _prod_others_graph(x, d):
     n = x.shape[d]
     shape = list(x.shape)
     shape[d] = 1
-    one = _T(np.ones(shape, x.data.dtype))
+    one = _T(np.ones(shape, x._array.dtype))
     left = ops.cat([one, ops.slice(ops.cumprod(x, d), d, 0, n - 1, 1)], d)
     right = ops.flip(ops.cat([one, ops.slice(ops.cumprod(ops.flip(x, [d]), d), d, 0, n - 1, 1)], d), [d])
     return left * right
@@ -65,7 +65,7 @@ def prod_backward(grad, self, result):
 
 def prod_backward_graph(grad, self, result):
     if self.dim() == 0:
-        return grad * _T(np.ones_like(self.data))
+        return grad * _T(np.ones_like(self._array))
     return grad * _ops().view(_prod_others_graph(_ops().view(self, (-1,)), 0), tuple(self.shape))
 
 
@@ -78,7 +78,7 @@ def prod_dim_backward(grad, self, dim, keepdim):
 
 def prod_dim_backward_graph(grad, self, dim, keepdim):
     if self.dim() == 0:
-        return grad * _T(np.ones_like(self.data))
+        return grad * _T(np.ones_like(self._array))
     d = dim % self.dim()
     return _restore_graph(grad, self.dim(), d, keepdim) * _prod_others_graph(self, d)
 
@@ -100,7 +100,7 @@ def value_selecting_reduction_backward_graph(grad, dim, indices, sizes, keepdim)
         return ops.view(grad, ())
     d = dim % len(sizes)
     g, idx = (grad, indices) if keepdim else (ops.unsqueeze(grad, d), ops.unsqueeze(indices, d))
-    return ops.scatter(_T(np.zeros(tuple(sizes), grad.data.dtype)), d, idx, g)
+    return ops.scatter(_T(np.zeros(tuple(sizes), grad._array.dtype)), d, idx, g)
 
 
 def _even_mask(self, result):
@@ -114,7 +114,7 @@ def evenly_distribute_backward(grad, self, result):
 
 
 def evenly_distribute_backward_graph(grad, self, result):
-    mask = _even_mask(self.data, result.data)
+    mask = _even_mask(self._array, result._array)
     return _ops().where(_mask_tensor(mask), grad / float(mask.sum()), 0.0)
 
 
@@ -132,8 +132,8 @@ def scale_grad_by_count(grad, self, result, dim, keepdim):
 
 
 def scale_grad_by_count_graph(grad, self, result, dim, keepdim):
-    mask, count = _count_mask(self.data, result.data, dim, keepdim)
-    g = _restore_graph(grad, self.dim(), dim, keepdim) / _T(count.astype(grad.data.dtype))
+    mask, count = _count_mask(self._array, result._array, dim, keepdim)
+    g = _restore_graph(grad, self.dim(), dim, keepdim) / _T(count.astype(grad._array.dtype))
     return _ops().where(_mask_tensor(mask), g, 0.0)
 
 
@@ -190,7 +190,7 @@ def linalg_vector_norm_backward_graph(grad, self, ord, result, dim, keepdim):
     nd = self.dim()
     g = _restore_graph(grad, nd, dim, keepdim)
     r = _restore_graph(result, nd, dim, keepdim)
-    rd = _restore(result.data, nd, dim, keepdim)
+    rd = _restore(result._array, nd, dim, keepdim)
     if ord == 0:
         return zeros_like_graph(self)
     if ord == 1:
@@ -198,13 +198,13 @@ def linalg_vector_norm_backward_graph(grad, self, ord, result, dim, keepdim):
     if ord == 2:
         return self * ops.where(_mask_tensor(rd == 0), 0.0, g / r)
     if ord in (np.inf, -np.inf):
-        mask = np.abs(self.data) == rd
+        mask = np.abs(self._array) == rd
         axes = dims_list(dim, nd) if nd else None
-        count = _T(np.sum(mask, axis=axes, keepdims=True).astype(self.data.dtype))
+        count = _T(np.sum(mask, axis=axes, keepdims=True).astype(self._array.dtype))
         return ops.sign(self) * ops.where(_mask_tensor(mask), g / count, 0.0)
     if ord < 1:
         out = ops.sign(self) * ops.abs(self) ** (ord - 1) * g / r ** (ord - 1)
-        return ops.where(_mask_tensor(self.data == 0), 0.0, out)
+        return ops.where(_mask_tensor(self._array == 0), 0.0, out)
     out = self * ops.abs(self) ** (ord - 2) * g / r ** (ord - 1)
     return ops.where(_mask_tensor(rd == 0), 0.0, out)
 
@@ -236,12 +236,12 @@ def cumprod_backward_graph(grad, self, dim, result):
     if self.dim() == 0:
         return grad
     d = dim % self.dim()
-    if not (self.data == 0).any():
+    if not (self._array == 0).any():
         return ops.flip(ops.cumsum(ops.flip(grad * result, [d]), d), [d]) / self
     n = self.shape[d]
     pieces = []
     for i in range(n):  # with zeros: prod_{k <= j, k != i} x_k by replacing x_i with 1
-        mask = np.zeros(self.data.shape, bool)
+        mask = np.zeros(self._array.shape, bool)
         mask[(slice(None),) * d + (i,)] = True
         prods = ops.cumprod(ops.where(_mask_tensor(mask), 1.0, self), d)
         pieces.append(ops.sum(ops.slice(grad * prods, d, i, n, 1), [d], True))

@@ -197,7 +197,7 @@ def cat_tensors_backward_graph(grad, sizes, dim):
     out, offset = [], 0
     for shape in sizes:
         if len(shape) == 1 and shape[0] == 0:
-            out.append(Tensor._make(np.zeros((0,), grad.data.dtype)))
+            out.append(Tensor._make(np.zeros((0,), grad._array.dtype)))
             continue
         d = dim % len(shape)
         out.append(_ops().narrow(grad, d, offset, shape[d]) if hasattr(_ops(), "narrow")
@@ -251,7 +251,7 @@ def as_strided_backward(grad, sizes, size, stride, storage_offset):
 
 def as_strided_backward_graph(grad, sizes, size, stride, storage_offset):
     ops = _ops()
-    zeros = _T(np.zeros(int(np.prod(sizes)), grad.data.dtype))
+    zeros = _T(np.zeros(int(np.prod(sizes)), grad._array.dtype))
     flat = ops.index_put(zeros, [_T(_strided_flat_index(size, stride, storage_offset))],
                          _composite_reshape(grad, (-1,)), True)
     return ops.view(flat, tuple(sizes))

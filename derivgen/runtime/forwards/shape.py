@@ -239,7 +239,7 @@ def repeat(self, repeats):
 
 
 def _idx_array(t):
-    return getattr(t, "data", t)
+    return getattr(t, "_array", t)
 
 
 def _index_tuple(self, indices, op="index"):
