@@ -132,9 +132,9 @@ def micro_costs(dg, torch):
     """What one tiny (8-element) op costs, piece by piece (best of 5 x 20,000 calls: robust to load)."""
     from derivgen.generated import kernels as K
     from derivgen.generated import ops as O
-    from derivgen.runtime import binding as B
-    from derivgen.runtime import node as N
-    from derivgen.runtime import tensor as TT
+    from derivgen.ops import binding as B
+    from derivgen.core import node as N
+    from derivgen.core import tensor as TT
     a = np.linspace(-1, 1, 8).astype(np.float32)
     b = np.linspace(1, 2, 8).astype(np.float32)
     x = dg.from_numpy(a.copy()).requires_grad_(True)

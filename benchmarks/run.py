@@ -550,7 +550,7 @@ def child_memory(workload, impl_name):
         clear()
         gc.collect()
         if impl_name == "derivgen":
-            from derivgen.runtime import buffers
+            from derivgen.kernels import buffers
             buffers.empty_cache()  # a pooled buffer reused from the first step would be invisible here
         tracemalloc.start()
         step()
@@ -866,7 +866,7 @@ def measure_cold(has_torch, n, log):
     d = res["derivgen_warm"]
     log(f"  derivgen, warm in-tree kernel cache (median of {n} processes): import {d['import_s']:.3f} s, first fwd+bwd "
         f"{d['first_s']:.3f} s wall ({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
-    # the same expression on 1M elements runs fused (derivgen/runtime/fusion.py): its kernels are
+    # the same expression on 1M elements runs fused (derivgen/engine/fusion.py): its kernels are
     # generated and compiled on first use, then loaded from the cache by later processes
     big = 1 << 20
     with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as fused_dir:

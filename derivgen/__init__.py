@@ -5,39 +5,39 @@ methods), ``*Backward0`` nodes with torch's names and graph shapes, and ``derivg
 """
 __version__ = "0.1.0"
 
-from .runtime import dtypes as _dtypes
-from .runtime.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
-from .runtime.dtypes import bool_ as bool  # noqa: A001,F401
-from .runtime.dtypes import dtype  # noqa: F401
-from .runtime.dtypes import float as float  # noqa: A001,F401,PLC0414
-from .runtime.dtypes import int as int  # noqa: A001,F401,PLC0414
-from .runtime.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: F401
+from derivgen.core import dtypes as _dtypes
+from derivgen.core.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
+from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
+from derivgen.core.dtypes import dtype  # noqa: F401
+from derivgen.core.dtypes import float as float  # noqa: A001,F401,PLC0414
+from derivgen.core.dtypes import int as int  # noqa: A001,F401,PLC0414
+from derivgen.ops.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: F401
                                 linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                                 randn_like, tensor, zeros, zeros_like)
-from .runtime.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
+from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                                 no_grad, set_grad_enabled)
-from .runtime.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
-from .runtime.tensor import Size, Tensor  # noqa: F401
+from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from derivgen.core.tensor import Size, Tensor  # noqa: F401
 
 _generated_error = None
 try:
-    from .generated import ops as _ops
+    from derivgen.generated import ops as _ops
 except Exception as _exc:  # noqa: BLE001 - keep the CLI usable to regenerate a broken generated/
     _generated_error = _exc
     _ops = None
 
 if _ops is not None:
-    from .runtime import composites as _composites
-    from .runtime import operators as _operators
+    from derivgen.ops import composites as _composites
+    from derivgen import tensor_methods as _operators
     _operators.install(_ops)
     globals().update(_ops.FUNCTIONS)
     reshape = _composites.reshape
     matmul = _composites.matmul
     flatten = _composites.flatten
     globals().update(_composites.FUNCTIONS)
-    from . import autograd  # noqa: F401,E402
-    from . import nn  # noqa: F401,E402
-    from . import linalg  # noqa: F401,E402
+    from derivgen import autograd  # noqa: F401,E402
+    from derivgen import nn  # noqa: F401,E402
+    from derivgen import linalg  # noqa: F401,E402
 
     def is_tensor(obj):
         return isinstance(obj, Tensor)

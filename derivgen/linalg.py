@@ -1,5 +1,5 @@
 """``derivgen.linalg``: the vector norms of torch.linalg (LinalgVectorNormBackward0)."""
-from .runtime.composites import vector_norm
+from derivgen.ops.composites import vector_norm
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):

@@ -7,7 +7,7 @@ import numpy as np
 
 
 def _kernels():
-    from .generated import kernels
+    from derivgen.generated import kernels
     for name in sorted(dir(kernels)):
         obj = getattr(kernels, name)
         if type(obj).__name__ == "Elementwise":

@@ -94,7 +94,7 @@ print("d2y/dx2 =", h)
 
 section("9. Whole-graph fusion on large arrays")
 import numpy as np  # noqa: E402
-from derivgen.runtime import fusion  # noqa: E402
+from derivgen.engine import fusion  # noqa: E402
 
 n = 1 << 20
 x, w, b = (torch.randn(n, requires_grad=True) for _ in range(3))

@@ -61,7 +61,7 @@ def python_runner():
 @pytest.fixture(autouse=True)
 def _restore_derivgen_state():
     """A failing test must not leave the default dtype or grad mode changed for the next one."""
-    from derivgen.runtime import grad_mode
+    from derivgen.core import grad_mode
     dtype = derivgen.get_default_dtype()
     enabled = grad_mode.is_grad_enabled()
     yield

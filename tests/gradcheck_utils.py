@@ -10,7 +10,7 @@ gives the same first-order gradients. Returns the analytic gradients (a list of 
 import numpy as np
 
 import derivgen
-from derivgen.runtime.tensor import Tensor
+from derivgen.core.tensor import Tensor
 
 EPS = 1e-6
 ATOL = 1e-5

@@ -47,7 +47,7 @@ import numpy as np
 import sympy as sp
 
 import derivgen
-from derivgen.runtime.tensor import Tensor, wrap_scalar
+from derivgen.core.tensor import Tensor, wrap_scalar
 
 __all__ = ["Sample", "register", "samples_for", "missing_message", "row_function", "call_row", "tensor",
            "rng_for", "input_domains"]

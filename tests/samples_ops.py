@@ -4,7 +4,7 @@ gradcheck (tests/test_gradcheck_table.py). Values stay away from kinks and ties 
 differences are valid; kinks themselves are covered against torch in tests/test_parity_ops.py."""
 import numpy as np
 
-from derivgen.runtime.tensor import Tensor
+from derivgen.core.tensor import Tensor
 from op_samples import Sample, register, rng_for, tensor
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import derivgen as torch
 from derivgen import cli
-from derivgen.runtime.node import ERR_BACKWARD_TWICE
+from derivgen.core.node import ERR_BACKWARD_TWICE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(REPO, "formulas.yaml")

@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 from derivgen.codegen.render import render_all
-from derivgen.runtime import formula_fns
+from derivgen.ops import formula_fns
 from derivgen.symbolic.derive import GRAD, derive_vjp, probe_equal
 from derivgen.symbolic.parse import parse_formula, schema_scope
 from derivgen.table import TableError, load_table

@@ -1,4 +1,4 @@
-"""Whole-graph fusion (derivgen/runtime/fusion.py): deferred elementwise forwards, fused backward
+"""Whole-graph fusion (derivgen/engine/fusion.py): deferred elementwise forwards, fused backward
 regions, and the buffer pool. Every test compares the fused run with the same code run eagerly
 (fusion off), and checks the graph the user sees is the one eager mode builds.
 
@@ -10,7 +10,8 @@ import pytest
 
 import derivgen
 import derivgen.generated.kernels
-from derivgen.runtime import buffers, fusion
+from derivgen.kernels import buffers
+from derivgen.engine import fusion
 from derivgen.table import load_table
 from op_samples import row_function, samples_for
 
@@ -388,7 +389,7 @@ def test_deferring_and_flushing_from_several_threads(fused):
 
 
 def test_fused_region_hands_its_leaf_gradients_over_without_a_copy(fused, monkeypatch):
-    from derivgen.runtime import engine
+    from derivgen.engine import execute as engine
     seen = []
     real = engine.accumulate_into_leaf
     monkeypatch.setattr(engine, "accumulate_into_leaf",

@@ -14,7 +14,7 @@ TABLE = os.path.join(REPO, "formulas.yaml")
 def test_import_and_compute_without_any_writable_cache_dir():
     # NUMBA_CACHE_DIR under /proc cannot be created, not even by root: the probe must turn caching off
     # instead of letting numba raise at decoration time.
-    code = ("import derivgen as torch, derivgen.runtime.kernels_rt as k\n"
+    code = ("import derivgen as torch, derivgen.kernels.jit as k\n"
             "assert k.CACHE is False, k.CACHE\n"
             "x = torch.tensor([0.5, 1.5], requires_grad=True)\n"
             "y = (x.sigmoid() * x).sum(); y.backward()\n"
@@ -30,7 +30,7 @@ def test_import_and_compute_without_any_writable_cache_dir():
 
 
 def test_probe_turns_caching_off_when_nothing_is_writable(monkeypatch):
-    import derivgen.runtime.kernels_rt as k
+    import derivgen.kernels.jit as k
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.delenv("DERIVGEN_NO_CACHE", raising=False)
     monkeypatch.setattr(k, "_writable", lambda path: False)

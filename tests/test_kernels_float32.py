@@ -19,7 +19,7 @@ import numba
 from numba import types
 
 from derivgen.generated import kernels as K
-from derivgen.runtime.elementwise import Elementwise
+from derivgen.kernels.dispatch import Elementwise
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

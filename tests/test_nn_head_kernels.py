@@ -1,4 +1,4 @@
-"""The classification head's one-pass loops (derivgen/runtime/forwards/_nn_kernels.py): log_softmax over
+"""The classification head's one-pass loops (derivgen/ops/forwards/_nn_kernels.py): log_softmax over
 the last dim and nll_loss without class weights, forward and backward.
 
 Each is checked against what it replaced (the numpy spelling, which the other cases still use), against
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import derivgen
-from derivgen.runtime.forwards import nn as fwd_nn
-from derivgen.runtime.formula_fns import losses
+from derivgen.ops.forwards import nn as fwd_nn
+from derivgen.ops.formula_fns import losses
 
 try:
     import torch

@@ -15,7 +15,7 @@
     y = Exp.apply(x)          # y.grad_fn is an ExpBackward node (the ctx itself), no index
 
 As in torch, the ctx *is* the backward node: a ``<Name>Backward`` subclass of
-``derivgen.runtime.node.Node`` made for each Function class. It takes a sequence number when ``apply``
+``derivgen.core.node.Node`` made for each Function class. It takes a sequence number when ``apply``
 starts (before the forward runs), has one edge per Tensor argument, one input per forward output, and sits
 in the engine like a generated node: ``_apply_fast`` wraps the incoming arrays as Tensors for the user's
 ``backward`` (grad mode off), ``_apply_graph`` passes Tensors with grad mode on (``create_graph=True``), so
@@ -26,9 +26,9 @@ import warnings
 
 import numpy as np
 
-from ..runtime.grad_mode import is_grad_enabled, no_grad
-from ..runtime.node import Node, SavedVariable, gradient_edge, rebase_history
-from ..runtime.tensor import Tensor
+from derivgen.core.grad_mode import is_grad_enabled, no_grad
+from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
+from derivgen.core.tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]

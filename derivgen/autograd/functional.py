@@ -8,8 +8,8 @@ gives tuples.
 """
 import numpy as np
 
-from ..runtime.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from ..runtime.tensor import Tensor
+from derivgen.core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from derivgen.core.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -114,7 +114,7 @@ def _check_requires_grad(inputs, input_type, strict):
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    from .. import autograd
+    from derivgen import autograd
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     new_outputs, new_grad_outputs = [], []
@@ -129,7 +129,7 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
 
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    from .. import zeros_like
+    from derivgen import zeros_like
     res = []
     for i, grads_i in enumerate(grads):
         if grads_i is None:
@@ -219,7 +219,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def _stack_rows(rows, shape, create_graph):
     """Rows (Tensors) stacked on a new leading dim and viewed as ``shape``."""
     if create_graph and any(r.requires_grad for r in rows):
-        from .. import cat
+        from derivgen import cat
         return cat([r.reshape(1, *r.shape) for r in rows], 0).reshape(*shape)
     return Tensor._make(np.stack([r._array for r in rows]).reshape(shape))
 

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..runtime.tensor import Tensor
+from derivgen.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
@@ -96,7 +96,7 @@ def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
 
 def get_analytical_jacobian(outputs, diff_inputs):
     """``jac[j][i]`` from one ``autograd.grad`` call per output element (one-hot grad_outputs)."""
-    from .. import autograd
+    from derivgen import autograd
     jac = [[np.zeros((t._array.size, o._array.size)) for o in outputs] for t in diff_inputs]
     for i, o in enumerate(outputs):
         for m in range(o._array.size):
@@ -118,7 +118,7 @@ def _check_grad_attributes(g, inp, j):
 
 
 def _mismatch_message(a, n, i, j, atol, rtol, outputs, diff_inputs):
-    from ..runtime.tensor_str import tensor_repr
+    from derivgen.core.tensor_str import tensor_repr
     err = np.abs(a - n) - (atol + rtol * np.abs(n))
     k, m = np.unravel_index(int(np.argmax(err)), err.shape)
     in_idx = tuple(int(v) for v in np.unravel_index(k, diff_inputs[j]._array.shape))
@@ -182,7 +182,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if res is not True:
             return res
 
-    from .. import autograd
+    from derivgen import autograd
     # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
     zeros = [Tensor._make(np.zeros(o._array.shape, o._array.dtype)) for o in outputs]
     grads = autograd.grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
@@ -226,7 +226,7 @@ def _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, 
 
 
 def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
-    from .. import autograd
+    from derivgen import autograd
     rng = np.random.default_rng(1234)
     us = []
     for t in diff_inputs:
@@ -277,7 +277,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> autograd.grad(func(*inputs),
     inputs, grad_outputs, create_graph=True)``, i.e. of the backward graph built by ``create_graph=True``.
     Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given."""
-    from .. import autograd
+    from derivgen import autograd
     if check_fwd_over_rev:
         raise NotImplementedError("derivgen's gradgradcheck checks reverse-over-reverse only")
     tupled_inputs = _as_tuple(inputs)

@@ -1,8 +1,8 @@
 """``derivgen.autograd.graph``: the Node type, gradient edges and saved-tensor hooks."""
 from typing import NamedTuple
 
-from ..runtime.node import Node, gradient_edge  # noqa: F401
-from ..runtime.saved_hooks import saved_tensors_hooks  # noqa: F401
+from derivgen.core.node import Node, gradient_edge  # noqa: F401
+from derivgen.core.saved_hooks import saved_tensors_hooks  # noqa: F401
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu"]
 
@@ -26,7 +26,7 @@ def get_gradient_edge(tensor):
 
 def increment_version(tensor):
     """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an in-place op would."""
-    from ..runtime.tensor import Tensor
+    from derivgen.core.tensor import Tensor
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
         t._vc[0] += 1

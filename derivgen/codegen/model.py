@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..runtime import formula_fns
+from ..ops import formula_fns
 from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
@@ -174,7 +174,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         model.kernels.append(spec)
     elif not _has_forward_fn(schema.py_name):
         raise entry.error(f"no forward: give the row an elementwise 'forward:' expression, or add "
-                          f"'def {schema.py_name}(...)' to a module of derivgen/runtime/forwards/ "
+                          f"'def {schema.py_name}(...)' to a module of derivgen/ops/forwards/ "
                           "and export it from the package's __init__")
 
     if not entry.formulas:
@@ -241,7 +241,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
 
 
 def _fusion_vjps(model, entry, parsed, scope):
-    """One-element forms of the row's formulas, for whole-graph fusion (derivgen/runtime/fusion.py).
+    """One-element forms of the row's formulas, for whole-graph fusion (derivgen/engine/fusion.py).
 
     A node can be fused with its neighbours when its forward is an elementwise kernel and every
     differentiable input's formula is elementwise in ``grad``, the saved tensors and the row's numbers:
@@ -293,7 +293,7 @@ def _mentions_tensor(expr, scope):
 
 
 def _has_forward_fn(py_name):
-    from ..runtime import forwards
+    from ..ops import forwards
     return hasattr(forwards, py_name)
 
 

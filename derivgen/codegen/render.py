@@ -11,7 +11,7 @@ from .model import build_models
 from .wrappers import render_inplace_wrapper, render_wrapper
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-_RUNTIME_HELPERS = ("kernels_rt.py",)
+_RUNTIME_HELPERS = ("jit.py",)
 _FUNCTION_ONLY = {"cat", "stack"}
 
 
@@ -27,7 +27,7 @@ def _sha(data):
 
 
 def runtime_helpers_hash():
-    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "runtime")
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernels")
     h = hashlib.sha256()
     for name in _RUNTIME_HELPERS:
         with open(os.path.join(here, name), "rb") as fh:

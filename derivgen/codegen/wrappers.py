@@ -19,7 +19,7 @@ def _sig(args):
 
 
 def _forwards():
-    from ..runtime import forwards
+    from ..ops import forwards
     return forwards
 
 

@@ -1,2 +1,2 @@
 """``derivgen.nn``: the functional layer of torch.nn (``derivgen.nn.functional``)."""
-from . import functional  # noqa: F401
+from derivgen.nn import functional  # noqa: F401

@@ -5,8 +5,8 @@ Each function calls the row torch calls (``F.softmax`` -> ``_softmax``: SoftmaxB
 CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``), so graphs match torch's.
 """
 
-from ..runtime import composites as _c
-from ..runtime.ops_module import ops as _ops
+from derivgen.ops import composites as _c
+from derivgen.ops.ops_module import ops as _ops
 
 
 def relu(input, inplace=False):
@@ -230,7 +230,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def one_hot(tensor, num_classes=-1):
     import numpy as np
-    from ..runtime.tensor import Tensor
+    from derivgen.core.tensor import Tensor
     idx = tensor._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

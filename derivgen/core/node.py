@@ -1,0 +1,483 @@
+"""Graph nodes: the ``Node`` base every generated ``*Backward0`` class derives from, saved values,
+the per-leaf ``AccumulateGrad`` and the per-thread sequence counter.
+
+Gradients travel through the engine as raw numpy arrays on the fast path (``_apply_fast``) and as
+Tensors when a graph of the backward is wanted (``_apply_graph``, ``create_graph=True``).
+"""
+import threading
+import weakref
+
+from derivgen.core import anomaly
+
+from derivgen.core import saved_hooks
+from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
+from derivgen.core.pending import Pending
+
+UINT64_MAX = 18446744073709551615
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+    "or if you need to access saved tensors after calling backward.")
+
+class _SequenceCounter(threading.local):
+    seq = 0  # each thread's counter starts at 0 (a class default: no AttributeError on first use)
+
+
+_tls = _SequenceCounter()
+
+
+def next_sequence_nr():
+    """Take one number from this thread's counter (starts at 0, only goes up)."""
+    n = _tls.seq
+    _tls.seq = n + 1
+    return n
+
+
+def peek_sequence_nr():
+    return _tls.seq
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook."""
+    _next_id = [0]
+
+    __slots__ = ("_dict_ref", "id")
+
+    def __init__(self, hooks_dict):
+        self._dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle._next_id[0]
+        RemovableHandle._next_id[0] += 1
+
+    def remove(self):
+        d = self._dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced (hook handles hold it weakly, as torch does)."""
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(hooks, fn):
+    if hooks is None:
+        hooks = _HookDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return hooks, handle
+
+
+def forward_op_name(node_name):
+    """torch's ``Node::forward_op_name`` (used by the version-counter message since 2.13): the backward
+    node's name without ``Backward<N>``, keeping a non-zero index (MulBackward0 -> Mul, AddBackward1 ->
+    Add1); other names pass through."""
+    import re
+    m = re.fullmatch(r"(.*)Backward(\d+)", node_name)
+    if m is None:
+        return node_name
+    return m.group(1) + ("" if m.group(2) == "0" else m.group(2))
+
+
+class SavedVariable:
+    """A tensor saved for backward: version-checked on unpack, released after its node runs.
+
+    Inputs are kept as the Tensor object itself (so a saved leaf comes back as the same object);
+    outputs are kept as their array plus version counter, because holding the output Tensor would make
+    a reference cycle output -> node -> output.
+    """
+    __slots__ = ("tensor", "_array", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
+                 "hook_meta")
+
+    def __init__(self, t, is_output=False):
+        self.is_output = is_output
+        self.released = False
+        vc = self.vc = t._vc
+        self.version = vc[0]
+        self.output_nr = t.output_nr
+        hooks = _saved_hooks_tls.stack  # saved_hooks.current(), inlined: this runs for every saved tensor
+        if hooks:
+            pack, self.unpack_hook = hooks[-1]
+            # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
+            # saved non-leaf input, or the accumulator of a saved leaf (outputs use the owning node)
+            if is_output:
+                self.hook_meta = None
+            elif t.grad_fn is not None:
+                self.hook_meta = (t.grad_fn, None, True)
+            else:
+                self.hook_meta = (None, grad_accumulator(t) if t._requires_grad else None, t._requires_grad)
+            self.packed = pack(t)
+            self.tensor = self._array = None
+            return
+        self.unpack_hook = None
+        self.packed = None
+        if is_output:
+            self.tensor = None
+            self._array = t._pending if t._lazy else t._array  # a deferred output stays deferred
+        else:
+            self.tensor = t
+            self._array = None
+
+    def _check(self, node):
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self.vc[0] != self.version and self.unpack_hook is None:  # torch cannot track versions through hooks
+            raise RuntimeError(self._version_message(node))
+
+    def _version_message(self, node):
+        t = self.tensor
+        if t is not None:
+            shape, legacy, producer, nr = t._array.shape, t.dtype._legacy, t.grad_fn, t.output_nr
+        else:
+            from derivgen.core.dtypes import from_numpy_dtype
+            data = self._array if self._array is not None else None
+            shape = data.shape if data is not None else ()
+            legacy = from_numpy_dtype(data.dtype)._legacy if data is not None else "FloatTensor"
+            producer, nr = node, self.output_nr
+        sizes = "[" + ", ".join(str(s) for s in shape) + "]"
+        msg = ("one of the variables needed for gradient computation has been modified by an inplace "
+               f"operation: [derivgen.{legacy} {sizes}]")
+        if producer is not None:
+            msg += f", which is output {nr} of {forward_op_name(producer.name())},"
+        msg += f" is at version {self.vc[0]}; expected version {self.version} instead."
+        from derivgen.core import anomaly
+        if anomaly._state.enabled:
+            msg += (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                    "The variable in question was changed in there or anywhere later. Good luck!")
+        else:
+            msg += (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with derivgen.autograd.set_detect_anomaly(True, check_nan=False).")
+        return msg
+
+    def unpack_data(self, node):
+        """The saved array, for the fast (numpy) backward path."""
+        if self.released or (self.vc[0] != self.version and self.unpack_hook is None):
+            self._check(node)
+        if self.unpack_hook is not None:
+            return self.unpack(node)._array
+        if self.tensor is not None:
+            return self.tensor._array
+        d = self._array
+        if d.__class__ is Pending:
+            d = d.materialize()
+        return d
+
+    def unpack(self, node):
+        """The saved value as a Tensor (what ``_saved_<name>`` returns and the graph path uses)."""
+        self._check(node)
+        if self.unpack_hook is not None:
+            from derivgen.core.tensor import Tensor
+            t = self.unpack_hook(self.packed)
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                                f"type {type(t).__name__}")
+            if self.is_output:
+                return Tensor._make(t._array, node, self.output_nr, self.vc)
+            grad_fn, acc, requires_grad = self.hook_meta
+            if grad_fn is not None:
+                return Tensor._make(t._array, grad_fn, self.output_nr, self.vc)
+            out = Tensor._make(t._array, None, 0, self.vc)
+            out._requires_grad = requires_grad
+            if acc is not None:
+                out._acc = weakref.ref(acc)
+            return out
+        if self.tensor is not None:
+            return self.tensor
+        from derivgen.core.tensor import Tensor
+        return Tensor._make(self._array, node, self.output_nr, self.vc)
+
+    def release(self):
+        self.tensor = None
+        self._array = None
+        self.packed = None
+        self.hook_meta = None
+        self.released = True
+
+
+def _released_marker():
+    sv = object.__new__(SavedVariable)
+    sv.tensor = sv._array = sv.packed = sv.unpack_hook = sv.hook_meta = None
+    sv.vc, sv.version, sv.output_nr, sv.is_output, sv.released = [0], 0, 0, False, True
+    return sv
+
+
+# What a generated node's ``_release_variables`` puts in place of each saved value: unpacking it raises
+# the backward-twice error, as a released SavedVariable does (one store per slot instead of a call).
+RELEASED = _released_marker()
+
+_NEEDS = {True: (True,), False: (False,)}
+
+
+class Node:
+    """Base class of every backward node (generated ``*Backward<N>``, AccumulateGrad, GraphRoot).
+
+    Subclasses implement ``_apply_fast(grads, needs)`` over numpy arrays and ``_apply_graph(grads, needs)``
+    over Tensors; both return one entry per next edge (None where no gradient flows).
+    """
+    __slots__ = ("_next", "_seq", "_in_meta", "_n_inputs", "_metadata", "_pre_hooks", "_post_hooks",
+                 "_tensor_pre_hooks", "_retains_grad", "_released", "_out_meta", "__weakref__")
+
+    # Names of SavedVariable slots, set by each generated class.
+    _saved_tensor_slots = ()
+    # Elementwise nodes: per input, (one-element VJP, its array and number arguments); the engine may
+    # then run a chain of such nodes as one kernel (derivgen/engine/fusion.py).
+    _fusion = None
+
+    def _init_node(self, next_edges, in_meta, n_inputs=1, seq=None):
+        self._next = next_edges
+        self._in_meta = in_meta
+        self._n_inputs = n_inputs
+        if seq is None:  # next_sequence_nr(), inlined: this runs for every node
+            tls = _tls
+            seq = tls.seq
+            tls.seq = seq + 1
+        self._seq = seq
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad = None
+        self._released = False
+        self._out_meta = None
+        if anomaly._state.enabled:
+            anomaly.record_forward_trace(self)
+
+    # ---- PyTorch's Node surface -------------------------------------------------------------
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return self._next
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def requires_grad(self):
+        return True
+
+    def _sequence_nr(self):
+        return self._seq
+
+    def _set_sequence_nr(self, n):
+        self._seq = int(n)
+
+    @property
+    def _input_metadata(self):
+        return self._in_meta
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None``, run after the node computes."""
+        self._post_hooks, handle = add_hook(self._post_hooks, fn)
+        return handle
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple | None``, run before the node computes."""
+        self._pre_hooks, handle = add_hook(self._pre_hooks, fn)
+        return handle
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def _release_variables(self):
+        for slot in self._saved_tensor_slots:
+            sv = getattr(self, slot)
+            if sv is not None:
+                if isinstance(sv, list):
+                    for s in sv:
+                        s.release()
+                else:
+                    sv.release()
+        self._released = True
+
+    def _needs(self):
+        """Which inputs want a gradient: those with an edge (torch's ``should_compute_output``)."""
+        nexts = self._next
+        if len(nexts) == 1:
+            return _NEEDS[nexts[0][0] is not None]
+        if len(nexts) == 2:
+            return (nexts[0][0] is not None, nexts[1][0] is not None)
+        return tuple(e[0] is not None for e in nexts)
+
+    def __call__(self, *grads, **kwargs):
+        """Run this node by hand, as torch's ``grad_fn(*grads)``: no hooks, no shape reduction."""
+        from derivgen.core.tensor import Tensor
+        from derivgen.core.grad_mode import is_grad_enabled
+        if kwargs:
+            raise TypeError("keyword arguments are not supported")
+        if len(grads) != self._n_inputs:
+            raise TypeError(f"expected {self._n_inputs} arguments, got {len(grads)} instead")
+        for i, g in enumerate(grads):
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"argument {i} is not a Variable")
+        needs = self._needs()
+        if is_grad_enabled() and any(g is not None and g.requires_grad for g in grads):
+            outs = self._apply_graph(list(grads), needs)
+        else:
+            outs = self._apply_fast([None if g is None else g._array for g in grads], needs)
+            outs = [None if o is None else Tensor._make(o) for o in outs]
+        if len(outs) == 1:
+            return outs[0]
+        return tuple(outs)
+
+
+class AccumulateGrad(Node):
+    """The one accumulator of a leaf: adds the incoming gradient into ``variable.grad``."""
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._init_node((), (), 1, seq=UINT64_MAX)
+
+    def name(self):
+        return "derivgen::autograd::AccumulateGrad"
+
+    def _apply_fast(self, grads, needs):
+        from derivgen.core.tensor import Tensor
+        g = grads[0]
+        if g is not None:
+            accumulate_into_leaf(self.variable, Tensor._make(g), fresh=False)
+        return []
+
+    def _apply_graph(self, grads, needs):
+        g = grads[0]
+        if g is not None:
+            accumulate_into_leaf(self.variable, g, fresh=False, graph=True)
+        return []
+
+    def __call__(self, *grads, **kwargs):
+        from derivgen.core.tensor import Tensor
+        if kwargs:
+            raise TypeError("keyword arguments are not supported")
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        if grads[0] is not None and not isinstance(grads[0], Tensor):
+            raise TypeError("argument 0 is not a Variable")
+        if grads[0] is not None:
+            accumulate_into_leaf(self.variable, grads[0], fresh=False, graph=grads[0].requires_grad)
+        return ()
+
+
+_accumulate_lock = threading.RLock()
+
+
+def accumulate_into_leaf(var, g, fresh, graph=False):
+    """``var.grad += g`` with torch's rules: the first gradient becomes ``.grad`` (copied unless the
+    engine made it fresh), later ones add in place, or out of place when building a graph. Serialised
+    like torch's AccumulateGrad mutex: backward() calls in several threads may share a leaf."""
+    with _accumulate_lock:
+        _accumulate_into_leaf(var, g, fresh, graph)
+
+
+def _accumulate_into_leaf(var, g, fresh, graph):
+    from derivgen.core.tensor import Tensor
+    if var.grad_fn is not None:
+        raise RuntimeError("leaf variable has been moved into the graph interior")
+    if not var.requires_grad:
+        return
+    data = g._array
+    if data.dtype != var._array.dtype:
+        data = data.astype(var._array.dtype)
+    if data.shape != var._array.shape:
+        from derivgen.core.shapes import sum_to
+        data = sum_to(data, var._array.shape)
+    old = var._grad
+    if old is None:
+        if graph:
+            var._grad = g if g._array is data else Tensor._make(data)
+        else:
+            var._grad = Tensor._make(data if fresh else data.copy())
+    elif graph or old.requires_grad:
+        from derivgen import generated  # noqa: F401  (ops are needed for a differentiable sum)
+        var._grad = old + (g if g._array is data else Tensor._make(data))
+    else:
+        old._array += data
+    hooks = var._post_acc_hooks
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(var)
+
+
+class GraphRoot(Node):
+    """Feeds the root gradients when backward starts from several tensors at once."""
+    __slots__ = ("grads",)
+
+    def __init__(self, edges, grads):
+        self.grads = grads
+        self._init_node(tuple(edges), tuple(None for _ in edges), 0)
+
+    def name(self):
+        return "GraphRoot"
+
+    def _apply_fast(self, grads, needs):
+        return list(self.grads)
+
+    _apply_graph = _apply_fast
+
+
+def grad_accumulator(t):
+    """The AccumulateGrad of leaf ``t``, created on first use and shared while any graph holds it."""
+    ref = t._acc
+    if ref is not None:
+        acc = ref()
+        if acc is not None:
+            return acc
+    acc = AccumulateGrad(t)
+    if t._hooks is not None:
+        acc._tensor_pre_hooks = {0: t._hooks}  # the leaf's hook dict, shared (torch reads it lazily)
+    t._acc = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t):
+    """The edge a gradient for ``t`` travels along: (grad_fn, output_nr), (AccumulateGrad, 0) or (None, 0)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t.output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def rebase_history(t, grad_fn, output_nr=0):
+    """Make ``t`` output ``output_nr`` of ``grad_fn`` after an in-place op (torch's ``rebase_history``):
+    ``retain_grad`` moves to the new node; hooks registered before stay with the old one."""
+    old = t.grad_fn
+    retains = t._retains_grad
+    if retains and old is not None and old._retains_grad is not None:
+        old._retains_grad.pop(t.output_nr, None)
+    t.grad_fn = grad_fn
+    t.output_nr = output_nr
+    if retains:
+        t._retains_grad = False
+        t.retain_grad()
+
+
+def unpack_saved(node, sv):
+    """What ``_saved_<name>`` returns: the saved Tensor, None if it was not saved, or the
+    backward-twice error once released."""
+    if sv is None:
+        return None
+    return sv.unpack(node)
+
+
+def zeros_like_output(node, slot, graph):
+    """An undefined gradient of a multi-output node's output, materialised as zeros."""
+    import numpy as np
+    shape, dtype = node._out_meta[slot]
+    z = np.zeros(shape, dtype)
+    if graph:
+        from derivgen.core.tensor import Tensor
+        return Tensor._make(z)
+    return z

@@ -1,0 +1,75 @@
+"""Shape helpers shared by the engine, the kernels' dispatcher and the backward helpers."""
+import numpy as np
+
+from derivgen.kernels.loops import column_sums
+
+
+_COLUMN_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def sum_to(g, shape):
+    """Reduce a broadcast gradient ``g`` to ``shape`` (torch's ``at::sum_to``)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    if (g.ndim == 2 and g.shape[0] and shape in ((g.shape[1],), (1, g.shape[1]))
+            and g.dtype in _COLUMN_SUM_DTYPES and g.flags.c_contiguous):
+        # a bias row's gradient: one loop, the same sums as np.add.reduce (see loops.py)
+        out = np.empty(g.shape[1], g.dtype)
+        column_sums(g, out)
+        return out.reshape(shape)
+    lead = g.ndim - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot sum {list(g.shape)} to {list(shape)}")
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
+    if axes:
+        return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
+    return g.reshape(shape)
+
+
+def is_expandable_to(shape, target):
+    """True when ``shape`` broadcasts to ``target``, i.e. a gradient of ``target`` can be summed to it."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != 1 and s != t:
+            return False
+    return True
+
+
+def wrap_dim(dim, ndim, op="op"):
+    if ndim == 0:
+        ndim = 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return dim % ndim
+
+
+def dims_list(dim, ndim):
+    """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        dim = (int(dim),)
+    if len(dim) == 0:
+        return tuple(range(ndim))
+    return tuple(sorted(wrap_dim(int(d), ndim) for d in dim))
+
+
+def infer_size(shape, numel):
+    """Resolve a single -1 in a view/reshape size."""
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)

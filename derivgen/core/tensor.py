@@ -1,0 +1,526 @@
+"""The Tensor: a numpy array plus autograd metadata (grad_fn, output_nr, version counter, hooks).
+
+Differentiable ops are not defined here: the generated bindings (``generated/ops.py``) install them as
+methods and operators when ``derivgen`` is imported.
+"""
+import warnings
+
+import numpy as np
+
+from derivgen.core import dtypes as _dt
+from derivgen.core.grad_mode import is_grad_enabled
+from derivgen.core.node import add_hook, gradient_edge
+from derivgen.core.pending import LIVE as _LIVE_PENDING
+from derivgen.core.pending import Pending
+
+
+class Tensor:
+    __slots__ = ("_array", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
+                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
+    _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
+
+    def __init__(self, data=None, dtype=None):
+        if data is None:
+            data = []
+        self._init(np.asarray(data, dtype=_dt.to_numpy_dtype(dtype) or _infer_dtype(data)))
+
+    def _init(self, data, grad_fn=None, output_nr=0, vc=None):
+        """Every slot's first value (``_make`` is the fast constructor every op uses)."""
+        self._array = data
+        self._requires_grad = False
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self._grad = None
+        self._vc = vc if vc is not None else [0]
+        self._acc = None
+        self._hooks = None
+        self._retains_grad = False
+        self._post_acc_hooks = None
+        self._base = None
+        self._wrapped = False
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
+        t = object.__new__(cls if data.__class__ is not Pending else LazyTensor)
+        # _init's body, inlined: every op's result is made here, so one call less per op counts
+        t._array = data
+        t._requires_grad = False
+        t.grad_fn = grad_fn
+        t.output_nr = output_nr
+        t._grad = None
+        t._vc = vc if vc is not None else [0]
+        t._acc = None
+        t._hooks = None
+        t._retains_grad = False
+        t._post_acc_hooks = None
+        t._base = None
+        t._wrapped = False
+        return t
+
+    # ---- autograd attributes -----------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self.grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self.grad_fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value._array.shape != self._array.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
+        self._grad = value
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        # torch's retains_grad hook: one per (grad_fn, output_nr) slot, holding the tensor weakly
+        import weakref
+        fn = self.grad_fn
+        if fn._retains_grad is None:
+            fn._retains_grad = {}
+        fn._retains_grad[self.output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor | None``; runs when the gradient for this tensor is computed. A
+        non-leaf's hooks are tensor pre-hooks of its grad_fn (slot ``output_nr``); a leaf's are read by
+        its AccumulateGrad (slot 0), which shares the tensor's hook dict."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self.grad_fn
+        if fn is not None:
+            if fn._tensor_pre_hooks is None:
+                fn._tensor_pre_hooks = {}
+            # the hook dict of this output slot (after an in-place op, the new node's: hooks registered
+            # before it stay with the old node and see the gradient of the old value, as in torch)
+            self._hooks = fn._tensor_pre_hooks.get(self.output_nr)
+        self._hooks, handle = add_hook(self._hooks, hook)
+        if fn is not None:
+            fn._tensor_pre_hooks[self.output_nr] = self._hooks
+        else:
+            acc = self._acc() if self._acc is not None else None
+            if acc is not None:
+                acc._tensor_pre_hooks = {0: self._hooks}
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from derivgen.engine.api import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = Tensor._make(self._array, vc=self._vc)
+        return t
+
+    @property
+    def data(self):
+        """torch's ``.data``: a Tensor sharing this one's values, with no history and its own version
+        counter (so in-place writes through it are invisible to autograd's version checks)."""
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if value._array.dtype != self._array.dtype and self.requires_grad:
+            raise RuntimeError(
+                f"data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._array = value._array
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self.output_nr = 0
+        self._requires_grad = False
+        return self
+
+    # ---- metadata ------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._array.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._array.shape)
+        from derivgen.core.shapes import wrap_dim
+        return self._array.shape[wrap_dim(dim, self._array.ndim)]
+
+    @property
+    def dtype(self):
+        return _dt.from_numpy_dtype(self._array.dtype)
+
+    def dim(self):
+        return self._array.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._array.ndim
+
+    def numel(self):
+        return int(self._array.size)
+
+    nelement = numel
+
+    def element_size(self):
+        return self._array.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self._array.itemsize for s in self._array.strides)
+        return st if dim is None else st[dim]
+
+    def is_contiguous(self):
+        return bool(self._array.flags.c_contiguous)
+
+    @property
+    def is_floating_point_(self):
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    @property
+    def device(self):
+        return "cpu"
+
+    # ---- conversions ---------------------------------------------------------------------------
+    def numpy(self):
+        if _LIVE_PENDING:
+            # the caller may write through the array: deferred values must read their inputs first
+            from derivgen.engine.fusion import flush
+            flush()
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._array
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def item(self):
+        if self._array.size != 1:
+            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
+        return self._array.reshape(-1)[0].item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._array.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._array.reshape(-1)[0])
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+    def __len__(self):
+        if self._array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def __iter__(self):
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        from derivgen.core.tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._array.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce__(self):
+        return (_rebuild, (self._array, self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+        t = Tensor._make(self._array.copy())
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad._array.copy())
+        memo[id(self)] = t
+        return t
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"derivgen.{self.dtype._legacy}"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(_dt.float32)
+
+    def double(self):
+        return self.to(_dt.float64)
+
+    def long(self):
+        return self.to(_dt.int64)
+
+    def int(self):
+        return self.to(_dt.int32)
+
+    def bool(self):
+        return self.to(_dt.bool_)
+
+    def cpu(self):
+        return self
+
+    def __getitem__(self, index):
+        from derivgen.ops.indexing import getitem
+        return getitem(self, index)
+
+
+_RAW_DATA = Tensor.__dict__["_array"]  # the slot itself, without LazyTensor's computing property
+
+
+class LazyTensor(Tensor):
+    """A Tensor whose value is deferred (a ``Pending`` elementwise expression, see fusion.py).
+
+    Everything that reads ``._array`` gets the computed array; the tensor then turns into a plain Tensor.
+    Shape and dtype are known without computing. Autograd metadata is a Tensor's like any other.
+    """
+    __slots__ = ()
+    _lazy = True
+
+    @property
+    def _array(self):
+        p = _RAW_DATA.__get__(self)
+        if p.__class__ is Pending:
+            p = p.materialize()
+            _RAW_DATA.__set__(self, p)
+            self.__class__ = Tensor
+        return p
+
+    @_array.setter
+    def _array(self, value):
+        _RAW_DATA.__set__(self, value)
+        if value.__class__ is not Pending:
+            self.__class__ = Tensor
+
+    @property
+    def _pending(self):
+        """The raw value: the Pending (or its array once computed), never triggering the computation."""
+        return _RAW_DATA.__get__(self)
+
+    @property
+    def shape(self):
+        return Size(self._pending.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._pending.shape)
+        from derivgen.core.shapes import wrap_dim
+        shape = self._pending.shape
+        return shape[wrap_dim(dim, len(shape))]
+
+    @property
+    def dtype(self):
+        return _dt.from_numpy_dtype(self._pending.dtype)
+
+    def dim(self):
+        return len(self._pending.shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._pending.shape)
+
+    def numel(self):
+        return int(self._pending.size)
+
+    nelement = numel
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints as ``derivgen.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"derivgen.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._make(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _infer_dtype(data):
+    """torch.tensor's dtype inference: Python floats -> default dtype, ints -> int64, bools -> bool."""
+    if isinstance(data, np.ndarray):
+        if data.dtype == np.float16:
+            return np.float32
+        return None
+    if isinstance(data, Tensor):
+        return data._array.dtype
+    flat = _first_scalar(data)
+    if isinstance(flat, (bool, np.bool_)):
+        return np.bool_
+    if isinstance(flat, (int, np.integer)):
+        return _all_int_dtype(data)
+    return _dt.get_default_dtype().np
+
+
+def _first_scalar(data):
+    while isinstance(data, (list, tuple)):
+        if not data:
+            return 0.0
+        data = data[0]
+    if isinstance(data, Tensor):
+        return data.item() if data.numel() == 1 else 0.0
+    return data
+
+
+def _all_int_dtype(data):
+    arr = np.asarray(data)
+    if arr.dtype.kind in "iu":
+        return np.int64
+    if arr.dtype.kind == "b":
+        return np.bool_
+    return _dt.get_default_dtype().np
+
+
+def result_dtype(*operands):
+    """PyTorch's type promotion: tensors with dims beat 0-dim tensors beat wrapped Python numbers,
+    except that a lower-priority operand of a higher category (bool < int < float) still lifts the
+    result to its category (``int_tensor * 2.5`` is float32, ``float32_tensor * 2.5`` stays float32)."""
+    groups = [None, None, None]
+    only_wrapped = None  # a wrapped number alone (a saved one in a create_graph formula) keeps its dtype
+    for op in operands:
+        if op is None:
+            continue
+        if isinstance(op, Tensor):
+            d = op._array.dtype
+            if op._wrapped:
+                g = 2
+                only_wrapped = d if only_wrapped is None else promote_types(only_wrapped, d)
+                if d.kind == "f":
+                    d = _dt.get_default_dtype().np
+            else:
+                g = 1 if op._array.ndim == 0 else 0
+        else:
+            d = op.dtype
+            g = 1 if op.ndim == 0 else 0
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    if groups[0] is None and groups[1] is None and only_wrapped is not None:
+        return only_wrapped
+    return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None or higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def promote_types(a, b):
+    """torch.promote_types for the dtypes derivgen supports (int64 with float32 is float32, unlike numpy)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if a == b:
+        return a
+    ra, rb = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
+    if ra != rb:
+        return a if ra > rb else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def wrap_scalar(value):
+    """A Python number given where a Tensor is expected becomes a 0-dim 'wrapped number' tensor."""
+    if isinstance(value, bool):
+        arr = np.asarray(value, dtype=np.bool_)
+    elif isinstance(value, int):
+        arr = np.asarray(value, dtype=np.int64)
+    else:
+        arr = np.asarray(value, dtype=np.float64)
+    t = Tensor._make(arr)
+    t._wrapped = True
+    return t
+
+
+def make_edge(t):
+    return gradient_edge(t)
+
+
+def any_requires_grad(*tensors):
+    if not is_grad_enabled():
+        return False
+    for t in tensors:
+        if t is not None and (t.grad_fn is not None or t._requires_grad):
+            return True
+    return False

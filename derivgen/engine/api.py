@@ -1,0 +1,125 @@
+"""``backward`` and ``autograd.grad``: argument checking and root gradients, then the engine."""
+import numpy as np
+
+from derivgen.engine.execute import execute
+from derivgen.core.tensor import Tensor
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, create_graph):
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t._array.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype!r}")
+            arr = np.ones(t._array.shape, t._array.dtype)
+            out.append(Tensor._make(arr) if create_graph else arr)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g, dtype=t._array.dtype))
+        if g._array.shape != t._array.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape(g)} and output[{i}] "
+                               f"has a shape of {_shape(t)}.")
+        if create_graph:
+            out.append(g)
+        else:
+            out.append(g._array if g._array.dtype == t._array.dtype else g._array.astype(t._array.dtype))
+    return out
+
+
+def _shape(t):
+    return f"derivgen.Size({list(t._array.shape)})"
+
+
+def _check_roots(outputs):
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    if grad_variables is not None:
+        import warnings
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                               "`backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _as_tuple(tuple(inputs.values()) if isinstance(inputs, dict) else inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    _check_roots(tensors)
+    if create_graph:
+        import warnings
+        if any(t.grad_fn is not None for t in tensors):
+            warnings.warn(
+                "Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                "your parameters to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+    grads = _make_grads(tensors, grad_tensors, create_graph)
+    execute(list(tensors), grads, retain_graph, create_graph, inputs=inputs, accumulate_grad=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    if is_grads_batched:
+        raise NotImplementedError("derivgen does not support is_grads_batched=True (a vmap over the first dimension "
+                                  "of grad_outputs); call grad() once per grad_output instead")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    input_names = list(inputs) if isinstance(inputs, dict) else None  # dict inputs give a dict of gradients
+    inputs = _as_tuple(tuple(inputs.values()) if input_names is not None else inputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    _check_roots(outputs)
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    captured = execute(list(outputs), grads, retain_graph, create_graph, inputs=list(inputs), accumulate_grad=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if materialize_grads:
+                z = Tensor._make(np.zeros_like(t._array))
+                z._requires_grad = create_graph
+                result.append(z)
+                continue
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._make(g)
+        if g._array.shape != t._array.shape or g._array.dtype != t._array.dtype:
+            from derivgen.core.shapes import sum_to
+            g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
+        result.append(g)
+    if input_names is not None:
+        return dict(zip(input_names, result))
+    return tuple(result)

@@ -1,0 +1,509 @@
+"""The Python side of the generated elementwise kernels: dtype rules, broadcasting, and the choice
+between a kernel's 1-D contiguous and 2-D strided variants. Kernels never see broadcasting.
+
+This is on every op's hot path, so the common cases (same shapes, one dtype) are decided without
+calling into numpy's broadcasting machinery.
+"""
+import os
+
+import numpy as np
+
+from derivgen.kernels.buffers import empty as _empty
+
+# Arrays of at least DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) run through the prange
+# variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
+# (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
+# OpenMP's default active waiting a memory-bound kernel ran ~9x slower whenever another process held a
+# core; with passive waiting it stays even with serial then. So numba's OpenMP pool starts with passive
+# waiting (unless the user chose a policy) -- and only numba's: the variable is set just while the pool
+# starts, so libraries loaded later (PyTorch's own OpenMP) keep their defaults.
+PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
+                      if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
+
+# Elementwise ops on at least DERIVGEN_FUSION_THRESHOLD float elements (default 131072) are deferred
+# and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off. Measured crossover of fused vs eager
+# (add + relu, forward and backward, benchmarks/PROFILE.md): eager wins at 65,536 elements (113 vs
+# 101 us), fusion from 131,072 (143 vs 158 us).
+FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 17))
+                    if os.environ.get("DERIVGEN_FUSION", "1") != "0" else 1 << 62)
+
+_THREADS = [False]
+
+
+def pick(serial, parallel, size, rows=2):
+    """The prange variant of a kernel for ``size`` elements past PARALLEL_THRESHOLD (over more than one
+    row), with numba's thread pool started; else the serial one."""
+    if size >= PARALLEL_THRESHOLD and parallel is not None and rows > 1:
+        start_threads()
+        return parallel
+    return serial
+
+
+def start_threads():
+    """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards)."""
+    if _THREADS[0]:
+        return
+    _THREADS[0] = True
+    if "OMP_WAIT_POLICY" in os.environ:
+        return  # the user's choice; numba starts its pool on first use
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()  # loads libgomp, which reads the variable once, now
+    except Exception:  # noqa: BLE001 - numba starts its pool itself on the first parallel call
+        pass
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+
+
+_BOOL = np.dtype(np.bool_)
+_INT64 = np.dtype(np.int64)
+
+
+def broadcast_shape(shapes):
+    """The broadcast of ``shapes``, operand by operand as torch's TensorIterator does, with its error."""
+    shape = tuple(shapes[0])
+    for other in shapes[1:]:
+        ndim = max(len(shape), len(other))
+        out = [1] * ndim
+        for i in range(ndim - 1, -1, -1):
+            da, db = i - ndim + len(shape), i - ndim + len(other)
+            a = shape[da] if da >= 0 else 1
+            b = other[db] if db >= 0 else 1
+            if a != b and a != 1 and b != 1:
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                                   f"non-singleton dimension {i}")
+            out[i] = a if b == 1 else b
+        shape = tuple(out)
+    return shape
+
+
+_ZERO = {}
+# The zero (which also types a kernel's literals) of each float dtype; the fixed-arity fast paths use
+# a dict lookup as their dtype check: anything not in it takes the general path.
+_FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float16, np.float32, np.float64)}
+# The dtypes whose compiled kernels the fixed-arity fast paths call directly (Elementwise._entry).
+_ENTRY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Below this many elements an op neither fuses nor runs in parallel: the fast paths' size bound.
+_SMALL = min(PARALLEL_THRESHOLD, FUSION_THRESHOLD)
+
+
+def _typed(scalars, dt):
+    """Python numbers as the kernel's compute type (a float32 kernel gets float32 scalars)."""
+    ctype = dt.type
+    if len(scalars) == 1:
+        return (ctype(scalars[0]),)
+    return [ctype(v) for v in scalars]
+
+
+_PLAIN_NUMBERS = (int, float)
+
+
+def _entry_scalars(scalars, dt):
+    """Scalars for a compiled entry point: one plain Python int/float passes as it is (the entry point
+    converts it to the kernel's dtype, rounding as ``dt.type(v)`` does, without the 0.25 µs of making
+    a NumPy scalar); anything else is converted here."""
+    if len(scalars) == 1 and type(scalars[0]) in _PLAIN_NUMBERS:
+        return scalars
+    return _typed(scalars, dt)
+
+
+def _zero_of(dtype):
+    z = _ZERO.get(dtype)
+    if z is None:
+        z = _ZERO[dtype] = dtype.type(0)
+    return z
+
+
+def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None,
+                    k2d_parallel=None, k_rows=None):
+    """Run a generated elementwise kernel over broadcast ``arrays``.
+
+    ``compute`` is the dtype the kernel computes in (inputs of another float/int dtype are cast to it;
+    bool inputs stay bool), ``scalars`` are cast to ``compute`` too. Returns the output array.
+    """
+    shape = arrays[0].shape if arrays else ()
+    simple = out is None
+    for a in arrays:
+        if a.dtype != compute or a.shape != shape or not a.flags.c_contiguous:
+            simple = False
+            break
+    zero = _zero_of(compute)
+    if simple:
+        # the common case: same shape, same dtype, contiguous
+        out = _empty(shape, out_dtype)
+        size = out.size
+        k1d = pick(k1d, k1d_parallel, size)
+        typed_scalars = _typed(scalars, compute)
+        if len(shape) == 1:
+            k1d(out, *arrays, *typed_scalars, zero)
+        else:
+            k1d(out.reshape(-1), *[a.reshape(-1) for a in arrays], *typed_scalars, zero)
+        return out
+    arrs = []
+    for a in arrays:
+        if a.dtype != compute and a.dtype.kind != "b":
+            a = a.astype(compute)
+        arrs.append(a)
+    for a in arrs:
+        if a.shape != shape:
+            if a.ndim == 0:
+                continue  # a single value never changes the broadcast shape
+            if not shape:
+                shape = a.shape
+                continue
+            shape = broadcast_shape([x.shape for x in arrs])
+            break
+    if out is None:
+        out = _empty(shape, out_dtype)
+    elif out.shape != shape:
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
+    typed_scalars = _typed(scalars, compute)
+    if out.flags.c_contiguous:
+        # 1-D path: every input is the full shape and contiguous, or a single element read with stride 0
+        size = out.size
+        flat = []
+        for a in arrs:
+            if a.shape == shape and a.flags.c_contiguous:
+                flat.append(a.reshape(-1))
+            elif a.size == 1:
+                flat.append(np.ndarray((size,), a.dtype, np.ascontiguousarray(a), 0, (0,)))
+            elif a.shape == shape and not any(a.strides):
+                # one value broadcast everywhere (e.g. the gradient of a sum): read it with stride 0
+                flat.append(np.ndarray((size,), a.dtype, np.array(a.item(0), a.dtype), 0, (0,)))
+            else:
+                break
+        else:
+            k1d = pick(k1d, k1d_parallel, size)
+            k1d(out.reshape(-1), *flat, *typed_scalars, zero)
+            return out
+    if len(shape) == 2 and out.flags.c_contiguous:
+        if k_rows is not None and out.size < PARALLEL_THRESHOLD:
+            args = _row_operands(arrs, shape)
+            if args is not None:
+                # a matrix with bias rows: contiguous inner loops (the strided _2d variant does not
+                # vectorize, ~3x slower on (256, 256) float32)
+                k_rows(out, *args, *typed_scalars, zero)
+                return out
+        views = _matrix_views(arrs, shape)
+        if views is not None:
+            # a matrix with row/column/scalar operands (a linear layer's bias): no general broadcasting
+            pick(k2d, k2d_parallel, out.size, shape[0])(out, *views, *typed_scalars, zero)
+            return out
+    views = [out] + [np.broadcast_to(a, shape) for a in arrs]
+    collapsed = _collapse_2d(views)
+    if collapsed is None:
+        flat_out = np.empty(shape, out_dtype) if not out.flags.c_contiguous else out
+        ins = [np.ascontiguousarray(v).reshape(-1) for v in views[1:]]
+        k1d(flat_out.reshape(-1), *ins, *typed_scalars, zero)
+        if flat_out is not out:
+            out[...] = flat_out
+        return out
+    pick(k2d, k2d_parallel, out.size, collapsed[0].shape[0])(*collapsed, *typed_scalars, zero)
+    return out
+
+
+def matrix_kinds(arrays, shape):
+    """How each contiguous operand broadcasts over the 2-D ``shape`` (R, C): "ij" (it is (R, C)), "j"
+    (a row: (C,) or (1, C)), "i" (a column: (R, 1)), "" (one value); None if any operand is another form
+    (then the general path broadcasts and collapses dims)."""
+    rows, cols = shape
+    kinds = []
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            return None
+        s = a.shape
+        if s == shape:
+            kinds.append("ij")
+        elif s == (cols,) or s == (1, cols):
+            kinds.append("j")
+        elif s == (rows, 1):
+            kinds.append("i")
+        elif a.size == 1:
+            kinds.append("")
+        else:
+            return None
+    return kinds
+
+
+def _row_operands(arrays, shape):
+    """(matrix, row step) pairs for a kernel's ``_rows`` variant when every operand is the full
+    (R, C) matrix, a row ((C,) or (1, C)) or one value (spread into a row here); None otherwise (a
+    column operand, or anything not contiguous)."""
+    kinds = matrix_kinds(arrays, shape)
+    if kinds is None or "i" in kinds:
+        return None
+    cols = shape[1]
+    args = []
+    for a, kind in zip(arrays, kinds):
+        if kind == "ij":
+            args += (a, 1)
+        elif kind == "j":
+            args += (a.reshape(1, cols), 0)
+        else:
+            args += (np.full((1, cols), a.reshape(-1)[0], a.dtype), 0)
+    return args
+
+
+_KIND_STRIDES = {"j": lambda it: (0, it), "i": lambda it: (it, 0), "": lambda it: (0, 0)}
+
+
+def _matrix_views(arrays, shape):
+    """(R, C) strided views of operands that ``matrix_kinds`` accepts, made without np.broadcast_to."""
+    kinds = matrix_kinds(arrays, shape)
+    if kinds is None:
+        return None
+    return [a if kind == "ij" else np.ndarray(shape, a.dtype, a, 0, _KIND_STRIDES[kind](a.itemsize))
+            for a, kind in zip(arrays, kinds)]
+
+
+def _collapse_2d(views):
+    """Merge adjacent dims that every operand can merge (as torch's TensorIterator does); return 2-D
+    strided views of all operands, or None if more than two dims remain."""
+    shape = list(views[0].shape)
+    strides = [list(v.strides) for v in views]
+    i = len(shape) - 2
+    while i >= 0:
+        mergeable = all(st[i] == st[i + 1] * shape[i + 1] or shape[i] == 1 for st in strides) \
+            or shape[i + 1] == 1
+        if mergeable:
+            if shape[i + 1] == 1:
+                for st in strides:
+                    st[i + 1] = st[i]
+            shape[i] *= shape[i + 1]
+            del shape[i + 1]
+            for st in strides:
+                st[i] = st[i + 1]
+                del st[i + 1]
+        i -= 1
+    if len(shape) > 2:
+        return None
+    while len(shape) < 2:
+        shape.insert(0, 1)
+        for st in strides:
+            st.insert(0, 0)
+    return [np.lib.stride_tricks.as_strided(v, shape=tuple(shape), strides=tuple(st))
+            for v, st in zip(views, strides)]
+
+
+class Elementwise:
+    """A generated kernel pair (1-D contiguous, 2-D strided) with its dtype rules.
+
+    ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
+    the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
+    """
+    __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
+                 "n_scalars", "scalar", "_entry", "rows")
+
+    def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
+                 rows=None):
+        self.k1d = k1d
+        self.rows = rows              # the _rows variant (kernels of two or more arrays)
+        self.k2d = k2d
+        self.k1d_parallel = k1d_parallel
+        self.k2d_parallel = k2d_parallel
+        self.int_closed = int_closed
+        self.returns_bool = returns_bool
+        self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
+        self.n_scalars = n_scalars
+        self.scalar = None            # the one-element forward (set by forward kernels): fusable
+        # dtype -> (compiled 1-D kernel for C-contiguous arrays and scalars of that dtype, its zero); see
+        # _remember_entry. Filled by the general path (_fast) on the first call for a dtype.
+        self._entry = {}
+
+    def _compute(self, dt):
+        if dt.kind == "f":
+            return dt
+        if self.returns_bool or (self.int_closed and dt.kind in "iu"):
+            return dt
+        if self.int_closed and dt.kind == "b":
+            return _INT64  # bool arithmetic (torch: True + True is True) computes in int64, stored as bool
+        from derivgen.core.dtypes import get_default_dtype
+        return get_default_dtype().np
+
+    def _out_dtype(self, dt, compute):
+        return _BOOL if self.returns_bool or dt.kind == "b" else compute
+
+    def _fast(self, arrays, scalars):
+        """The common case in one place: float arrays of one dtype and shape, contiguous, below the
+        parallel threshold. Returns None when the general path is needed."""
+        a0 = arrays[0]
+        dt = a0.dtype
+        zero = _FLOAT_ZERO.get(dt)
+        if zero is None or self.returns_bool:
+            return None
+        shape = a0.shape
+        for a in arrays:
+            if a.dtype is not dt or a.shape != shape or not a.flags.c_contiguous:
+                return None
+        if a0.size >= PARALLEL_THRESHOLD:
+            return None
+        out = np.empty(shape, dt)
+        if scalars:
+            scalars = _typed(scalars, dt)
+        if len(shape) == 1:
+            flat_out, flat = out, arrays
+        else:
+            flat_out, flat = out.reshape(-1), [a.reshape(-1) for a in arrays]
+        self.k1d(flat_out, *flat, *scalars, zero)
+        if dt not in self._entry and dt in _ENTRY_DTYPES:
+            self._remember_entry(flat_out, *flat, *scalars, zero)
+        return out
+
+    def _remember_entry(self, *args):
+        """Keep the compiled 1-D kernel that Numba's dispatcher just ran for these arguments (C-contiguous
+        1-D arrays and scalars of one float dtype), so that the fixed-arity methods below can call it
+        without the dispatcher, which costs about as much again as the kernel on a few elements (it
+        types every argument to pick the compiled version; they have checked the types already)."""
+        try:
+            import numba
+            signature = tuple(numba.typeof(v) for v in args)
+            compiled = self.k1d.overloads.get(signature)
+            if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
+                self._entry[args[0].dtype] = (compiled.entry_point, args[-1])
+        except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
+            pass
+
+    # Fixed-arity entry points for the generated code (a node's kernel call, an op's forward): the same
+    # as ``self((a, b), ())`` / ``self.forward((t, u), scalars)``. Per-node overhead is what limits
+    # graphs of many small ops (benchmarks/PROFILE.md) and these run twice per node there, so the small
+    # same-shape float case costs a dict lookup (the dtype has a compiled entry: float32/float64, not a
+    # comparison), the shape and contiguity checks, and the compiled kernel. Anything else, and the
+    # first call for a dtype (which compiles or loads the kernel), takes the general path. forwardN
+    # repeats callN's test rather than calling it: their fallbacks differ (Tensor promotion rules,
+    # fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
+    def call1(self, a, scalars=()):
+        """``self((a,), scalars)``."""
+        dt = a.dtype
+        entry = self._entry.get(dt)
+        if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a = out.reshape(-1), a.reshape(-1)
+            if scalars:
+                entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
+            else:
+                entry[0](flat, a, entry[1])
+            return out
+        return self((a,), scalars)
+
+    def call2(self, a, b, scalars=()):
+        """``self((a, b), scalars)``."""
+        dt = a.dtype
+        entry = self._entry.get(dt)
+        if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+                and b.flags.c_contiguous and a.size < _SMALL):
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+            if scalars:
+                entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
+            else:
+                entry[0](flat, a, b, entry[1])
+            return out
+        return self((a, b), scalars)
+
+    def call3(self, a, b, c, scalars=()):
+        """``self((a, b, c), scalars)``."""
+        dt = a.dtype
+        entry = self._entry.get(dt)
+        if (entry is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
+                and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
+            out = flat = np.empty(a.shape, dt)
+            if a.ndim != 1:
+                flat, a, b, c = out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1)
+            if scalars:
+                entry[0](flat, a, b, c, *_entry_scalars(scalars, dt), entry[1])
+            else:
+                entry[0](flat, a, b, c, entry[1])
+            return out
+        return self((a, b, c), scalars)
+
+    def forward1(self, t, scalars=()):
+        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
+        if not t._lazy:
+            a = t._array
+            entry = self._entry.get(a.dtype)
+            if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
+                dt = a.dtype
+                out = flat = np.empty(a.shape, dt)
+                if a.ndim != 1:
+                    flat, a = out.reshape(-1), a.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, entry[1])
+                return out
+        return self.forward((t,), scalars)
+
+    def forward2(self, t, u, scalars=()):
+        """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
+        broadcasting, deferred or large inputs take the general path."""
+        if not t._lazy and not u._lazy:
+            a = t._array
+            b = u._array
+            dt = a.dtype
+            entry = self._entry.get(dt)
+            if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+                    and b.flags.c_contiguous and a.size < _SMALL):
+                out = flat = np.empty(a.shape, dt)
+                if a.ndim != 1:
+                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, b, entry[1])
+                return out
+        return self.forward((t, u), scalars)
+
+    def __call__(self, arrays, scalars=(), out=None):
+        """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""
+        if out is None:
+            res = self._fast(arrays, scalars)
+            if res is not None:
+                return res
+        dt = arrays[0].dtype
+        for a in arrays:
+            if a.dtype != dt:
+                from derivgen.core.tensor import result_dtype
+                dt = result_dtype(*arrays)
+                break
+        compute = self._compute(dt)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+                               self.k1d_parallel, self.k2d_parallel, self.rows)
+
+    def forward(self, tensors, scalars=(), out=None):
+        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.
+
+        Large float inputs (or a deferred one) may get a ``Pending`` back instead of an array: the op
+        is deferred and fused with the elementwise ops around it (fusion.py); the caller's
+        ``Tensor._make`` turns it into a LazyTensor."""
+        t0 = tensors[0]
+        if out is None and (t0._lazy or t0._array.size >= FUSION_THRESHOLD) and self.scalar is not None:
+            pending = defer(self, tensors, scalars)
+            if pending is not None:
+                return pending
+        arrays = [t._array for t in tensors]
+        if out is None:
+            res = self._fast(arrays, scalars)
+            if res is not None:
+                return res
+        dt = None
+        for a in arrays:
+            if a.ndim == 0:
+                continue  # 0-dim tensors and wrapped numbers do not decide a float result
+            if dt is None:
+                dt = a.dtype
+            elif a.dtype != dt:
+                dt = None
+                break
+        if dt is None or dt.kind != "f":
+            # mixed dtypes, or ints/bools (where a float wrapped number lifts the category): full rules
+            from derivgen.core.tensor import result_dtype
+            dt = result_dtype(*tensors)
+        compute = self._compute(dt)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+                               self.k1d_parallel, self.k2d_parallel, self.rows)
+
+
+from derivgen.engine.fusion import defer  # noqa: E402  (fusion builds on this module's helpers)

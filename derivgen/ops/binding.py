@@ -1,0 +1,215 @@
+"""Python argument binding: picks the table row (overload) a Python call means, as PyTorch's
+PythonArgParser does, trying the rows of one name in table order.
+
+A Python number passed for a ``Tensor`` argument becomes a wrapped 0-dim tensor, which is why
+``x * 2`` binds ``mul.Tensor`` (``MulBackward0`` with a ``(None, 0)`` edge), as in PyTorch.
+"""
+import numbers
+
+import numpy as np
+
+from derivgen.core.dtypes import dtype as _DType
+from derivgen.core.tensor import Tensor, wrap_scalar
+
+_MISSING = object()
+
+
+class Param:
+    __slots__ = ("name", "type", "default", "kwonly", "kind", "optional")
+
+    def __init__(self, name, type_, default=_MISSING, kwonly=False):
+        self.name = name
+        self.type = type_
+        self.default = default
+        self.kwonly = kwonly
+        self.optional = type_.endswith("?")
+        base = type_.rstrip("?")
+        if base.startswith("Tensor") and base.endswith("[]"):
+            self.kind = "tensor_list"
+        elif base.startswith("Tensor"):
+            self.kind = "tensor"
+        elif base in ("Scalar", "float", "SymFloat"):
+            self.kind = "scalar"
+        elif base in ("int", "SymInt"):
+            self.kind = "int"
+        elif base.startswith(("int[", "SymInt[")):
+            self.kind = "int_list"
+        elif base == "bool":
+            self.kind = "bool"
+        elif base.startswith("bool["):
+            self.kind = "bool_list"
+        elif base == "ScalarType":
+            self.kind = "dtype"
+        elif base == "str":
+            self.kind = "str"
+        else:
+            self.kind = "any"
+
+
+class Overload:
+    """One row's Python signature and the generated function that implements it."""
+    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "tensor_prefix", "required")
+
+    def __init__(self, fn, params, schema):
+        self.fn = fn
+        self.params = params
+        self.positional = [p for p in params if not p.kwonly]
+        self.kwonly_names = [p.name for p in params if p.kwonly]
+        self.schema = schema
+        # For the fast path of `x.sin()` / `torch.mm(a, b)`: how many leading parameters are plain
+        # Tensors, and how many parameters have no default (those must all be given).
+        n = 0
+        while n < len(self.positional) and self.positional[n].kind == "tensor" and not self.positional[n].optional:
+            n += 1
+        self.tensor_prefix = n
+        self.required = sum(1 for p in params if p.default is _MISSING)
+
+    def call(self, values):
+        n = len(self.positional)
+        if not self.kwonly_names:
+            return self.fn(*values)
+        return self.fn(*values[:n], **dict(zip(self.kwonly_names, values[n:])))
+
+
+def _convert(p, v, first=False):
+    """The value for parameter ``p``, or _MISSING when ``v`` does not fit it. A number fits a Tensor
+    parameter (as a wrapped number) except the first one, as in torch (``torch.add(2, x)`` is an error)."""
+    if v is None:
+        return None if p.optional or p.default is None else _MISSING
+    k = p.kind
+    if k == "tensor":
+        if isinstance(v, Tensor):
+            return v
+        if first or p.optional or _strict[0]:  # a number binds to an optional Tensor nowhere (clamp(x, min=0))
+            return _MISSING
+        if isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex):
+            return wrap_scalar(v.item() if isinstance(v, np.generic) else v)
+        return _MISSING
+    if k == "scalar":
+        if isinstance(v, (bool, numbers.Number)) and not isinstance(v, complex):
+            return v.item() if isinstance(v, np.generic) else v
+        if isinstance(v, Tensor) and v._array.ndim == 0 and p.type.startswith("Scalar") and v._wrapped:
+            return v.item()
+        return _MISSING
+    if k == "int":
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return int(v)
+        if isinstance(v, Tensor) and v._array.ndim == 0 and v._array.dtype.kind in "iu":
+            return int(v.item())
+        return _MISSING
+    if k == "int_list":
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return (int(v),)
+        if isinstance(v, (tuple, list)) and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                                                for x in v):
+            return tuple(int(x) for x in v)
+        return _MISSING
+    if k == "bool":
+        return bool(v) if isinstance(v, (bool, np.bool_)) else _MISSING
+    if k == "tensor_list":
+        if isinstance(v, (tuple, list)) and all(isinstance(x, Tensor) for x in v):
+            return list(v)
+        return _MISSING
+    if k == "dtype":
+        return v if isinstance(v, _DType) else _MISSING
+    if k == "str":
+        return v if isinstance(v, str) else _MISSING
+    return v
+
+
+def bind(overload, args, kwargs):
+    """Converted positional arguments for ``overload``, or None when the call does not fit it."""
+    params = overload.params
+    positional = overload.positional
+    values = [_MISSING] * len(params)
+    nargs = len(args)
+    if nargs > len(positional):
+        # torch allows int lists as varargs: x.view(2, 3), x.permute(1, 0), x.expand(2, 3)
+        last = len(positional) - 1
+        if (last >= 0 and positional[last].kind == "int_list" and nargs - last >= 1
+                and all(isinstance(a, (int, np.integer)) for a in args[last:])):
+            args = tuple(args[:last]) + (tuple(args[last:]),)
+            nargs = len(args)
+        else:
+            return None
+    for i in range(nargs):
+        v = _convert(params[i], args[i], i == 0)
+        if v is _MISSING:
+            return None
+        values[i] = v
+    if kwargs:
+        index = {p.name: i for i, p in enumerate(params)}
+        for name, v in kwargs.items():
+            i = index.get(name)
+            if i is None and name == "input":
+                i = 0  # torch spells the first argument `input` in function form
+            if i is None or values[i] is not _MISSING:
+                return None
+            v = _convert(params[i], v, i == 0)
+            if v is _MISSING:
+                return None
+            values[i] = v
+    for i, p in enumerate(params):
+        if values[i] is _MISSING:
+            if p.default is _MISSING:
+                return None
+            values[i] = p.default
+    return values
+
+
+# torch's PythonArgParser lets a Python number stand for a Tensor argument only for these ops
+# (should_allow_numbers_as_tensors); for every other op a number first looks for a Scalar overload
+# (x.scatter(1, i, 2.0) is scatter.value), and is wrapped only when no overload takes it as a Scalar.
+NUMBERS_AS_TENSORS = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "floor_divide",
+                      "rsub", "to", "_to_copy", "copy_"}
+_strict = [False]
+
+
+def dispatch(name, overloads, args, kwargs):
+    if len(overloads) == 1 and not kwargs:
+        # one row, only Tensors given for its leading Tensor parameters, the rest left to their defaults:
+        # nothing to convert, so skip the parser (the row function's defaults are the schema's)
+        ov = overloads[0]
+        if ov.required <= len(args) <= ov.tensor_prefix:
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+            else:
+                return ov.fn(*args)
+    if len(overloads) > 1 and name not in NUMBERS_AS_TENSORS:
+        _strict[0] = True
+        try:
+            for ov in overloads:
+                values = bind(ov, args, kwargs)
+                if values is not None:
+                    return ov.call(values)
+        finally:
+            _strict[0] = False
+    for ov in overloads:
+        values = bind(ov, args, kwargs)
+        if values is not None:
+            return ov.call(values)
+    raise TypeError(_mismatch_message(name, overloads, args, kwargs))
+
+
+def _type_name(v):
+    if isinstance(v, Tensor):
+        return "Tensor"
+    if isinstance(v, (list, tuple)):
+        return f"{type(v).__name__} of [{', '.join(_type_name(x) for x in v)}]"
+    return type(v).__name__
+
+
+def _mismatch_message(name, overloads, args, kwargs):
+    got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    lines = [f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:"]
+    for ov in overloads:
+        parts = []
+        star = False
+        for p in ov.params:
+            if p.kwonly and not star:
+                parts.append("*")
+                star = True
+            parts.append(f"{p.type} {p.name}")
+        lines.append(f" * ({', '.join(parts)})   [{ov.schema}]")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""Functions that backward formulas in ``formulas.yaml`` may call besides elementwise math.
+
+Each tensor function has two implementations with one meaning: ``name`` works on numpy arrays (the fast
+path, no graph) and ``name_graph`` on Tensors through differentiable ops (``create_graph=True``), so one
+table row serves both paths. ``META_FUNCTIONS`` compute plain Python values from saved metadata and are
+the same on both paths. The generator reads ``TENSOR_FUNCTIONS`` and ``META_FUNCTIONS`` to know which
+names a formula may use.
+
+The helpers live in themed modules (shapes, elementwise, reductions, losses); this package merges
+their registries and exposes every helper by name, which is how generated nodes call them (``_fns.name``)."""
+from derivgen.ops.formula_fns import shapes as _shapes
+from derivgen.ops.formula_fns.shapes import (  # noqa: F401
+    as_strided_backward,
+    as_strided_backward_graph,
+    cat_tensors_backward,
+    cat_tensors_backward_graph,
+    expand,
+    expand_graph,
+    full_like,
+    full_like_graph,
+    numel,
+    permute_backward,
+    permute_backward_graph,
+    reduced_numel,
+    reshape,
+    reshape_graph,
+    split_backward,
+    split_backward_graph,
+    split_with_sizes_backward,
+    split_with_sizes_backward_graph,
+    stack_tensors_backward,
+    stack_tensors_backward_graph,
+    sum_backward,
+    sum_backward_graph,
+    sum_to,
+    sum_to_graph,
+    unbind_backward,
+    unbind_backward_graph,
+    unsqueeze_to,
+    unsqueeze_to_graph,
+    zeros_like,
+    zeros_like_graph,
+)
+from derivgen.ops.formula_fns import elementwise as _elementwise
+from derivgen.ops.formula_fns.elementwise import (  # noqa: F401
+    clamp_backward,
+    clamp_backward_graph,
+    clamp_backward_min_max,
+    clamp_backward_min_max_graph,
+    gelu_backward,
+    gelu_backward_graph,
+    isfinite,
+    isfinite_graph,
+    isnan,
+    isnan_graph,
+    logit_backward,
+    logit_backward_graph,
+    zero_if_rounding,
+    zero_if_rounding_graph,
+)
+from derivgen.ops.formula_fns import reductions as _reductions
+from derivgen.ops.formula_fns.reductions import (  # noqa: F401
+    cumprod_backward,
+    cumprod_backward_graph,
+    evenly_distribute_backward,
+    evenly_distribute_backward_graph,
+    linalg_vector_norm_backward,
+    linalg_vector_norm_backward_graph,
+    prod_backward,
+    prod_backward_graph,
+    prod_dim_backward,
+    prod_dim_backward_graph,
+    repeat_backward,
+    repeat_backward_graph,
+    scale_grad_by_count,
+    scale_grad_by_count_graph,
+    value_selecting_reduction_backward,
+    value_selecting_reduction_backward_graph,
+    var_backward,
+    var_backward_graph,
+    zeros_like_sized,
+    zeros_like_sized_graph,
+)
+from derivgen.ops.formula_fns import losses as _losses
+from derivgen.ops.formula_fns.losses import (  # noqa: F401
+    log_softmax_backward_data,
+    log_softmax_backward_data_graph,
+    bce_with_logits_backward,
+    bce_with_logits_backward_graph,
+    bce_with_logits_target_backward,
+    bce_with_logits_target_backward_graph,
+    binary_cross_entropy_backward,
+    binary_cross_entropy_backward_graph,
+    binary_cross_entropy_target_backward,
+    binary_cross_entropy_target_backward_graph,
+    embedding_backward,
+    embedding_backward_graph,
+    layer_norm_backward,
+    layer_norm_backward_graph,
+    neg_list,
+    nll_loss_backward,
+    nll_loss_backward_graph,
+    reduction_divisor,
+)
+
+TENSOR_FUNCTIONS = {}
+META_FUNCTIONS = {}
+for _module in (_shapes, _elementwise, _reductions, _losses):
+    TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
+    META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

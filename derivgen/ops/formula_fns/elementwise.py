@@ -1,0 +1,142 @@
+"""Helpers of elementwise rows whose forward takes optional or str arguments (clamp, logit, gelu,
+rounding). Masks are not differentiable, so the graph versions compute them from the arrays and only
+the arithmetic on ``grad`` goes through ops."""
+import numpy as np
+
+from derivgen.ops.formula_fns.shapes import _ops, zeros_like_graph
+
+
+def _mask_tensor(m):
+    from derivgen.core.tensor import Tensor
+    return Tensor._make(np.asarray(m))
+
+
+def _arr(v):
+    """The array of a Tensor, or the value itself (None, a number, an array)."""
+    return getattr(v, "_array", v) if v is not None and not isinstance(v, (int, float)) else v
+
+
+def isfinite(x):
+    return np.isfinite(x)
+
+
+def isfinite_graph(x):
+    return _mask_tensor(np.isfinite(x._array))
+
+
+def isnan(x):
+    return np.isnan(x)
+
+
+def isnan_graph(x):
+    return _mask_tensor(np.isnan(x._array))
+
+
+def _clamp_mask(self, mn, mx):
+    mask = None
+    if mn is not None:
+        mask = self >= mn
+    if mx is not None:
+        m2 = self <= mx
+        mask = m2 if mask is None else mask & m2
+    return mask
+
+
+def clamp_backward(grad, self, min, max):  # noqa: A002 - torch's argument names
+    """Gradient of clamp for self: passes where ``min <= self <= max`` (bounds optional)."""
+    mask = _clamp_mask(self, min, max)
+    return grad if mask is None else np.where(mask, grad, grad.dtype.type(0))
+
+
+def clamp_backward_graph(grad, self, min, max):  # noqa: A002
+    mask = _clamp_mask(self._array, _arr(min), _arr(max))
+    return grad if mask is None else _ops().where(_mask_tensor(mask), grad, 0.0)
+
+
+def _clamp_min_max_masks(self, mn, mx):
+    if mn is not None and mx is not None:
+        return (self < mn) & (mn < mx), (self > mx) | (mx < mn)
+    return (None if mn is None else self < mn), (None if mx is None else self > mx)
+
+
+def clamp_backward_min_max(grad, self, min, max):  # noqa: A002
+    """Gradients of clamp.Tensor for ``min`` and ``max`` (torch's clamp_backward_min_max)."""
+    m_lo, m_hi = _clamp_min_max_masks(self, min, max)
+    zero = grad.dtype.type(0)
+    return (None if m_lo is None else np.where(m_lo, grad, zero),
+            None if m_hi is None else np.where(m_hi, grad, zero))
+
+
+def clamp_backward_min_max_graph(grad, self, min, max):  # noqa: A002
+    m_lo, m_hi = _clamp_min_max_masks(self._array, _arr(min), _arr(max))
+    return (None if m_lo is None else _ops().where(_mask_tensor(m_lo), grad, 0.0),
+            None if m_hi is None else _ops().where(_mask_tensor(m_hi), grad, 0.0))
+
+
+def _logit_mask(self, eps):
+    if eps is None:
+        return (self < 0) | (self > 1), np.nan
+    return (self < eps) | (self > 1 - eps), 0.0
+
+
+def logit_backward(grad, self, eps):
+    """torch's logit_backward: grad / (x (1 - x)); 0 outside [eps, 1 - eps], NaN outside [0, 1] without eps."""
+    mask, fill = _logit_mask(self, eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = grad / (self * (1 - self))
+    return np.where(mask, g.dtype.type(fill), g)
+
+
+def logit_backward_graph(grad, self, eps):
+    mask, fill = _logit_mask(self._array, eps)
+    return _ops().where(_mask_tensor(mask), fill, grad / (self * (1 - self)))
+
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_GELU_BETA = 0.7978845608028654   # sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+
+
+def gelu_backward(grad, self, approximate):
+    """torch's gelu_backward for approximate='none' (erf) and 'tanh'."""
+    if approximate == "tanh":
+        inner = _GELU_BETA * (self + _GELU_KAPPA * self * self * self)
+        t = np.tanh(inner)
+        right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+        return grad * (0.5 * (1 + t) + right)
+    from derivgen.ops.forwards import _erf
+    cdf = 0.5 * (1 + _erf(self * self.dtype.type(_SQRT1_2)))
+    pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
+    return grad * (cdf + self * pdf)
+
+
+def gelu_backward_graph(grad, self, approximate):
+    ops = _ops()
+    if approximate == "tanh":
+        t = ops.tanh(_GELU_BETA * (self + _GELU_KAPPA * self * self * self))
+        right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+        return grad * (0.5 * (1 + t) + right)
+    cdf = 0.5 * (1 + ops.erf(self * _SQRT1_2))
+    pdf = ops.exp(-0.5 * self * self) * _INV_SQRT_2PI
+    return grad * (cdf + self * pdf)
+
+
+def zero_if_rounding(x, rounding_mode):
+    """div with a rounding mode is piecewise constant: its gradient is zero (torch's convention)."""
+    return x if rounding_mode is None else np.zeros_like(x)
+
+
+def zero_if_rounding_graph(x, rounding_mode):
+    return x if rounding_mode is None else zeros_like_graph(x)
+
+
+TENSOR_FUNCTIONS = {
+    "isfinite": (isfinite, isfinite_graph),
+    "isnan": (isnan, isnan_graph),
+    "clamp_backward": (clamp_backward, clamp_backward_graph),
+    "clamp_backward_min_max": (clamp_backward_min_max, clamp_backward_min_max_graph),
+    "logit_backward": (logit_backward, logit_backward_graph),
+    "gelu_backward": (gelu_backward, gelu_backward_graph),
+    "zero_if_rounding": (zero_if_rounding, zero_if_rounding_graph),
+}

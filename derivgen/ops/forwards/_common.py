@@ -1,0 +1,26 @@
+"""Shared helpers of the hand-written forwards (dtype names for messages, reduction dtypes)."""
+import numpy as np
+
+from derivgen.core.dtypes import to_numpy_dtype
+
+
+_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+
+
+def _tn(a):
+    return _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+
+
+def _reduce_dtype(self, dtype):
+    if dtype is not None:
+        return to_numpy_dtype(dtype)
+    if self.dtype.kind in "biu":
+        return np.dtype(np.int64)
+    return self.dtype
+
+
+def accepts_pending(fn):
+    """Mark a forward that takes a deferred elementwise input (a ``Pending``, see fusion.py) as it is,
+    to reduce it in the loop that computes it; the generator then passes it undeferred."""
+    fn.accepts_pending = True
+    return fn

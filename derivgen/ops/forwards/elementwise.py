@@ -1,0 +1,155 @@
+"""Elementwise rows whose forward needs more than an expression (optional Scalars, str
+arguments, rounding modes): written with numpy here instead of a generated kernel."""
+import numpy as np
+
+
+
+# ---- elementwise rows with a hand-written forward (optional Scalars, str arguments) ------------------
+
+def _promoted(*arrays):
+    """torch's result dtype of the arrays (0-dim arrays rank below dimensioned ones, as in torch)."""
+    from derivgen.core.tensor import result_dtype
+    dt = result_dtype(*[a for a in arrays if a is not None])
+    if dt.kind != "f":
+        from derivgen.core.dtypes import get_default_dtype
+        dt = get_default_dtype().np
+    return dt
+
+
+def _erf(a):
+    from derivgen.generated import kernels
+    return kernels.erf_forward((a,), ())
+
+
+def logit(self, eps=None):
+    x = self if eps is None else np.clip(self, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1 - x))
+
+
+def floor(self):
+    return np.floor(self)
+
+
+def ceil(self):
+    return np.ceil(self)
+
+
+def round(self):  # noqa: A001 - schema name
+    return np.round(self)
+
+
+def round_decimals(self, *, decimals):
+    if decimals == 0:
+        return np.round(self)
+    scale = self.dtype.type(10.0 ** decimals) if decimals > 0 else self.dtype.type(10.0 ** -decimals)
+    if decimals > 0:
+        return np.round(self * scale) / scale
+    return np.round(self / scale) * scale
+
+
+def trunc(self):
+    return np.trunc(self)
+
+
+def frac(self):
+    return self - np.trunc(self)
+
+
+def _clamp_check(mn, mx):
+    if mn is None and mx is None:
+        raise RuntimeError("derivgen.clamp: At least one of 'min' or 'max' must not be None")
+
+
+def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
+    _clamp_check(min, max)
+    dt = _promoted(self, min, max)
+    out = self.astype(dt, copy=True)
+    if min is not None:
+        out = np.where(out < min, min.astype(dt), out)
+    if max is not None:
+        out = np.where(out > max, max.astype(dt), out)
+    return np.asarray(out, dtype=dt)
+
+
+def clamp(self, min=None, max=None):  # noqa: A002 - schema names
+    _clamp_check(min, max)
+    out = self if self.dtype.kind == "f" else self.astype(_promoted(self))
+    if min is not None:
+        out = np.where(out < min, out.dtype.type(min), out)
+    if max is not None:
+        out = np.where(out > max, out.dtype.type(max), out)
+    return np.asarray(out, dtype=out.dtype)
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    if self.dtype.kind != "f":
+        return self.copy()
+    info = np.finfo(self.dtype)
+    return np.nan_to_num(self, nan=0.0 if nan is None else nan,
+                         posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf)
+
+
+def gelu(self, *, approximate="none"):
+    if approximate == "tanh":
+        k = self.dtype.type(0.7978845608028654)  # sqrt(2 / pi)
+        return self.dtype.type(0.5) * self * (1 + np.tanh(k * (self + self.dtype.type(0.044715) * self ** 3)))
+    if approximate != "none":
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return self.dtype.type(0.5) * self * (1 + _erf(self * self.dtype.type(0.7071067811865476)))
+
+
+def _div_round(q, rounding_mode):
+    if rounding_mode is None:
+        return q
+    if rounding_mode == "trunc":
+        return np.trunc(q)
+    if rounding_mode == "floor":
+        return np.floor(q)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{rounding_mode}'")
+
+
+def div_Tensor_mode(self, other, *, rounding_mode):
+    if rounding_mode is not None and self.dtype.kind in "biu" and other.dtype.kind in "biu":
+        if rounding_mode == "floor":
+            return np.floor_divide(self, other)
+        return np.asarray(np.trunc(self / other), dtype=np.int64)
+    dt = _promoted(self, other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(_div_round(self.astype(dt) / other.astype(dt), rounding_mode), dtype=dt)
+
+
+def div_Scalar_mode(self, other, *, rounding_mode):
+    return div_Tensor_mode(self, np.asarray(other), rounding_mode=rounding_mode)
+
+
+def _binary_float(fn, self, other):
+    dt = _promoted(self, other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(fn(self.astype(dt), np.asarray(other).astype(dt)), dtype=dt)
+
+
+def fmax(self, other):
+    return _binary_float(np.fmax, self, other)
+
+
+def fmin(self, other):
+    return _binary_float(np.fmin, self, other)
+
+
+def remainder_Scalar(self, other):
+    return _binary_float(np.remainder, self, np.asarray(other))
+
+
+def remainder_Tensor(self, other):
+    return _binary_float(np.remainder, self, other)
+
+
+def fmod_Scalar(self, other):
+    return _binary_float(np.fmod, self, np.asarray(other))
+
+
+def fmod_Tensor(self, other):
+    return _binary_float(np.fmod, self, other)

@@ -1,0 +1,458 @@
+"""View, shape and indexing forwards (views return numpy views of ``self``), and the forwards of
+the backward rows that undo them (select_backward, slice_backward, diagonal_backward)."""
+import builtins
+
+import numpy as np
+
+from derivgen.core.dtypes import to_numpy_dtype
+from derivgen.core.shapes import dims_list, infer_size, wrap_dim
+
+
+# ---- views and shape ops --------------------------------------------------------------------
+
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self.T
+
+
+def transpose_int(self, dim0, dim1):
+    d0, d1 = wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim)
+    if self.ndim == 0:
+        return self
+    return np.swapaxes(self, d0, d1)
+
+
+def permute(self, dims):
+    if len(dims) != self.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {self.ndim} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    return np.transpose(self, [wrap_dim(d, self.ndim) for d in dims])
+
+
+def view(self, size):
+    shape = infer_size(size, self.size)
+    try:
+        return np.reshape(self, shape, copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+
+
+def _unsafe_view(self, size):
+    return np.reshape(self, infer_size(size, self.size))
+
+
+def expand(self, size, *, implicit=False):
+    size = list(size)
+    if len(size) < self.ndim:
+        raise RuntimeError(f"expand(derivgen.FloatTensor{{{list(self.shape)}}}, size={size}): the number of sizes "
+                           f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({self.ndim})")
+    lead = len(size) - self.ndim
+    target = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                                   "non-existing dimension 0")
+            target.append(s)
+            continue
+        cur = self.shape[i - lead]
+        if s == -1:
+            s = cur
+        if cur != s and cur != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
+                               f"{list(self.shape)}")
+        target.append(s)
+    return np.broadcast_to(self, tuple(target))
+
+
+def unsqueeze(self, dim):
+    return np.expand_dims(self, wrap_dim(dim, self.ndim + 1))
+
+
+def squeeze_dim(self, dim):
+    d = wrap_dim(dim, self.ndim)
+    if self.ndim == 0 or self.shape[d] != 1:
+        return self.view()
+    return np.squeeze(self, axis=d)
+
+
+def clone(self, *, memory_format=None):
+    return self.copy()
+
+
+def _to_copy(self, *, dtype=None):
+    return self.astype(to_numpy_dtype(dtype) if dtype is not None else self.dtype, copy=True)
+
+
+def split_Tensor(self, split_size, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if split_size <= 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    starts = range(0, n, split_size) if n else [0]
+    idx = [slice(None)] * self.ndim
+    out = []
+    for s in starts:
+        idx[d] = slice(s, builtins.min(s + split_size, n))
+        out.append(self[tuple(idx)])
+    return out
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    if sum_ints(split_sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's "
+                           f"size at dimension {d}), but got split_sizes={list(split_sizes)}")
+    idx = [slice(None)] * self.ndim
+    out, s = [], 0
+    for k in split_sizes:
+        idx[d] = slice(s, s + k)
+        out.append(self[tuple(idx)])
+        s += k
+    return out
+
+
+def sum_ints(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total
+
+
+def unbind_int(self, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    idx = [slice(None)] * self.ndim
+    out = []
+    for i in range(self.shape[d]):
+        idx[d] = i
+        out.append(self[tuple(idx)])
+    return out
+
+
+def select_int(self, dim, index):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at dimension {d}")
+    idx = [slice(None)] * self.ndim
+    idx[d] = index
+    return self[tuple(idx)]
+
+
+def slice_Tensor(self, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, self.ndim)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    idx = [slice(None)] * self.ndim
+    idx[d] = slice(start, end, step)
+    return self[tuple(idx)]
+
+
+def cat(tensors, dim=0):
+    arrays = [a for a in tensors if not (a.ndim == 1 and a.shape[0] == 0)]
+    if not arrays:
+        return np.concatenate(tensors)
+    d = wrap_dim(dim, arrays[0].ndim)
+    ref = arrays[0]
+    for i, a in enumerate(arrays[1:], 1):
+        if a.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+    dtype = arrays[0].dtype
+    for a in arrays[1:]:
+        from derivgen.core.tensor import promote_types
+        dtype = promote_types(dtype, a.dtype)
+    return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
+
+
+def stack(tensors, dim=0):
+    ref = tensors[0]
+    for i, a in enumerate(tensors[1:], 1):
+        if a.shape != ref.shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
+                               f"and {list(a.shape)} at entry {i}")
+    return np.stack(tensors, axis=wrap_dim(dim, ref.ndim + 1))
+
+
+def all(self):  # noqa: A001 - schema name
+    return np.asarray(np.all(self))
+
+
+def any(self):  # noqa: A001 - schema name
+    return np.asarray(np.any(self))
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    out = np.zeros(tuple(input_sizes), grad_output.dtype)
+    idx = [slice(None)] * len(input_sizes)
+    idx[wrap_dim(dim, len(input_sizes))] = index
+    out[tuple(idx)] = grad_output
+    return out
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    out = np.zeros(tuple(input_sizes), grad_output.dtype)
+    idx = [slice(None)] * len(input_sizes)
+    idx[wrap_dim(dim, len(input_sizes))] = slice(start, end, step)
+    out[tuple(idx)] = grad_output
+    return out
+
+
+def squeeze(self):
+    return np.squeeze(self)
+
+
+# ---- shape ops and indexing -------------------------------------------------------------------
+
+def squeeze_dims(self, dim):
+    dims = dims_list(dim, self.ndim) if self.ndim else ()
+    return np.squeeze(self, axis=tuple(d for d in dims if self.shape[d] == 1))
+
+
+def squeeze_(self):
+    return np.squeeze(self)
+
+
+def squeeze__dim(self, dim):
+    return squeeze_dim(self, dim)
+
+
+def squeeze__dims(self, dim):
+    return squeeze_dims(self, dim)
+
+
+def repeat(self, repeats):
+    repeats = tuple(repeats)
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    x = self.reshape((1,) * (len(repeats) - self.ndim) + self.shape)
+    return np.tile(x, repeats)
+
+
+def _idx_array(t):
+    return getattr(t, "_array", t)
+
+
+def _index_tuple(self, indices, op="index"):
+    """torch's ``Tensor?[]`` indices as a numpy index tuple, with torch's range and mask checks."""
+    out, d = [], 0
+    for t in indices:
+        if t is None:
+            out.append(slice(None))
+            d += 1
+            continue
+        a = np.asarray(_idx_array(t))
+        if a.dtype == np.bool_:
+            for k in range(a.ndim):
+                if d + k >= self.ndim or a.shape[k] != self.shape[d + k]:
+                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {k} does not match the shape "
+                                     f"of the indexed tensor {list(self.shape)} at index {d + k}")
+            out.append(a)
+            d += a.ndim
+            continue
+        if a.dtype.kind not in "iu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if d >= self.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+        n = self.shape[d]
+        bad = a[(a >= n) | (a < -n)]
+        if bad.size:
+            raise IndexError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size {n}")
+        out.append(a)
+        d += 1
+    if d > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return tuple(out)
+
+
+def index_Tensor(self, indices):
+    return np.array(self[_index_tuple(self, indices)])
+
+
+def index_put(self, indices, values, accumulate=False):
+    out = self.copy()
+    idx = _index_tuple(self, indices, "index_put")
+    values = np.asarray(values, dtype=self.dtype)
+    if accumulate:
+        np.add.at(out, idx, values)
+    else:
+        out[idx] = values
+    return out
+
+
+def _check_index_range(index, n, d):
+    bad = index[(index >= n) | (index < -n)] if index.size else index[:0]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size {n}")
+
+
+def _along(self, dim, index, name):
+    d = wrap_dim(dim, self.ndim)
+    if index.ndim != self.ndim and not (self.ndim == 0 and index.ndim <= 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    return d
+
+
+def _full_index(index, d):
+    """An index tuple addressing ``index``'s positions with ``index`` itself along ``d``."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[d] = index
+    return tuple(grids)
+
+
+def gather(self, dim, index, *, sparse_grad=False):
+    d = _along(self, dim, index, "gather")
+    if self.ndim == 0:
+        return np.broadcast_to(self, index.shape).copy()
+    _check_index_range(index, self.shape[d], d)
+    for k in range(self.ndim):
+        if k != d and index.shape[k] > self.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
+                               f"no larger than self {list(self.shape)} apart from dimension {d}")
+    return self[_full_index(index, d)]
+
+
+def _scatter(self, dim, index, src, add):
+    d = _along(self, dim, index, "scatter")
+    out = self.copy()
+    if index.size == 0:
+        return out
+    _check_index_range(index, self.shape[d], d)
+    if np.ndim(src):
+        src = src[tuple(slice(0, s) for s in index.shape)]
+    if add:
+        np.add.at(out, _full_index(index, d), src)
+    else:
+        out[_full_index(index, d)] = src
+    return out
+
+
+def scatter_src(self, dim, index, src):
+    return _scatter(self, dim, index, src, False)
+
+
+def scatter_value(self, dim, index, value):
+    return _scatter(self, dim, index, self.dtype.type(value), False)
+
+
+def scatter_add(self, dim, index, src):
+    return _scatter(self, dim, index, src, True)
+
+
+def index_select(self, dim, index):
+    d = wrap_dim(dim, self.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    n = self.shape[d] if self.ndim else 1
+    if index.size and (index.max() >= n or index.min() < -n):
+        raise IndexError("index out of range in self")
+    if self.ndim == 0:
+        return self.reshape(()).copy()
+    return np.take(self, index.reshape(-1), axis=d)
+
+
+def index_add(self, dim, index, source, *, alpha=1):
+    d = wrap_dim(dim, self.ndim)
+    out = self.copy()
+    src = source if alpha == 1 else source * self.dtype.type(alpha)
+    if self.ndim == 0:
+        return out + src
+    np.add.at(out, (slice(None),) * d + (index.reshape(-1),), src)
+    return out
+
+
+def flip(self, dims):
+    if self.ndim == 0:
+        return self.copy()
+    return np.flip(self, axis=tuple(wrap_dim(d, self.ndim) for d in dims)).copy()
+
+
+def roll(self, shifts, dims=()):
+    shifts, dims = tuple(shifts), tuple(dims)
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"`shifts` required to be of size 1 when `dims` is empty, but got {len(shifts)}")
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    return np.roll(self, shifts, axis=tuple(wrap_dim(d, self.ndim) for d in dims))
+
+
+def tril(self, diagonal=0):
+    if self.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return np.tril(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    if self.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return np.triu(self, diagonal)
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return np.diagonal(self, offset, d1, d2)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    n = len(input_sizes)
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    out = np.zeros(tuple(input_sizes), grad_output.dtype)
+    moved = np.moveaxis(out, (d1, d2), (-2, -1))
+    k = grad_output.shape[-1]
+    rows = np.arange(k) + (-offset if offset < 0 else 0)
+    cols = np.arange(k) + (offset if offset > 0 else 0)
+    moved[..., rows, cols] = grad_output
+    return out
+
+
+def constant_pad_nd(self, pad, value=0):
+    pad = list(pad)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > self.ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                           f"length is {len(pad)} while the input has {self.ndim} dimensions.")
+    crop = [slice(None)] * self.ndim
+    widths = [(0, 0)] * self.ndim
+    for i in range(len(pad) // 2):
+        d = self.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        crop[d] = slice(-lo if lo < 0 else 0, self.shape[d] + hi if hi < 0 else None)
+        widths[d] = (lo if lo > 0 else 0, hi if hi > 0 else 0)
+    x = self[tuple(crop)]
+    return np.pad(x, widths, mode="constant", constant_values=self.dtype.type(value))
+
+
+def sort(self, dim=-1, descending=False):
+    if self.ndim == 0:
+        return self.copy(), np.asarray(0, dtype=np.int64)
+    d = wrap_dim(dim, self.ndim)
+    idx = np.argsort(-self if descending else self, axis=d, kind="stable")
+    return np.take_along_axis(self, idx, axis=d), idx.astype(np.int64)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - schema name
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if self.ndim == 0:
+        return self.copy(), np.asarray(0, dtype=np.int64)
+    idx = np.argsort(-self if largest else self, axis=d, kind="stable")
+    idx = np.take(idx, np.arange(k), axis=d)
+    return np.take_along_axis(self, idx, axis=d), idx.astype(np.int64)

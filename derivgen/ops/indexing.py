@@ -1,0 +1,134 @@
+"""``tensor[index]`` as torch does it: ints select, slices slice, ``None`` unsqueezes, ``...`` skips
+dims, each step a differentiable op (SelectBackward0, SliceBackward0, UnsqueezeBackward0)."""
+import numpy as np
+
+from derivgen.ops.ops_module import ops as _ops
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def getitem(t, index):
+    ops = _ops()
+    if isinstance(index, slice):
+        # torch keeps a single slice as a slice op even when it covers everything
+        return ops.slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(_is_advanced(i) for i in index):
+        return _advanced(t, index)
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
+    result, dim = t, 0
+    for pos, i in enumerate(index):
+        if i is Ellipsis:
+            dim += t.dim() - n_real
+        elif i is None:
+            result = ops.unsqueeze(result, dim)
+            dim += 1
+        elif _is_int(i):
+            size = result.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            result = ops.select(result, dim, int(i))
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else i.step
+            start, stop, _ = i.indices(result.shape[dim])
+            if not (start == 0 and stop >= result.shape[dim] and step == 1):
+                result = ops.slice(result, dim, i.start, i.stop, step)
+            dim += 1
+        else:
+            raise IndexError(f"derivgen: unsupported index {i!r}")
+    if result is t:
+        result = ops.slice(t, 0, None, None, 1)
+    return result
+
+
+def _is_advanced(i):
+    from derivgen.core.tensor import Tensor
+    if isinstance(i, Tensor):
+        return not (i._array.ndim == 0 and i._array.dtype.kind in "iu")  # a 0-dim integer tensor is an int
+    return isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_))
+
+
+def _as_index_tensor(i):
+    from derivgen.core.tensor import Tensor
+    if isinstance(i, Tensor):
+        return i
+    arr = np.asarray(i)
+    if arr.dtype.kind == "f" or (arr.size == 0 and arr.dtype.kind != "b"):
+        arr = arr.astype(np.int64)
+    return Tensor._make(arr)
+
+
+def _advanced(t, index):
+    """Basic indices (ints, slices, None, ...) are applied first as views; the tensor indices then go to
+    index.Tensor (IndexBackward0) with None for the dims they leave alone, as torch does."""
+    ops = _ops()
+    tensors = []
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis
+                 for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i)._array.dtype == np.bool_ else 1))
+    dim = 0
+    result = t
+    for i in index:
+        if i is Ellipsis:
+            skip = t.dim() - n_real
+            tensors += [None] * skip
+            dim += skip
+        elif i is None:
+            result = ops.unsqueeze(result, dim)
+            tensors.append(None)
+            dim += 1
+        elif _is_advanced(i):
+            it = _as_index_tensor(i)
+            tensors.append(it)
+            dim += it.dim() if it._array.dtype == np.bool_ else 1
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else i.step
+            start, stop, _ = i.indices(result.shape[dim])
+            if not (start == 0 and stop >= result.shape[dim] and step == 1):
+                result = ops.slice(result, dim, i.start, i.stop, step)
+            tensors.append(None)
+            dim += 1
+        else:
+            v = int(i)
+            size = result.shape[dim]
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {size}")
+            result = ops.select(result, dim, v)
+    while tensors and tensors[-1] is None:
+        tensors.pop()
+    return ops.index_Tensor(result, tensors)
+
+
+def setitem(t, index, value):
+    """``t[index] = value`` as torch does it: basic indices select a view that is ``copy_``-ed into
+    (CopySlices on ``t``), tensor indices go to ``index_put_`` (IndexPutBackward0)."""
+    from derivgen.ops.inplace import check_inplace, commit_inplace
+    from derivgen.core.tensor import Tensor, wrap_scalar
+    ops = _ops()
+    idx = index if isinstance(index, tuple) else (index,)
+    if not isinstance(value, Tensor):
+        value = wrap_scalar(value.item() if isinstance(value, np.generic) else value) \
+            if isinstance(value, (int, float, bool, np.number, np.bool_)) else Tensor._make(np.asarray(value))
+    if any(_is_advanced(i) for i in idx):
+        basic = [i if not _is_advanced(i) else slice(None) for i in idx]
+        view = t if all(isinstance(i, slice) and i == slice(None) for i in basic) else None
+        if view is None and all(isinstance(i, slice) or i is Ellipsis for i in basic) and \
+                not any(isinstance(i, slice) and i != slice(None) for i in basic):
+            view = t
+        if view is None:
+            raise IndexError("derivgen: assignment mixing tensor indices with ints or partial slices is not "
+                             "supported")
+        tensors = [None if not _is_advanced(i) else _as_index_tensor(i) for i in idx]
+        if any(i is Ellipsis for i in idx):
+            raise IndexError("derivgen: assignment with tensor indices and an ellipsis is not supported")
+        while tensors and tensors[-1] is None:
+            tensors.pop()
+        check_inplace(t)
+        return commit_inplace(t, ops.index_put_default(t, tensors, value, False))
+    view = getitem(t, index)
+    ops.copy_(view, value)
+    return None

@@ -1,0 +1,98 @@
+"""Python operators and composite methods on Tensor, mapped to ops the way torch maps them
+(``2 - x`` is ``rsub.Scalar``: RsubBackward1; ``2 / x`` is ``reciprocal(x) * 2``; ``2 ** x`` is
+``pow.Scalar``: PowBackward2)."""
+import numbers
+
+import numpy as np
+
+from derivgen.ops import composites
+from derivgen.core.tensor import Tensor, wrap_scalar
+
+
+def _is_number(v):
+    return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
+
+
+def install(ops):
+    """Attach generated ops (methods) and operators to Tensor."""
+    for name, fn in ops.METHODS.items():
+        setattr(Tensor, name, fn)
+
+    def binary(op_name):
+        fn = getattr(ops, op_name)
+        row = getattr(ops, f"{op_name}_Tensor", None)
+        if row is None or op_name not in ("add", "sub", "mul", "div"):
+            def method(self, other):
+                if not isinstance(other, Tensor) and not _is_number(other):
+                    return NotImplemented
+                return fn(self, other)
+            return method
+
+        # The hot path of `x * y` / `x + 2`: what the argument parser would pick (the `.Tensor` row, a
+        # number wrapped as a 0-dim tensor), without running the parser.
+        def fast(self, other):
+            if type(other) is Tensor:
+                return row(self, other)
+            if isinstance(other, Tensor):
+                return row(self, other)
+            if not _is_number(other):
+                return NotImplemented
+            return row(self, wrap_scalar(other.item() if isinstance(other, np.generic) else other))
+        return fast
+
+    def inplace(op_name):
+        fn = getattr(ops, op_name)
+
+        def method(self, other):
+            return fn(self, other)
+        return method
+
+    Tensor.__add__ = binary("add")
+    Tensor.__radd__ = binary("add")  # `2 + x` is torch's `x.add(2)`: same row, same edge order
+    Tensor.__sub__ = binary("sub")
+    Tensor.__mul__ = binary("mul")
+    Tensor.__rmul__ = binary("mul")
+    Tensor.__truediv__ = binary("div")
+    Tensor.__pow__ = binary("pow")
+    if hasattr(ops, "remainder"):
+        Tensor.__mod__ = binary("remainder")
+    Tensor.__matmul__ = lambda self, other: composites.matmul(self, other)
+    Tensor.__rmatmul__ = lambda self, other: composites.matmul(other, self)
+    Tensor.__neg__ = lambda self: ops.neg(self)
+    if hasattr(ops, "abs"):
+        Tensor.__abs__ = lambda self: ops.abs(self)
+
+    def rsub(self, other):
+        if _is_number(other) and hasattr(ops, "rsub_Scalar"):
+            return ops.rsub_Scalar(self, other)
+        return ops.rsub(self, other)
+    Tensor.__rsub__ = rsub
+
+    def rtruediv(self, other):
+        if hasattr(ops, "reciprocal"):
+            return ops.mul(ops.reciprocal(self), other)
+        return ops.div(other, self)
+    Tensor.__rtruediv__ = rtruediv
+
+    def rpow(self, other):
+        return ops.pow(other, self)
+    Tensor.__rpow__ = rpow
+
+    for dunder, name in (("__lt__", "lt"), ("__le__", "le"), ("__gt__", "gt"), ("__ge__", "ge"),
+                         ("__eq__", "eq"), ("__ne__", "ne")):
+        if hasattr(ops, name):
+            setattr(Tensor, dunder, binary(name))
+    for dunder, name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                         ("__itruediv__", "div_")):
+        if hasattr(ops, name):
+            setattr(Tensor, dunder, inplace(name))
+
+    for name, fn in composites.METHODS.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(composites.T)
+
+    def setitem(self, index, value):
+        from derivgen.ops.indexing import setitem as _setitem
+        _setitem(self, index, value)
+    Tensor.__setitem__ = setitem
+    Tensor.mT = property(composites.mT)
