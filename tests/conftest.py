@@ -1,18 +1,15 @@
-"""Shared pytest setup: the tests folder on sys.path (for ``op_samples`` and friends), repository paths,
-a fresh-interpreter runner, and isolation of derivgen's global switches between tests."""
+"""Shared pytest fixtures: the library under test (derivgen, then PyTorch as the oracle), repository
+paths, a fresh-interpreter runner, and isolation of derivgen's global switches between tests."""
 import importlib
 import os
-import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+import derivgen
+from tests.support import paths
+from tests.support.runner import run_python
 
-import derivgen  # noqa: E402
+REPO = paths.REPO
 
 
 @pytest.fixture(params=["derivgen", "torch"])
@@ -32,25 +29,15 @@ def repo_root():
 
 @pytest.fixture(scope="session")
 def seeds_dir():
-    path = os.path.normpath(os.path.join(REPO, "..", "shared", "seeds"))
+    path = paths.seeds_dir()
     if not os.path.isdir(path):
-        pytest.skip(f"SKIPPED LOUDLY: the seed documents are missing (looked for {path})")
+        pytest.skip(f"SKIPPED LOUDLY: the seed documents are missing (looked for {path}; set DERIVGEN_SEEDS_DIR)")
     return path
 
 
 @pytest.fixture(scope="session")
 def table_path():
-    return os.path.join(REPO, "formulas.yaml")
-
-
-def run_python(code, env=None, cwd=None, timeout=120):
-    """Run ``code`` in a fresh interpreter; return the CompletedProcess (text mode)."""
-    full_env = dict(os.environ)
-    full_env.pop("PYTHONWARNINGS", None)
-    if env:
-        full_env.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
-                          cwd=cwd or REPO, timeout=timeout)
+    return paths.TABLE
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sys
 
 from derivgen.codegen.render import render_all, runtime_helpers_hash
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 TABLE = os.path.join(REPO, "formulas.yaml")
 
 

@@ -47,7 +47,7 @@ def test_detect_anomaly_names_the_node_and_its_forward_traceback(torch):
     err = [m for m in msgs if m.startswith("Error detected in BadBackward. Traceback of forward call that caused "
                                            "the error:\n")]
     assert len(err) == 1
-    assert "test_autograd_anomaly.py" in err[0] and "FORWARD-LINE-MARKER" in err[0]
+    assert "test_anomaly.py" in err[0] and "FORWARD-LINE-MARKER" in err[0]
 
 
 def test_nan_check_names_the_node(torch):

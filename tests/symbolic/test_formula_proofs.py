@@ -18,9 +18,9 @@ from derivgen.ops import formula_fns
 from derivgen.symbolic.derive import GRAD, derive_vjp, probe_equal
 from derivgen.symbolic.parse import parse_formula, schema_scope
 from derivgen.table import TableError, load_table
-from op_samples import input_domains
+from tests.support.samples import input_domains
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 TABLE = os.path.join(REPO, "formulas.yaml")
 ENTRIES = load_table(TABLE)
 ELEMENTWISE = [e for e in ENTRIES if e.forward is not None]

@@ -1,4 +1,4 @@
-"""The user's seed programs (../shared/seeds/) run with ``import derivgen as torch`` and print the same
+"""The user's seed programs (copies in tests/fixtures/seeds/) run with ``import derivgen as torch`` and print the same
 lines as with torch: random values aside (their format and their relation to the inputs are checked
 instead) and ``torch::`` becoming ``derivgen::`` in AccumulateGrad's name().
 
@@ -11,10 +11,11 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from tests.support.runner import run_python
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SEEDS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "seeds"))
+from tests.support.paths import seeds_dir  # noqa: E402
+
+SEEDS = seeds_dir()
 
 # ---- the programs, transcribed from the seeds (only `import torch` changed) ----------------------------
 
@@ -142,7 +143,7 @@ def _with_import(body):
 
 def _seed_text():
     if not os.path.isdir(SEEDS):
-        pytest.skip(f"SKIPPED LOUDLY: seed documents not found at {SEEDS}; cannot check the transcriptions")
+        pytest.skip(f"SKIPPED LOUDLY: seed documents not found at {SEEDS} (set DERIVGEN_SEEDS_DIR); cannot check the transcriptions")
     text = ""
     for name in sorted(os.listdir(SEEDS)):
         with open(os.path.join(SEEDS, name), encoding="utf-8") as fh:

@@ -12,7 +12,7 @@ import derivgen as torch
 from derivgen import cli
 from derivgen.core.node import ERR_BACKWARD_TWICE
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 TABLE = os.path.join(REPO, "formulas.yaml")
 
 HINT = (r" Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "

@@ -13,9 +13,9 @@ import derivgen.generated.kernels
 from derivgen.kernels import buffers
 from derivgen.engine import fusion
 from derivgen.table import load_table
-from op_samples import row_function, samples_for
+from tests.support.samples import row_function, samples_for
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 FUSABLE_ROWS = [e for e in load_table(os.path.join(REPO, "formulas.yaml"))
                 if hasattr(derivgen.generated.kernels, f"{e.schema.py_name}_fusion")]
 

@@ -1,11 +1,11 @@
 """Sample inputs for the issue-3 rows of formulas.yaml that cannot be sampled automatically (rows with a
 hand-written forward, optional or str arguments, indices, multi-output rows), for the table-wide
-gradcheck (tests/test_gradcheck_table.py). Values stay away from kinks and ties so that central
-differences are valid; kinks themselves are covered against torch in tests/test_parity_ops.py."""
+gradcheck (tests/ops/test_gradcheck_table.py). Values stay away from kinks and ties so that central
+differences are valid; kinks themselves are covered against torch in tests/parity/test_parity_ops.py."""
 import numpy as np
 
 from derivgen.core.tensor import Tensor
-from op_samples import Sample, register, rng_for, tensor
+from tests.support.samples import Sample, register, rng_for, tensor
 
 
 def _t(rng, dtype, *shape, lo=0.25, hi=2.0, signed=True):

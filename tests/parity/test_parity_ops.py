@@ -1,15 +1,15 @@
 """Op coverage at PyTorch parity: each case runs one Python expression under torch and under derivgen on
 the same inputs and compares forward values, the graph (node names and edges, breadth-first from the
-outputs) and every gradient, in float32 and float64. See tests/parity_harness.py."""
+outputs) and every gradient, in float32 and float64. See tests/support/parity.py."""
 import math
 
 import pytest
 
-from parity_harness import Case, E, I, Idx, Mask, compare_case, torch
+from tests.support.parity import Case, E, I, Idx, Mask, compare_case, torch
 
 if torch is None:  # pragma: no cover
     pytest.skip("SKIPPED LOUDLY: PyTorch (the oracle of the parity tests) is not installed; install the CPU "
-                "wheel to run tests/test_parity_ops.py", allow_module_level=True)
+                "wheel to run tests/parity/test_parity_ops.py", allow_module_level=True)
 
 X = I(3, 4)
 Y = I(3, 4)

@@ -4,7 +4,7 @@ grad_fns (node names and ``(name, input_nr)`` edges), and every leaf gradient.
 
 A case is ``Case(id, fn, inputs)`` where ``fn(T, F, *tensors)`` is written once for both libraries
 (``T`` is ``torch`` or ``derivgen``, ``F`` its ``nn.functional``) and ``inputs`` are ``Input`` specs
-(shape, value kind, whether the input requires grad, an exact array). Used by tests/test_parity_ops.py.
+(shape, value kind, whether the input requires grad, an exact array). Used by tests/parity/test_parity_ops.py.
 """
 from dataclasses import dataclass, field
 

@@ -7,12 +7,12 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from tests.support.runner import run_python
 from derivgen import cli
 from derivgen.codegen.render import render_all
 from derivgen.table import TableError
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 TABLE = os.path.join(REPO, "formulas.yaml")
 GENERATED = os.path.join(REPO, "generated")
 

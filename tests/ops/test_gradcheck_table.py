@@ -1,6 +1,6 @@
 """Gradient check of every row of formulas.yaml, straight from the table.
 
-For each row with a differentiable input: every sample of ``op_samples`` is gradchecked in float64
+For each row with a differentiable input: every sample of ``tests.support.samples`` is gradchecked in float64
 (central differences, eps 1e-6, against ``derivgen.autograd.grad`` with random upstream gradients) for
 every differentiable input, and ``create_graph=True`` must give the same first-order gradients. Rows
 with ``inplace: true`` are also checked through their in-place variant applied to a non-leaf. Rows
@@ -13,10 +13,10 @@ import pytest
 
 import derivgen
 from derivgen.table import load_table
-from gradcheck_utils import check_gradients, flat_outputs
-from op_samples import missing_message, row_function, samples_for
+from tests.support.gradcheck import check_gradients, flat_outputs
+from tests.support.samples import missing_message, row_function, samples_for
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 ENTRIES = load_table(os.path.join(REPO, "formulas.yaml"))
 DIFF_ROWS = [e for e in ENTRIES if e.formulas]
 NONDIFF_ROWS = [e for e in ENTRIES if not e.formulas]
@@ -117,5 +117,5 @@ def test_row_without_samples_fails_saying_where_to_add_them():
     with pytest.raises(AssertionError) as info:
         test_gradcheck_row(entry)
     msg = str(info.value)
-    assert "frobnicate" in msg and '@register("frobnicate")' in msg and "tests/op_samples.py" in msg
-    assert "tests/samples_*.py" in msg
+    assert "frobnicate" in msg and '@register("frobnicate")' in msg and "tests/support/samples.py" in msg
+    assert "tests/support/samples_rows.py" in msg

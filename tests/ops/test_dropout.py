@@ -5,7 +5,7 @@ import pytest
 
 import derivgen
 import derivgen.nn.functional as F
-from parity_harness import graph_walk, torch
+from tests.support.parity import graph_walk, torch
 
 
 def _x():

@@ -2,7 +2,7 @@
 ops (``_apply_graph``), so gradients can be differentiated again, to any order.
 
 * second and third derivatives and mixed partials against sympy (derivgen and torch run the same body);
-* ``gradgradcheck`` over every row of formulas.yaml (samples from ``tests/op_samples.py``);
+* ``gradgradcheck`` over every row of formulas.yaml (samples from ``tests/support/samples.py``);
 * Hessian-vector products of a small MLP (mm + tanh/relu + sum) against finite differences of its
   gradient, and against torch's numbers when torch is installed.
 """
@@ -176,7 +176,7 @@ def test_mlp_hvp_equals_torch():
 
 # ---- gradgradcheck over every row of the table -------------------------------------------------------------
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import REPO  # noqa: E402
 
 
 def _diff_rows():
@@ -210,7 +210,7 @@ def test_gradgradcheck_every_row(entry):
     itself differentiated by the engine and compared with central differences of the first derivative.
     The first sample of each row gets the full Jacobian check, the others the fast (random projection)
     check."""
-    op_samples = pytest.importorskip("op_samples")
+    from tests.support import samples as op_samples
     samples = op_samples.samples_for(entry, derivgen.float64)
     assert samples, op_samples.missing_message(entry)
     fn = op_samples.row_function(entry)

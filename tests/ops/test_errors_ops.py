@@ -3,7 +3,7 @@ exception type and the message are compared, ``torch.`` read as ``derivgen.``)."
 import numpy as np
 import pytest
 
-from parity_harness import torch
+from tests.support.parity import torch
 
 if torch is None:  # pragma: no cover
     pytest.skip("SKIPPED LOUDLY: PyTorch (the oracle of the error-message tests) is not installed",

@@ -21,7 +21,7 @@ from numba import types
 from derivgen.generated import kernels as K
 from derivgen.kernels.dispatch import Elementwise
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from tests.support.paths import REPO  # noqa: E402
 
 # what a float32 kernel must not contain (constants folded into a float literal are fine)
 BAD = re.compile(r"\bfpext\b|\b(fadd|fsub|fmul|fdiv|frem|fneg)( \w+)* double\b|\bfcmp( \w+)* \w+ double\b"
@@ -58,7 +58,7 @@ def check_kernels(names):
     return result
 
 
-_WORKER = (f"import sys, json; sys.path.insert(0, {HERE!r}); import test_kernels_float32 as t; "
+_WORKER = ("import sys, json; from tests.kernels import test_kernels_float32 as t; "
            "print(json.dumps(t.check_kernels(sys.argv[1:])))")
 
 
@@ -95,7 +95,7 @@ def test_no_float32_kernel_computes_in_float64():
     reps = [g[0] for g in groups]
     halves = [reps[0::2], reps[1::2]]
     procs = [subprocess.Popen([sys.executable, "-c", _WORKER, *h], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, cwd=os.path.dirname(HERE)) for h in halves]
+                              text=True, cwd=REPO) for h in halves]
     results = {}
     for p in procs:
         out, err = p.communicate(timeout=600)

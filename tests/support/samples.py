@@ -33,13 +33,9 @@ parsed with derivgen's own formula parser, and arguments of ``log``/``sqrt``/non
 positive, denominators away from 0, ``asin``/``acos``/``atanh`` arguments inside (-1, 1), ``acosh``'s
 above 1, ``log1p``'s above -1; other values are drawn with magnitude in [0.25, 2] (away from kinks).
 
-At import this module also imports every ``tests/samples_*.py`` (other test modules registering samples
-with the same decorator: ``from op_samples import Sample, register``).
+At import this module also imports every ``tests/support/samples_rows.py`` (other test modules registering samples
+with the same decorator: ``from tests.support.samples import Sample, register``).
 """
-import glob
-import importlib
-import os
-import sys
 import zlib
 from dataclasses import dataclass, field
 
@@ -52,7 +48,6 @@ from derivgen.core.tensor import Tensor, wrap_scalar
 __all__ = ["Sample", "register", "samples_for", "missing_message", "row_function", "call_row", "tensor",
            "rng_for", "input_domains"]
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @dataclass
@@ -147,8 +142,8 @@ def call_row(entry, args, kwargs):
 def missing_message(entry):
     return (f"no sample inputs for table row '{entry.name}' ({entry.file}:{entry.line}): every row must be "
             f"gradchecked. Add a sample with `@register(\"{entry.name}\")` (a function (entry, dtype) -> "
-            f"[Sample(args, kwargs, diff_index)]) in tests/op_samples.py or in a tests/samples_*.py module; "
-            f"see the op_samples docstring.")
+            f"[Sample(args, kwargs, diff_index)]) in tests/support/samples.py or tests/support/samples_rows.py; "
+            f"see the docstring of tests/support/samples.py.")
 
 
 def samples_for(entry, dtype=None):
@@ -517,12 +512,4 @@ def _unsafe_view(entry, dtype):
 
 # ---- other modules' registrations ------------------------------------------------------------------
 
-def _import_sample_modules():
-    if HERE not in sys.path:
-        sys.path.insert(0, HERE)
-    sys.modules.setdefault("op_samples", sys.modules[__name__])
-    for path in sorted(glob.glob(os.path.join(HERE, "samples_*.py"))):
-        importlib.import_module(os.path.splitext(os.path.basename(path))[0])
-
-
-_import_sample_modules()
+from tests.support import samples_rows  # noqa: E402,F401  (registers the hand-written samples)

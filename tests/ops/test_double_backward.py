@@ -2,8 +2,8 @@
 ``_graph`` version is exercised) against torch, through ``autograd.grad(..., create_graph=True)``."""
 import pytest
 
-from parity_harness import Case, compare_double_backward, torch
-from test_parity_ops import BINARY, LINALG, MULTI, NN, REDUCTIONS, SHAPE, UNARY
+from tests.support.parity import Case, compare_double_backward, torch
+from tests.parity.test_parity_ops import BINARY, LINALG, MULTI, NN, REDUCTIONS, SHAPE, UNARY
 
 if torch is None:  # pragma: no cover
     pytest.skip("SKIPPED LOUDLY: PyTorch (the oracle of the parity tests) is not installed",
@@ -31,7 +31,7 @@ SMOOTH = [
 
 
 def _all_cases():
-    from parity_harness import I
+    from tests.support.parity import I
     rows = UNARY + BINARY + REDUCTIONS + LINALG + SHAPE + MULTI + NN
     cases = [Case(i, f, list(inp)) for i, f, inp in rows if i not in _SKIP]
     cases += [Case(i, f, [I(3, 4)]) for i, f in SMOOTH]

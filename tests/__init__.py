@@ -1,0 +1,1 @@
+"""derivgen's test suite, in folders mirroring the package layers."""
