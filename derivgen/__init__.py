@@ -3,9 +3,8 @@
 ``import derivgen as torch`` gives tensors, ops generated from ``formulas.yaml`` (functions and Tensor
 methods), ``*Backward0`` nodes with torch's names and graph shapes, and ``derivgen.autograd``.
 """
-__version__ = "0.1.0"
+from derivgen.version import __version__  # noqa: F401
 
-from derivgen.core import dtypes as _dtypes
 from derivgen.core.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
 from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
 from derivgen.core.dtypes import dtype  # noqa: F401
@@ -19,31 +18,31 @@ from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enable
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from derivgen.core.tensor import Size, Tensor  # noqa: F401
 
-_generated_error = None
-try:
-    from derivgen.generated import ops as _ops
-except Exception as _exc:  # noqa: BLE001 - keep the CLI usable to regenerate a broken generated/
-    _generated_error = _exc
-    _ops = None
+from derivgen import config  # noqa: F401
 
-if _ops is not None:
+try:
+    from derivgen.generated import ops as _generated_ops
+except (ImportError, SyntaxError) as _exc:
+    # The generator's command line lives in this package too: a missing or broken generated/ must not
+    # stop `derivgen generate` from rebuilding it. Any use of the library then says what to do.
+    _generated_error = _exc
+else:
+    _generated_error = None
+    from derivgen import tensor_methods as _tensor_methods
     from derivgen.ops import composites as _composites
-    from derivgen import tensor_methods as _operators
-    _operators.install(_ops)
-    globals().update(_ops.FUNCTIONS)
+
+    _tensor_methods.install(_generated_ops)
+    globals().update(_generated_ops.FUNCTIONS)
+    globals().update(_composites.FUNCTIONS)
     reshape = _composites.reshape
     matmul = _composites.matmul
     flatten = _composites.flatten
-    globals().update(_composites.FUNCTIONS)
+    is_tensor = _composites.is_tensor
+    numel = _composites.numel
+
     from derivgen import autograd  # noqa: F401,E402
-    from derivgen import nn  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402
-
-    def is_tensor(obj):
-        return isinstance(obj, Tensor)
-
-    def numel(t):
-        return t.numel()
+    from derivgen import nn  # noqa: F401,E402
 
 
 def __getattr__(name):

@@ -5,12 +5,19 @@ import numbers
 
 import numpy as np
 
-from derivgen.ops import composites
 from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.engine.api import backward as _backward
+from derivgen.ops import composites
+from derivgen.ops.indexing import getitem, setitem
 
 
 def _is_number(v):
     return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Compute the gradient of this tensor with respect to the graph leaves (``autograd.backward``)."""
+    _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def install(ops):
@@ -91,8 +98,7 @@ def install(ops):
         setattr(Tensor, name, fn)
     Tensor.T = property(composites.T)
 
-    def setitem(self, index, value):
-        from derivgen.ops.indexing import setitem as _setitem
-        _setitem(self, index, value)
+    Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
+    Tensor.backward = backward
     Tensor.mT = property(composites.mT)

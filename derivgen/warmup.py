@@ -1,16 +1,19 @@
 """``derivgen warmup``: compile and cache every generated kernel, float32 and float64, contiguous,
 strided and with bias rows, so no first call pays Numba's compile time."""
+import argparse
 import sys
 import time
 
 import numpy as np
 
+from derivgen.generated import kernels
+from derivgen.kernels.dispatch import Elementwise
+
 
 def _kernels():
-    from derivgen.generated import kernels
     for name in sorted(dir(kernels)):
         obj = getattr(kernels, name)
-        if type(obj).__name__ == "Elementwise":
+        if isinstance(obj, Elementwise):
             yield name, obj
 
 
@@ -65,3 +68,15 @@ def warmup(verbose=True, jobs=1):
         print(f"derivgen: {len(items)} kernels compiled and cached for float32 and float64 "
               f"in {time.perf_counter() - start:.1f} s")
     return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="derivgen warmup")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    return warmup(verbose=not args.quiet, jobs=args.jobs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

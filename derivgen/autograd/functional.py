@@ -9,7 +9,10 @@ gives tuples.
 import numpy as np
 
 from derivgen.core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
+from derivgen.engine.api import grad as _grad
+from derivgen.ops.factories import zeros_like
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -114,7 +117,6 @@ def _check_requires_grad(inputs, input_type, strict):
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    from derivgen import autograd
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     new_outputs, new_grad_outputs = [], []
@@ -124,12 +126,11 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
             new_grad_outputs.append(grad_out)
     if not new_outputs:
         return (None,) * len(inputs)
-    return autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
+    return _grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
                          retain_graph=retain_graph)
 
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    from derivgen import zeros_like
     res = []
     for i, grads_i in enumerate(grads):
         if grads_i is None:
@@ -219,8 +220,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def _stack_rows(rows, shape, create_graph):
     """Rows (Tensors) stacked on a new leading dim and viewed as ``shape``."""
     if create_graph and any(r.requires_grad for r in rows):
-        from derivgen import cat
-        return cat([r.reshape(1, *r.shape) for r in rows], 0).reshape(*shape)
+        return aten.cat([r.reshape(1, *r.shape) for r in rows], 0).reshape(*shape)
     return Tensor._make(np.stack([r._array for r in rows]).reshape(shape))
 
 

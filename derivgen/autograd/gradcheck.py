@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from derivgen.engine.api import grad as _grad
 from derivgen.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
@@ -96,13 +97,12 @@ def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
 
 def get_analytical_jacobian(outputs, diff_inputs):
     """``jac[j][i]`` from one ``autograd.grad`` call per output element (one-hot grad_outputs)."""
-    from derivgen import autograd
     jac = [[np.zeros((t._array.size, o._array.size)) for o in outputs] for t in diff_inputs]
     for i, o in enumerate(outputs):
         for m in range(o._array.size):
             onehot = np.zeros(o._array.size, dtype=o._array.dtype)
             onehot[m] = 1
-            grads = autograd.grad(o, diff_inputs, Tensor._make(onehot.reshape(o._array.shape)), retain_graph=True,
+            grads = _grad(o, diff_inputs, Tensor._make(onehot.reshape(o._array.shape)), retain_graph=True,
                                   allow_unused=True)
             for j, g in enumerate(grads):
                 if g is not None:
@@ -181,11 +181,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
         if res is not True:
             return res
-
-    from derivgen import autograd
     # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
     zeros = [Tensor._make(np.zeros(o._array.shape, o._array.dtype)) for o in outputs]
-    grads = autograd.grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
+    grads = _grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
     for j, g in enumerate(grads):
         if g is None:
             continue
@@ -197,8 +195,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         # reentrant: the same backward twice gives the same gradients
         rng = np.random.default_rng(0)
         gouts = [Tensor._make(rng.uniform(-1, 1, o._array.shape).astype(o._array.dtype)) for o in outputs]
-        first = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
-        second = autograd.grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
+        first = _grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
+        second = _grad(outputs, diff_inputs, gouts, retain_graph=True, allow_unused=True)
         for a, b in zip(first, second):
             if (a is None) != (b is None) or (a is not None and np.max(np.abs(a._array - b._array), initial=0) > nondet_tol):
                 return _fail("Backward is not reentrant, i.e., running backward with same input and grad_output "
@@ -226,7 +224,6 @@ def _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, 
 
 
 def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
-    from derivgen import autograd
     rng = np.random.default_rng(1234)
     us = []
     for t in diff_inputs:
@@ -235,7 +232,7 @@ def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
     vs = [rng.standard_normal(o._array.shape) for o in outputs]
     gouts = [Tensor._make(v.astype(o._array.dtype)) for v, o in zip(vs, outputs)]
     for i, o in enumerate(outputs):
-        grads = autograd.grad(o, diff_inputs, gouts[i], retain_graph=True, allow_unused=True)
+        grads = _grad(o, diff_inputs, gouts[i], retain_graph=True, allow_unused=True)
         for j, t in enumerate(diff_inputs):
             a = 0.0 if grads[j] is None else float(np.sum(np.asarray(grads[j]._array, np.float64) * us[j]))
             with _Perturbed(t) as flat:
@@ -277,7 +274,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> autograd.grad(func(*inputs),
     inputs, grad_outputs, create_graph=True)``, i.e. of the backward graph built by ``create_graph=True``.
     Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given."""
-    from derivgen import autograd
     if check_fwd_over_rev:
         raise NotImplementedError("derivgen's gradgradcheck checks reverse-over-reverse only")
     tupled_inputs = _as_tuple(inputs)
@@ -308,7 +304,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                 diff_input_args.append(x)
             elif i in list_input_idx:
                 diff_input_args.extend(_iter_tensors(x, True))
-        grad_inputs = autograd.grad(outputs, diff_input_args, grads, create_graph=True, allow_unused=True)
+        grad_inputs = _grad(outputs, diff_input_args, grads, create_graph=True, allow_unused=True)
         return tuple(g for g in grad_inputs if g is not None)
 
     if not check_rev_over_rev:

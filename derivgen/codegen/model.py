@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..ops import formula_fns
+from . import manifest
 from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
@@ -130,14 +130,14 @@ def _formula_scope(entry, inline_ops, opaque_ops):
             s.tensors.add(r.name)
             s.tensors.add(f"grad_{r.name}")
     s.inline_ops = {k: v for k, v in inline_ops.items() if k != entry.schema.base}
-    s.tensor_fns = set(formula_fns.TENSOR_FUNCTIONS) | set(opaque_ops)
-    s.meta_fns = set(formula_fns.META_FUNCTIONS)
+    s.tensor_fns = set(manifest.load().tensor_helpers) | set(opaque_ops)
+    s.meta_fns = set(manifest.load().meta_helpers)
     return s
 
 
 def _fast_fn(opaque_ops):
     def ref(name):
-        if name in formula_fns.TENSOR_FUNCTIONS:
+        if name in manifest.load().tensor_helpers:
             return f"_fns.{name}"
         return f"_fw.{opaque_ops[name].schema.py_name}"
     return ref
@@ -145,7 +145,7 @@ def _fast_fn(opaque_ops):
 
 def _graph_fn(opaque_ops):
     def ref(name):
-        if name in formula_fns.TENSOR_FUNCTIONS:
+        if name in manifest.load().tensor_helpers:
             return f"_fns.{name}_graph"
         return f"_ops.{opaque_ops[name].schema.row_name}"
     return ref
@@ -174,8 +174,8 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         model.kernels.append(spec)
     elif not _has_forward_fn(schema.py_name):
         raise entry.error(f"no forward: give the row an elementwise 'forward:' expression, or add "
-                          f"'def {schema.py_name}(...)' to a module of derivgen/ops/forwards/ "
-                          "and export it from the package's __init__")
+                          f"'def {schema.py_name}(...)' to a module of derivgen/ops/forwards/, export it from the "
+                          "package's __init__ and list it in derivgen/ops/manifest.yaml")
 
     if not entry.formulas:
         return model
@@ -293,8 +293,7 @@ def _mentions_tensor(expr, scope):
 
 
 def _has_forward_fn(py_name):
-    from ..ops import forwards
-    return hasattr(forwards, py_name)
+    return manifest.load().has_forward(py_name)
 
 
 def _split_meta(name, entry):

@@ -5,7 +5,7 @@ import os
 
 import jinja2
 
-from .. import __version__
+from ..version import __version__
 from ..table import load_table
 from .model import build_models
 from .wrappers import render_inplace_wrapper, render_wrapper
@@ -103,14 +103,19 @@ def render_all(table_path):
             fn_name, text = render_inplace_wrapper(row)
             row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
+    registered = {}
+    for op in ops:
+        registered.setdefault(op.name, op.name)
+        for ov in op.overloads:
+            registered.setdefault(ov.fn, ov.fn)
     for op in ops:
         first = op.overloads[0]
         op.method = op.name not in _FUNCTION_ONLY and not first.params[0].startswith('"tensors"')
     files["kernels/__init__.py"] = env.get_template("kernels_init.py.j2").render(
         rows=models, stamp_lines=package_stamp, **common)
     files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
-    files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, stamp_lines=package_stamp,
-                                                           **common)
+    files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
+                                                           stamp_lines=package_stamp, **common)
     files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
     return files
 

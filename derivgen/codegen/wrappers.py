@@ -1,6 +1,8 @@
 """Source of the per-row op functions in ``generated/ops.py`` (forward + node creation)."""
 import textwrap
 
+from . import manifest
+
 
 def docstring_safe(text):
     """Table text placed inside a generated docstring: the table is untrusted, so backslashes and quotes
@@ -18,11 +20,6 @@ def _sig(args):
     return ", ".join(parts)
 
 
-def _forwards():
-    from ..ops import forwards
-    return forwards
-
-
 def _forward_call(row, out=None):
     e = row.entry
     if row.forward_kernel is not None:
@@ -38,7 +35,7 @@ def _forward_call(row, out=None):
         return f"_k.{row.forward_kernel.name}.forward(({t}), ({s}){extra})"
     args = []
     # a forward that can reduce a deferred elementwise value itself (fusion) is given it undeferred
-    pending_ok = getattr(getattr(_forwards(), e.schema.py_name, None), "accepts_pending", False)
+    pending_ok = manifest.load().forward_accepts_pending(e.schema.py_name)
     for a in e.schema.args:
         if a.is_tensor and pending_ok and not a.is_optional:
             v = f"_value({a.name})"

@@ -1,6 +1,8 @@
 """Tensor dtypes, spelled as in PyTorch (``derivgen.float32``) and mapped onto numpy."""
 import numpy as np
 
+from derivgen.config import settings as _cfg
+
 
 class dtype:
     __slots__ = ("name", "np", "is_floating_point", "itemsize", "_legacy")
@@ -49,14 +51,11 @@ def to_numpy_dtype(d):
     return np.dtype(d)
 
 
-_default = [float32]
-
-
 def get_default_dtype():
-    return _default[0]
+    return _BY_NP[_cfg.default_float]
 
 
 def set_default_dtype(d):
     if d not in (float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
-    _default[0] = d
+    _cfg.default_float = d.np

@@ -11,7 +11,12 @@ from derivgen.core import anomaly
 
 from derivgen.core import saved_hooks
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
+from derivgen.core.dtypes import from_numpy_dtype
+from derivgen.core.grad_mode import is_grad_enabled
+from derivgen.core.hooks import add_hook
 from derivgen.core.pending import Pending
+from derivgen.core.shapes import sum_to
+from derivgen.core.tensor import Tensor
 
 UINT64_MAX = 18446744073709551615
 
@@ -37,42 +42,6 @@ def next_sequence_nr():
 
 def peek_sequence_nr():
     return _tls.seq
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook."""
-    _next_id = [0]
-
-    __slots__ = ("_dict_ref", "id")
-
-    def __init__(self, hooks_dict):
-        self._dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id[0]
-        RemovableHandle._next_id[0] += 1
-
-    def remove(self):
-        d = self._dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class _HookDict(dict):
-    """A dict that can be weakly referenced (hook handles hold it weakly, as torch does)."""
-    __slots__ = ("__weakref__",)
-
-
-def add_hook(hooks, fn):
-    if hooks is None:
-        hooks = _HookDict()
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return hooks, handle
 
 
 def forward_op_name(node_name):
@@ -136,7 +105,6 @@ class SavedVariable:
         if t is not None:
             shape, legacy, producer, nr = t._array.shape, t.dtype._legacy, t.grad_fn, t.output_nr
         else:
-            from derivgen.core.dtypes import from_numpy_dtype
             data = self._array if self._array is not None else None
             shape = data.shape if data is not None else ()
             legacy = from_numpy_dtype(data.dtype)._legacy if data is not None else "FloatTensor"
@@ -147,7 +115,6 @@ class SavedVariable:
         if producer is not None:
             msg += f", which is output {nr} of {forward_op_name(producer.name())},"
         msg += f" is at version {self.vc[0]}; expected version {self.version} instead."
-        from derivgen.core import anomaly
         if anomaly._state.enabled:
             msg += (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                     "The variable in question was changed in there or anywhere later. Good luck!")
@@ -173,7 +140,6 @@ class SavedVariable:
         """The saved value as a Tensor (what ``_saved_<name>`` returns and the graph path uses)."""
         self._check(node)
         if self.unpack_hook is not None:
-            from derivgen.core.tensor import Tensor
             t = self.unpack_hook(self.packed)
             if not isinstance(t, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
@@ -190,7 +156,6 @@ class SavedVariable:
             return out
         if self.tensor is not None:
             return self.tensor
-        from derivgen.core.tensor import Tensor
         return Tensor._make(self._array, node, self.output_nr, self.vc)
 
     def release(self):
@@ -312,8 +277,6 @@ class Node:
 
     def __call__(self, *grads, **kwargs):
         """Run this node by hand, as torch's ``grad_fn(*grads)``: no hooks, no shape reduction."""
-        from derivgen.core.tensor import Tensor
-        from derivgen.core.grad_mode import is_grad_enabled
         if kwargs:
             raise TypeError("keyword arguments are not supported")
         if len(grads) != self._n_inputs:
@@ -344,7 +307,6 @@ class AccumulateGrad(Node):
         return "derivgen::autograd::AccumulateGrad"
 
     def _apply_fast(self, grads, needs):
-        from derivgen.core.tensor import Tensor
         g = grads[0]
         if g is not None:
             accumulate_into_leaf(self.variable, Tensor._make(g), fresh=False)
@@ -357,7 +319,6 @@ class AccumulateGrad(Node):
         return []
 
     def __call__(self, *grads, **kwargs):
-        from derivgen.core.tensor import Tensor
         if kwargs:
             raise TypeError("keyword arguments are not supported")
         if len(grads) != 1:
@@ -381,7 +342,6 @@ def accumulate_into_leaf(var, g, fresh, graph=False):
 
 
 def _accumulate_into_leaf(var, g, fresh, graph):
-    from derivgen.core.tensor import Tensor
     if var.grad_fn is not None:
         raise RuntimeError("leaf variable has been moved into the graph interior")
     if not var.requires_grad:
@@ -390,7 +350,6 @@ def _accumulate_into_leaf(var, g, fresh, graph):
     if data.dtype != var._array.dtype:
         data = data.astype(var._array.dtype)
     if data.shape != var._array.shape:
-        from derivgen.core.shapes import sum_to
         data = sum_to(data, var._array.shape)
     old = var._grad
     if old is None:
@@ -399,7 +358,6 @@ def _accumulate_into_leaf(var, g, fresh, graph):
         else:
             var._grad = Tensor._make(data if fresh else data.copy())
     elif graph or old.requires_grad:
-        from derivgen import generated  # noqa: F401  (ops are needed for a differentiable sum)
         var._grad = old + (g if g._array is data else Tensor._make(data))
     else:
         old._array += data
@@ -478,6 +436,5 @@ def zeros_like_output(node, slot, graph):
     shape, dtype = node._out_meta[slot]
     z = np.zeros(shape, dtype)
     if graph:
-        from derivgen.core.tensor import Tensor
         return Tensor._make(z)
     return z

@@ -1,12 +1,13 @@
 """A deferred elementwise value: what a LazyTensor holds until its value is needed.
 
-Kept free of imports so that every runtime module (node.py, tensor.py) can test for it cheaply.
-``derivgen.engine.fusion`` creates, compiles and computes these; see its docstring for the rules.
+Kept free of imports so that every core module (node.py, tensor.py) can test for it cheaply.
+``derivgen.engine.fusion`` creates, compiles and computes these (it installs its compiler as
+``Pending.compute`` when imported); see its docstring for the rules.
 """
 import threading
 import weakref
 
-# Every Pending not yet computed. In-place ops flush them first (fusion.flush), so a deferred value
+# Every Pending not yet computed. In-place ops flush them first (``flush``), so a deferred value
 # always sees its inputs as they were when the op was called. The lock keeps the set consistent when
 # several threads defer and flush at once (only large ops get here, so it costs nothing measurable).
 LIVE = weakref.WeakSet()
@@ -23,6 +24,12 @@ def discard(p):
         LIVE.discard(p)
 
 
+def flush():
+    """Compute every pending value (before an in-place write may change one of their inputs)."""
+    for p in snapshot():
+        p.materialize()
+
+
 class Pending:
     """``op(*args, *scalars)`` elementwise over arrays of one ``shape`` and float ``dtype``.
 
@@ -31,6 +38,7 @@ class Pending:
     which ``args`` are dropped so the inputs can be freed.
     """
     __slots__ = ("op", "args", "scalars", "shape", "dtype", "n_ops", "value", "__weakref__")
+    compute = None  # the fusion engine's ``compute(pending)``; every Pending is made by that engine
 
     def __init__(self, op, args, scalars, shape, dtype, n_ops):
         self.op = op
@@ -56,8 +64,7 @@ class Pending:
 
     def materialize(self):
         if self.value is None:
-            from derivgen.engine.fusion import compute
-            compute(self)
+            self.compute()
         return self.value
 
     def __repr__(self):

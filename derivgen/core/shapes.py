@@ -73,3 +73,15 @@ def infer_size(shape, numel):
     elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
+
+
+def sum_to_graph(x, shape):
+    """``sum_to`` of a Tensor through differentiable ops (for create_graph=True backward passes)."""
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    lead = x.dim() - len(shape)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1]
+    if axes:
+        x = x.sum(axes, keepdim=True)
+    return x.view(shape) if tuple(x.shape) != shape else x

@@ -8,10 +8,14 @@ import warnings
 import numpy as np
 
 from derivgen.core import dtypes as _dt
+from derivgen.kernels.promotion import combine, promote_types  # noqa: F401  (promote_types: core's API)
 from derivgen.core.grad_mode import is_grad_enabled
-from derivgen.core.node import add_hook, gradient_edge
+from derivgen.core.hooks import add_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.pending import Pending
+from derivgen.core.pending import flush as flush_pending
+from derivgen.core.shapes import wrap_dim
+from derivgen.core.tensor_str import tensor_repr
 
 
 class Tensor:
@@ -151,10 +155,6 @@ class Tensor:
         self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
         return handle
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from derivgen.engine.api import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def detach(self):
         t = Tensor._make(self._array, vc=self._vc)
         return t
@@ -190,7 +190,6 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._array.shape)
-        from derivgen.core.shapes import wrap_dim
         return self._array.shape[wrap_dim(dim, self._array.ndim)]
 
     @property
@@ -236,8 +235,7 @@ class Tensor:
     def numpy(self):
         if _LIVE_PENDING:
             # the caller may write through the array: deferred values must read their inputs first
-            from derivgen.engine.fusion import flush
-            flush()
+            flush_pending()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._array
@@ -282,7 +280,6 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        from derivgen.core.tensor_str import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -328,9 +325,6 @@ class Tensor:
     def cpu(self):
         return self
 
-    def __getitem__(self, index):
-        from derivgen.ops.indexing import getitem
-        return getitem(self, index)
 
 
 _RAW_DATA = Tensor.__dict__["_array"]  # the slot itself, without LazyTensor's computing property
@@ -372,7 +366,6 @@ class LazyTensor(Tensor):
     def size(self, dim=None):
         if dim is None:
             return Size(self._pending.shape)
-        from derivgen.core.shapes import wrap_dim
         shape = self._pending.shape
         return shape[wrap_dim(dim, len(shape))]
 
@@ -473,31 +466,7 @@ def result_dtype(*operands):
         groups[g] = d if groups[g] is None else promote_types(groups[g], d)
     if groups[0] is None and groups[1] is None and only_wrapped is not None:
         return only_wrapped
-    return _combine(groups[0], _combine(groups[1], groups[2]))
-
-
-def _combine(higher, lower):
-    if higher is None:
-        return lower
-    if lower is None or higher.kind == "f":
-        return higher
-    if higher.kind == "b" or lower.kind == "f":
-        return promote_types(higher, lower)
-    return higher
-
-
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
-
-
-def promote_types(a, b):
-    """torch.promote_types for the dtypes derivgen supports (int64 with float32 is float32, unlike numpy)."""
-    a, b = np.dtype(a), np.dtype(b)
-    if a == b:
-        return a
-    ra, rb = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
-    if ra != rb:
-        return a if ra > rb else b
-    return a if a.itemsize >= b.itemsize else b
+    return combine(groups[0], combine(groups[1], groups[2]))
 
 
 def wrap_scalar(value):
@@ -511,10 +480,6 @@ def wrap_scalar(value):
     t = Tensor._make(arr)
     t._wrapped = True
     return t
-
-
-def make_edge(t):
-    return gradient_edge(t)
 
 
 def any_requires_grad(*tensors):

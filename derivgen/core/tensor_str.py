@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+from derivgen.core.dtypes import bool_, get_default_dtype, int64
+
 PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
@@ -114,7 +116,7 @@ def _add_suffixes(body, suffixes, indent):
 
 
 def tensor_repr(t, prefix="tensor("):
-    from derivgen.core.dtypes import get_default_dtype, int64, bool_
+
     a = t._array
     indent = len(prefix)
     suffixes = []

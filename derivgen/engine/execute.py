@@ -15,11 +15,11 @@ from derivgen.core import anomaly
 
 from derivgen.engine import fusion
 from derivgen.kernels.buffers import sole_owner
-from derivgen.kernels.dispatch import FUSION_THRESHOLD
+from derivgen.config import settings as _cfg
 from derivgen.engine.fusion import run_region
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.node import _NEEDS, AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
-from derivgen.core.shapes import is_expandable_to, sum_to
+from derivgen.core.shapes import is_expandable_to, sum_to, sum_to_graph
 from derivgen.core.tensor import Tensor
 
 
@@ -67,7 +67,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
-    fuse = not graph and fusion.ENABLED and not anomaly._state.enabled
+    fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
     # (priority, tie-breaker, node): equal sequence numbers (AccumulateGrads, nodes from other threads)
     # have no defined order in torch either; a node's id breaks the tie without comparing nodes
     heap = [(-root._seq, id(root), root)]
@@ -97,7 +97,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
             fused = None
             if fuse and fn._fusion is not None:
                 g = buf[0]
-                if g is not None and g.size >= FUSION_THRESHOLD:
+                if g is not None and g.size >= _cfg.fusion_threshold:
                     # fn and the elementwise nodes behind it in one kernel (fusion.py)
                     fused = run_region(fn, g, deps, buffers, needed if captures is None else needed_or_captured,
                                        captures, keep_graph)
@@ -151,7 +151,7 @@ def _execute_plain(root, buffers, deps, keep_graph):
       cannot be seen. The general loop decides it eagerly instead (it must, for captures).
     - When nothing else is queued and one node became ready, it runs next without the heap.
     """
-    fuse = fusion.ENABLED
+    fuse = _cfg.fusion_enabled
     heap = []
     fn = root
     while True:
@@ -169,7 +169,7 @@ def _execute_plain(root, buffers, deps, keep_graph):
             fused = None
             if fuse and fn._fusion is not None:
                 g = buf[0]
-                if g is not None and g.size >= FUSION_THRESHOLD:
+                if g is not None and g.size >= _cfg.fusion_threshold:
                     # fn and the elementwise nodes behind it in one kernel (fusion.py)
                     fused = run_region(fn, g, deps, buffers, None, None, keep_graph)
             if fused is not None:
@@ -446,7 +446,6 @@ def _validate_outputs(fn, outs, graph):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                                    f"{list(data.shape)} but expected shape compatible with {list(shape)}")
             if graph:
-                from derivgen.ops.formula_fns import sum_to_graph
                 g = sum_to_graph(g, shape)
             else:
                 g = sum_to(g, shape)

@@ -5,7 +5,7 @@ passes over memory, each writing a full-size temporary. For large arrays that tr
 cost, so derivgen fuses, while keeping the graph the user sees exactly as eager mode builds it.
 
 Forward (``defer``, called by ``Elementwise.forward``). An elementwise op whose first input has at
-least ``FUSION_THRESHOLD`` float elements (or is itself deferred) does not compute: it returns a
+least ``settings.fusion_threshold`` float elements (or is itself deferred) does not compute: it returns a
 ``Pending`` (op, inputs, numbers) and the op's wrapper wraps it in a ``LazyTensor``. Its node, edges,
 sequence number and saved values are created as usual; a saved output holds the Pending. Inputs must
 share one shape and float dtype and be contiguous (0-dim inputs become numbers); anything else, or a
@@ -16,7 +16,7 @@ values (``flush``): results are those of eager mode. (Writing into an input thro
 which bumps no version, is not seen; torch's saved tensors have the same blind spot.)
 
 Backward (``run_region``, called by the engine). When a node with ``_fusion`` (generated for every row
-whose forward and formulas are elementwise) receives a gradient of at least ``FUSION_THRESHOLD``
+whose forward and formulas are elementwise) receives a gradient of at least ``settings.fusion_threshold``
 elements, the engine asks for its region: the nodes behind it that are elementwise, of the same
 shape and dtype, get all their gradient from the region, and have no hooks, ``retain_grad``, anomaly
 mode or capture by ``autograd.grad``. One kernel then recomputes the saved values that were deferred,
@@ -43,30 +43,14 @@ import warnings
 import numpy as np
 
 from derivgen.kernels.buffers import empty
-from derivgen.kernels.dispatch import FUSION_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
+from derivgen.config import settings as _cfg
+from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from derivgen.kernels.jit import _writable
 from derivgen.core.pending import Pending, discard, snapshot
 from derivgen.core.shapes import is_expandable_to, sum_to
 
-ENABLED = FUSION_THRESHOLD < 1 << 62
 MAX_REGION = 48      # nodes per fused backward kernel (bounds its size and its compile time)
 MAX_OPS = 32          # a deferred expression past this many ops is computed before growing further
-
-
-def set_threshold(n):
-    """Fuse elementwise ops on at least ``n`` elements from now on; None turns fusion off. (The
-    environment variables DERIVGEN_FUSION_THRESHOLD / DERIVGEN_FUSION=0 set it at import.)"""
-    from derivgen.kernels import dispatch as elementwise
-    from derivgen.engine import execute as engine
-    global ENABLED, FUSION_THRESHOLD
-    value = (1 << 62) if n is None else max(int(n), 1)
-    ENABLED = n is not None
-    FUSION_THRESHOLD = elementwise.FUSION_THRESHOLD = engine.FUSION_THRESHOLD = value
-    elementwise._SMALL = min(elementwise.PARALLEL_THRESHOLD, value)  # the fast paths' size bound
-
-
-def get_threshold():
-    return FUSION_THRESHOLD if ENABLED else None
 
 
 # ---- forward ------------------------------------------------------------------------------------
@@ -112,7 +96,7 @@ def defer(op, tensors, scalars):
     size = 1
     for s in shape:
         size *= s
-    if size < FUSION_THRESHOLD:
+    if size < _cfg.fusion_threshold:
         return None
     if pendings:
         args = [a.materialize() if a.__class__ is Pending and a.shape != shape else a for a in args]
@@ -132,6 +116,9 @@ def compute(p):
     with _COMPUTE_LOCK:
         if p.value is None:
             _compute(p)
+
+
+Pending.compute = compute
 
 
 def _compute(p):
@@ -198,12 +185,6 @@ def _reduce(p, dim, keepdim, dtype, mean):
     if not keepdim:
         out = out.reshape(tuple(n for d, n in enumerate(p.shape) if d not in dims))
     return out
-
-
-def flush():
-    """Compute every pending value (before an in-place write may change one of their inputs)."""
-    for p in snapshot():
-        p.materialize()
 
 
 # ---- backward -----------------------------------------------------------------------------------
@@ -513,8 +494,7 @@ def _load(prog, layout):
 def _directory():
     global _DIR
     if _DIR is None:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        for d in (os.environ.get("DERIVGEN_FUSION_DIR"), os.path.join(cache, "derivgen", "fused"),
+        for d in (_cfg.fusion_dir,
                   os.path.join(tempfile.gettempdir(), f"derivgen-fused-{os.getuid()}")):
             if d and _writable(d):
                 _DIR = d

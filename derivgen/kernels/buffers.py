@@ -10,16 +10,16 @@ A buffer is a raw byte array that every array made from it references (numpy's `
 always ends at the owner of the memory, even through views of views). So a buffer whose only
 reference is this module's list is free, whatever views were made and dropped: that is checked by
 reference count when the next large buffer is asked for. Free buffers are kept up to
-``DERIVGEN_POOL_MB`` (default 256) MiB in all; past that they go back to the system. ``empty_cache()``
+``settings.pool_bytes`` in all (``DERIVGEN_POOL_MB``, default 256 MiB); past that they go back to the system. ``empty_cache()``
 returns them all. DERIVGEN_POOL_MB=0 turns the pool off.
 """
-import os
 import sys
 
 import numpy as np
 
+from derivgen.config import settings as _cfg
+
 POOL_MIN = 1 << 20
-LIMIT = int(float(os.environ.get("DERIVGEN_POOL_MB", 256)) * (1 << 20))
 
 _lent = {}          # id -> buffer handed out (it may have been dropped since)
 _free = {}          # nbytes -> [buffer, ...]
@@ -32,7 +32,7 @@ def empty(shape, dtype):
     n = dtype.itemsize
     for s in shape:
         n *= s
-    if n < POOL_MIN or LIMIT <= 0:
+    if n < POOL_MIN or _cfg.pool_bytes <= 0:
         return np.empty(shape, dtype)
     _reclaim()
     global _free_bytes
@@ -56,7 +56,7 @@ def _reclaim():
         if sys.getrefcount(raw) > _REFS_FREE:
             continue
         del _lent[key]
-        if _free_bytes + raw.nbytes <= LIMIT:
+        if _free_bytes + raw.nbytes <= _cfg.pool_bytes:
             _free.setdefault(raw.nbytes, []).append(raw)
             _free_bytes += raw.nbytes
 

@@ -8,32 +8,30 @@ import os
 
 import numpy as np
 
+from derivgen.config import settings as _cfg
 from derivgen.kernels.buffers import empty as _empty
+from derivgen.kernels.promotion import array_result_dtype
 
-# Arrays of at least DERIVGEN_PARALLEL_THRESHOLD elements (default 262144) run through the prange
-# variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
+# Arrays of at least settings.parallel_threshold elements (DERIVGEN_PARALLEL_THRESHOLD, default 262144)
+# run through the prange variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
 # (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
 # OpenMP's default active waiting a memory-bound kernel ran ~9x slower whenever another process held a
 # core; with passive waiting it stays even with serial then. So numba's OpenMP pool starts with passive
 # waiting (unless the user chose a policy) -- and only numba's: the variable is set just while the pool
 # starts, so libraries loaded later (PyTorch's own OpenMP) keep their defaults.
-PARALLEL_THRESHOLD = (int(os.environ.get("DERIVGEN_PARALLEL_THRESHOLD", 1 << 18))
-                      if os.environ.get("DERIVGEN_PARALLEL", "1") != "0" else 1 << 62)
-
-# Elementwise ops on at least DERIVGEN_FUSION_THRESHOLD float elements (default 131072) are deferred
-# and fused (fusion.py); DERIVGEN_FUSION=0 turns fusion off. Measured crossover of fused vs eager
-# (add + relu, forward and backward, benchmarks/PROFILE.md): eager wins at 65,536 elements (113 vs
-# 101 us), fusion from 131,072 (143 vs 158 us).
-FUSION_THRESHOLD = (int(os.environ.get("DERIVGEN_FUSION_THRESHOLD", 1 << 17))
-                    if os.environ.get("DERIVGEN_FUSION", "1") != "0" else 1 << 62)
+#
+# Elementwise ops on at least settings.fusion_threshold float elements (DERIVGEN_FUSION_THRESHOLD,
+# default 131072) are deferred and fused (derivgen/engine/fusion.py). Measured crossover of fused vs
+# eager (add + relu, forward and backward): eager wins at 65,536 elements (113 vs 101 us), fusion from
+# 131,072 (143 vs 158 us).
 
 _THREADS = [False]
 
 
 def pick(serial, parallel, size, rows=2):
-    """The prange variant of a kernel for ``size`` elements past PARALLEL_THRESHOLD (over more than one
+    """The prange variant of a kernel for ``size`` elements past _cfg.parallel_threshold (over more than one
     row), with numba's thread pool started; else the serial one."""
-    if size >= PARALLEL_THRESHOLD and parallel is not None and rows > 1:
+    if size >= _cfg.parallel_threshold and parallel is not None and rows > 1:
         start_threads()
         return parallel
     return serial
@@ -85,7 +83,6 @@ _FLOAT_ZERO = {np.dtype(t): np.dtype(t).type(0) for t in (np.float16, np.float32
 # The dtypes whose compiled kernels the fixed-arity fast paths call directly (Elementwise._entry).
 _ENTRY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many elements an op neither fuses nor runs in parallel: the fast paths' size bound.
-_SMALL = min(PARALLEL_THRESHOLD, FUSION_THRESHOLD)
 
 
 def _typed(scalars, dt):
@@ -178,7 +175,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
     if len(shape) == 2 and out.flags.c_contiguous:
-        if k_rows is not None and out.size < PARALLEL_THRESHOLD:
+        if k_rows is not None and out.size < _cfg.parallel_threshold:
             args = _row_operands(arrs, shape)
             if args is not None:
                 # a matrix with bias rows: contiguous inner loops (the strided _2d variant does not
@@ -318,8 +315,7 @@ class Elementwise:
             return dt
         if self.int_closed and dt.kind == "b":
             return _INT64  # bool arithmetic (torch: True + True is True) computes in int64, stored as bool
-        from derivgen.core.dtypes import get_default_dtype
-        return get_default_dtype().np
+        return _cfg.default_float
 
     def _out_dtype(self, dt, compute):
         return _BOOL if self.returns_bool or dt.kind == "b" else compute
@@ -336,7 +332,7 @@ class Elementwise:
         for a in arrays:
             if a.dtype is not dt or a.shape != shape or not a.flags.c_contiguous:
                 return None
-        if a0.size >= PARALLEL_THRESHOLD:
+        if a0.size >= _cfg.parallel_threshold:
             return None
         out = np.empty(shape, dt)
         if scalars:
@@ -376,7 +372,7 @@ class Elementwise:
         """``self((a,), scalars)``."""
         dt = a.dtype
         entry = self._entry.get(dt)
-        if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
+        if entry is not None and a.flags.c_contiguous and a.size < _cfg.small_array:
             out = flat = np.empty(a.shape, dt)
             if a.ndim != 1:
                 flat, a = out.reshape(-1), a.reshape(-1)
@@ -392,7 +388,7 @@ class Elementwise:
         dt = a.dtype
         entry = self._entry.get(dt)
         if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
-                and b.flags.c_contiguous and a.size < _SMALL):
+                and b.flags.c_contiguous and a.size < _cfg.small_array):
             out = flat = np.empty(a.shape, dt)
             if a.ndim != 1:
                 flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
@@ -408,7 +404,7 @@ class Elementwise:
         dt = a.dtype
         entry = self._entry.get(dt)
         if (entry is not None and b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape
-                and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _SMALL):
+                and a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous and a.size < _cfg.small_array):
             out = flat = np.empty(a.shape, dt)
             if a.ndim != 1:
                 flat, a, b, c = out.reshape(-1), a.reshape(-1), b.reshape(-1), c.reshape(-1)
@@ -419,43 +415,6 @@ class Elementwise:
             return out
         return self((a, b, c), scalars)
 
-    def forward1(self, t, scalars=()):
-        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
-        if not t._lazy:
-            a = t._array
-            entry = self._entry.get(a.dtype)
-            if entry is not None and a.flags.c_contiguous and a.size < _SMALL:
-                dt = a.dtype
-                out = flat = np.empty(a.shape, dt)
-                if a.ndim != 1:
-                    flat, a = out.reshape(-1), a.reshape(-1)
-                if scalars:
-                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
-                else:
-                    entry[0](flat, a, entry[1])
-                return out
-        return self.forward((t,), scalars)
-
-    def forward2(self, t, u, scalars=()):
-        """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
-        broadcasting, deferred or large inputs take the general path."""
-        if not t._lazy and not u._lazy:
-            a = t._array
-            b = u._array
-            dt = a.dtype
-            entry = self._entry.get(dt)
-            if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
-                    and b.flags.c_contiguous and a.size < _SMALL):
-                out = flat = np.empty(a.shape, dt)
-                if a.ndim != 1:
-                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
-                if scalars:
-                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
-                else:
-                    entry[0](flat, a, b, entry[1])
-                return out
-        return self.forward((t, u), scalars)
-
     def __call__(self, arrays, scalars=(), out=None):
         """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""
         if out is None:
@@ -465,45 +424,8 @@ class Elementwise:
         dt = arrays[0].dtype
         for a in arrays:
             if a.dtype != dt:
-                from derivgen.core.tensor import result_dtype
-                dt = result_dtype(*arrays)
+                dt = array_result_dtype(arrays)
                 break
         compute = self._compute(dt)
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
                                self.k1d_parallel, self.k2d_parallel, self.rows)
-
-    def forward(self, tensors, scalars=(), out=None):
-        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.
-
-        Large float inputs (or a deferred one) may get a ``Pending`` back instead of an array: the op
-        is deferred and fused with the elementwise ops around it (fusion.py); the caller's
-        ``Tensor._make`` turns it into a LazyTensor."""
-        t0 = tensors[0]
-        if out is None and (t0._lazy or t0._array.size >= FUSION_THRESHOLD) and self.scalar is not None:
-            pending = defer(self, tensors, scalars)
-            if pending is not None:
-                return pending
-        arrays = [t._array for t in tensors]
-        if out is None:
-            res = self._fast(arrays, scalars)
-            if res is not None:
-                return res
-        dt = None
-        for a in arrays:
-            if a.ndim == 0:
-                continue  # 0-dim tensors and wrapped numbers do not decide a float result
-            if dt is None:
-                dt = a.dtype
-            elif a.dtype != dt:
-                dt = None
-                break
-        if dt is None or dt.kind != "f":
-            # mixed dtypes, or ints/bools (where a float wrapped number lifts the category): full rules
-            from derivgen.core.tensor import result_dtype
-            dt = result_dtype(*tensors)
-        compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
-                               self.k1d_parallel, self.k2d_parallel, self.rows)
-
-
-from derivgen.engine.fusion import defer  # noqa: E402  (fusion builds on this module's helpers)

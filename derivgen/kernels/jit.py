@@ -3,7 +3,7 @@ writable) and the dtype-preserving literal helper ``_l``.
 
 The generated kernel files stamp a hash of this file in their header, so editing it invalidates the
 Numba cache of every kernel (Numba freezes callees from other files into a cached kernel). Keep it to
-what kernels call; the Python-side dispatcher lives in ``elementwise.py``.
+what kernels call; the Python-side dispatcher lives in ``dispatch.py``.
 """
 import functools
 import math
@@ -14,10 +14,10 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core.caching import CacheImpl, _CacheLocator, _SourceFileBackedLocatorMixin
 from numba.extending import intrinsic, overload
 
-_GENERATED_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                              "generated")
+from derivgen.config import settings as _cfg
 
 
 def _writable(path):
@@ -32,29 +32,41 @@ def _writable(path):
         return False
 
 
+class _UserCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
+    """Numba's cache for every kernel whose source is a file of derivgen (the generated library, the
+    hand-written loops) or of a fused kernel: one directory per source folder under
+    ``<settings.cache_dir>/numba``, never ``__pycache__`` beside the installed package. Entries are keyed
+    by the source file's content hash (Numba's source stamp), so an edited kernel file never meets its
+    old compiled code."""
+    root = None
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(self.root, self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if cls.root is None:
+            return None
+        return super().from_function(py_func, py_file)
+
+
 def _choose_cache():
-    """Numba raises at decoration time when no cache locator can write; pick a place or turn caching off."""
-    if os.environ.get("DERIVGEN_NO_CACHE"):
+    """Where compiled kernels are kept: the user cache directory, else a private temp directory; caching
+    is off when neither is writable (Numba would raise at decoration time) or DERIVGEN_NO_CACHE is set."""
+    if not _cfg.kernel_cache:
         return False
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return _writable(os.environ["NUMBA_CACHE_DIR"])
-    try:
-        import derivgen.generated as gen
-        here = os.path.dirname(os.path.abspath(gen.__file__))
-    except Exception:  # noqa: BLE001 - generated package missing during generation
-        here = _GENERATED_DIR
-    for sub in ("__pycache__", os.path.join("kernels", "__pycache__")):
-        if not _writable(os.path.join(here, sub)):
-            break
-    else:
-        return True
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if _writable(os.path.join(xdg, "numba")):
-        return True
-    tmp = os.path.join(tempfile.gettempdir(), "derivgen-numba-cache")
-    if _writable(tmp):
-        numba.config.CACHE_DIR = tmp
-        return True
+    for root in (os.path.join(_cfg.cache_dir, "numba"),
+                 os.path.join(tempfile.gettempdir(), f"derivgen-numba-{os.getuid() if hasattr(os, 'getuid') else 0}")):
+        if _writable(root):
+            _UserCacheLocator.root = root
+            if _UserCacheLocator not in CacheImpl._locator_classes:
+                CacheImpl._locator_classes.insert(0, _UserCacheLocator)
+            return True
     return False
 
 

@@ -6,43 +6,43 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 """
 
 from derivgen.ops import composites as _c
-from derivgen.ops.ops_module import ops as _ops
+from derivgen.core.registry import aten
 
 
 def relu(input, inplace=False):
-    return _ops().relu_(input) if inplace else _ops().relu(input)
+    return aten.relu_(input) if inplace else aten.relu(input)
 
 
 def relu_(input):
-    return _ops().relu_(input)
+    return aten.relu_(input)
 
 
 def sigmoid(input):
-    return _ops().sigmoid(input)
+    return aten.sigmoid(input)
 
 
 def tanh(input):
-    return _ops().tanh(input)
+    return aten.tanh(input)
 
 
 def gelu(input, approximate="none"):
-    return _ops().gelu(input, approximate=approximate)
+    return aten.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace=False):
-    return _ops().silu(input)
+    return aten.silu(input)
 
 
 def mish(input, inplace=False):
-    return _ops().mish(input)
+    return aten.mish(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    return _ops().softplus(input, beta, threshold)
+    return aten.softplus(input, beta, threshold)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _ops().elu(input, alpha)
+    return aten.elu(input, alpha)
 
 
 def selu(input, inplace=False):
@@ -50,27 +50,27 @@ def selu(input, inplace=False):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _ops().celu(input, alpha)
+    return aten.celu(input, alpha)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _ops().leaky_relu(input, negative_slope)
+    return aten.leaky_relu(input, negative_slope)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _ops().hardtanh(input, min_val, max_val)
+    return aten.hardtanh(input, min_val, max_val)
 
 
 def relu6(input, inplace=False):
-    return _ops().hardtanh(input, 0.0, 6.0)
+    return aten.hardtanh(input, 0.0, 6.0)
 
 
 def hardsigmoid(input, inplace=False):
-    return _ops().hardsigmoid(input)
+    return aten.hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
-    return _ops().hardswish(input)
+    return aten.hardswish(input)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -78,7 +78,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = 0 if input.dim() in (0, 1, 3) else 1
     if dtype is not None:
         input = input.to(dtype)
-    return _ops()._softmax(input, dim, False)
+    return aten._softmax(input, dim, False)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -86,7 +86,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = 0 if input.dim() in (0, 1, 3) else 1
     if dtype is not None:
         input = input.to(dtype)
-    return _ops()._log_softmax(input, dim, False)
+    return aten._log_softmax(input, dim, False)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
@@ -111,26 +111,26 @@ def _reduction(reduction, size_average=None, reduce=None):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    return _ops().mse_loss(input, target, _reduction(reduction, size_average, reduce))
+    return aten.mse_loss(input, target, _reduction(reduction, size_average, reduce))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch's l1_loss is ``(input - target).abs()`` then mean / sum (no row of its own)."""
-    loss = _ops().abs(_ops().sub(input, target))
+    loss = aten.abs(aten.sub(input, target))
     r = _reduction(reduction, size_average, reduce)
-    return _ops().mean(loss) if r == 1 else _ops().sum(loss) if r == 2 else loss
+    return aten.mean(loss) if r == 1 else aten.sum(loss) if r == 2 else loss
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    return _ops().smooth_l1_loss(input, target, _reduction(reduction, size_average, reduce), beta)
+    return aten.smooth_l1_loss(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    return _ops().huber_loss(input, target, _reduction(reduction), delta)
+    return aten.huber_loss(input, target, _reduction(reduction), delta)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    return _ops().nll_loss_forward(input, target, weight, _reduction(reduction, size_average, reduce),
+    return aten.nll_loss_forward(input, target, weight, _reduction(reduction, size_average, reduce),
                                    ignore_index)[0]
 
 
@@ -138,7 +138,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """torch's cross_entropy_loss: log_softmax + nll_loss for class indices (with torch's label-smoothing
     composition), ``-(log_softmax * target)`` reductions for class probabilities."""
-    ops = _ops()
+    ops = aten
     r = _reduction(reduction, size_average, reduce)
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
@@ -185,21 +185,21 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    return _ops().binary_cross_entropy(input, target, weight, _reduction(reduction, size_average, reduce))
+    return aten.binary_cross_entropy(input, target, weight, _reduction(reduction, size_average, reduce))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return _ops().binary_cross_entropy_with_logits(input, target, weight, pos_weight,
+    return aten.binary_cross_entropy_with_logits(input, target, weight, pos_weight,
                                                    _reduction(reduction, size_average, reduce))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """torch's kl_div: ``exp(t) * (t - input)`` or ``xlogy(t, t) - t * input``, then the reduction
     ('batchmean' divides the sum by the batch size)."""
-    ops = _ops()
+    ops = aten
     if size_average is not None or reduce is not None:
         reduction = ["none", "mean", "sum"][_reduction("mean", size_average, reduce)]
     if log_target:
@@ -219,13 +219,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    return _ops().native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
+    return aten.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """torch's normalize: ``input / norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)``."""
-    denom = _ops().clamp_min(_c.norm(input, p, dim, True), eps)
-    return _ops().div(input, _c.expand_as(denom, input))
+    denom = aten.clamp_min(_c.norm(input, p, dim, True), eps)
+    return aten.div(input, _c.expand_as(denom, input))
 
 
 def one_hot(tensor, num_classes=-1):
@@ -249,7 +249,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = weight.shape[0] + padding_idx
     else:
         padding_idx = -1
-    return _ops().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    return aten.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -260,4 +260,4 @@ def pad(input, pad, mode="constant", value=None):
                          f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant":
         raise NotImplementedError(f"derivgen: pad mode {mode!r} is not supported (only 'constant')")
-    return _ops().constant_pad_nd(input, list(pad), 0.0 if value is None else value)
+    return aten.constant_pad_nd(input, list(pad), 0.0 if value is None else value)

@@ -5,7 +5,7 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.tensor import Tensor
-from derivgen.ops.ops_module import ops as _ops
+from derivgen.core.registry import aten
 
 
 def _size_args(size):
@@ -21,11 +21,11 @@ def reshape(self, *shape):
     try:
         viewed = np.reshape(self._array, _resolve(shape, self._array.size), copy=False)
     except ValueError:
-        return _ops()._unsafe_view(_ops().clone(self), shape)
+        return aten._unsafe_view(aten.clone(self), shape)
     if self._array.flags.c_contiguous:
-        return _ops().view(self, shape)
+        return aten.view(self, shape)
     strides = tuple(s // max(viewed.itemsize, 1) for s in viewed.strides)
-    return _ops()._reshape_alias(self, viewed.shape, strides)
+    return aten._reshape_alias(self, viewed.shape, strides)
 
 
 def _resolve(shape, numel):
@@ -37,7 +37,7 @@ def matmul(self, other):
     """torch's _matmul_impl: dot / mv / unsqueeze+mm+squeeze_ / mm, the batch folded into one mm or mv
     when one side has >= 3 dims and the other <= 2 (transposing when the left side is the small one),
     else expand + reshape + bmm + _unsafe_view."""
-    ops = _ops()
+    ops = aten
     a, b = self.dim(), other.dim()
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")
@@ -78,7 +78,7 @@ def to(self, *args, dtype=None, copy=False, **kwargs):
             dtype = a
     if dtype is None or (dtype.np == self._array.dtype and not copy):
         return self
-    return _ops()._to_copy(self, dtype=dtype)
+    return aten._to_copy(self, dtype=dtype)
 
 
 def flatten(self, start_dim=0, end_dim=-1):
@@ -93,11 +93,11 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 
 def expand_as(self, other):
-    return _ops().expand(self, tuple(other.shape))
+    return aten.expand(self, tuple(other.shape))
 
 
 def view_as(self, other):
-    return _ops().view(self, tuple(other.shape))
+    return aten.view(self, tuple(other.shape))
 
 
 def reshape_as(self, other):
@@ -111,17 +111,17 @@ def type_as(self, other):
 def contiguous(self, memory_format=None):
     if self._array.flags.c_contiguous:
         return self
-    return _ops().clone(self)
+    return aten.clone(self)
 
 
 def T(self):  # noqa: N802 - torch spelling
     """torch's ``.T`` is permute with reversed dims for every rank (PermuteBackward0, also for 2-D)."""
     nd = self.dim()
-    return _ops().permute(self, tuple(range(nd - 1, -1, -1)))
+    return aten.permute(self, tuple(range(nd - 1, -1, -1)))
 
 
 def square(self):
-    return _ops().pow(self, 2)
+    return aten.pow(self, 2)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -130,13 +130,13 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(self):
     """torch.selu is elu with fixed constants (EluBackward0)."""
-    return _ops().elu(self, _SELU_ALPHA, _SELU_SCALE)
+    return aten.elu(self, _SELU_ALPHA, _SELU_SCALE)
 
 
 def mT(self):  # noqa: N802 - torch spelling
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
-    return _ops().transpose(self, -2, -1)
+    return aten.transpose(self, -2, -1)
 
 
 def _unbiased_to_correction(unbiased, correction):
@@ -169,22 +169,22 @@ def _var_args(args, kwargs):
 
 def var(self, *args, **kwargs):
     dim, correction, keepdim = _var_args(args, kwargs)
-    return _ops().var(self, dim, correction=correction, keepdim=keepdim)
+    return aten.var(self, dim, correction=correction, keepdim=keepdim)
 
 
 def std(self, *args, **kwargs):
     dim, correction, keepdim = _var_args(args, kwargs)
-    return _ops().std(self, dim, correction=correction, keepdim=keepdim)
+    return aten.std(self, dim, correction=correction, keepdim=keepdim)
 
 
 def var_mean(self, *args, **kwargs):
     dim, correction, keepdim = _var_args(args, kwargs)
-    return tuple(_ops().var_mean(self, dim, correction=correction, keepdim=keepdim))
+    return tuple(aten.var_mean(self, dim, correction=correction, keepdim=keepdim))
 
 
 def std_mean(self, *args, **kwargs):
     dim, correction, keepdim = _var_args(args, kwargs)
-    return tuple(_ops().std_mean(self, dim, correction=correction, keepdim=keepdim))
+    return tuple(aten.std_mean(self, dim, correction=correction, keepdim=keepdim))
 
 
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
@@ -195,19 +195,19 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     if isinstance(dim, int):
         dim = (dim,)
-    return _ops().linalg_vector_norm(self, p, dim, keepdim, dtype=dtype)
+    return aten.linalg_vector_norm(self, p, dim, keepdim, dtype=dtype)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
-    return _ops().linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    return aten.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
 def split(self, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, (list, tuple)):
-        return tuple(_ops().split_with_sizes(self, list(split_size_or_sections), dim))
-    return tuple(_ops().split(self, split_size_or_sections, dim))
+        return tuple(aten.split_with_sizes(self, list(split_size_or_sections), dim))
+    return tuple(aten.split(self, split_size_or_sections, dim))
 
 
 def chunk(self, chunks, dim=0):
@@ -218,8 +218,8 @@ def chunk(self, chunks, dim=0):
     n = self.shape[wrap_dim(dim, self.dim())]
     size = -(-n // chunks) if n else 0
     if size == 0:
-        return tuple(_ops().split_with_sizes(self, [0] * chunks, dim)) if n == 0 else (self,)
-    return tuple(_ops().split(self, size, dim))
+        return tuple(aten.split_with_sizes(self, [0] * chunks, dim)) if n == 0 else (self,)
+    return tuple(aten.split(self, size, dim))
 
 
 def tensor_split(self, indices_or_sections, dim=0):
@@ -237,7 +237,7 @@ def tensor_split(self, indices_or_sections, dim=0):
         bounds = [0]
         for i in range(k):
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
-    return tuple(_ops().slice(self, d, bounds[i], max(bounds[i], bounds[i + 1]), 1) for i in range(len(bounds) - 1))
+    return tuple(aten.slice(self, d, bounds[i], max(bounds[i], bounds[i + 1]), 1) for i in range(len(bounds) - 1))
 
 
 def narrow(self, dim, start, length):
@@ -249,7 +249,7 @@ def narrow(self, dim, start, length):
     start = start % n if start < 0 else start
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return _ops().slice(self, d, start, start + length, 1)
+    return aten.slice(self, d, start, start + length, 1)
 
 
 def unflatten(self, dim, sizes):
@@ -262,7 +262,7 @@ def unflatten(self, dim, sizes):
     if int(np.prod(sizes)) != self.shape[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
                            f"({self.shape[d]}) in the input tensor")
-    return _ops().view(self, tuple(self.shape[:d]) + tuple(sizes) + tuple(self.shape[d + 1:]))
+    return aten.view(self, tuple(self.shape[:d]) + tuple(sizes) + tuple(self.shape[d + 1:]))
 
 
 def atleast_1d(t):
@@ -273,28 +273,28 @@ def atleast_2d(t):
     if t.dim() == 0:
         return reshape(t, (1, 1))
     if t.dim() == 1:
-        return _ops().unsqueeze(t, 0)
+        return aten.unsqueeze(t, 0)
     return t
 
 
 def hstack(tensors):
     ts = [t if t.dim() else reshape(t, (1,)) for t in tensors]
-    return _ops().cat(ts, 0 if ts[0].dim() == 1 else 1)
+    return aten.cat(ts, 0 if ts[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
-    return _ops().cat([atleast_2d(t) for t in tensors], 0)
+    return aten.cat([atleast_2d(t) for t in tensors], 0)
 
 
 def outer(self, vec2):
     """torch.outer is self.reshape(-1, 1) * vec2 (ViewBackward0 + MulBackward0)."""
-    return _ops().mul(reshape(self, (self.shape[0], 1)), vec2)
+    return aten.mul(reshape(self, (self.shape[0], 1)), vec2)
 
 
 def linear(input, weight, bias=None):  # noqa: A002 - torch spelling
     """torch's linear: addmm for 2-D input with bias; a flattened addmm (view, addmm, view) for other
     contiguous inputs with a 1-D bias; otherwise matmul with weight.t() and an in-place add_ of the bias."""
-    ops = _ops()
+    ops = aten
     if input.dim() == 0 or weight.dim() == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
                            f"{weight.dim()}D")
@@ -315,7 +315,7 @@ def einsum(equation, *operands):
     """torch's einsum for explicit or implicit equations without ellipsis or repeated labels: operands are
     unsqueezed and permuted to (output labels, contraction labels), then contracted left to right by
     sumproduct_pair (permute, reshape, bmm, view, permute) and the contraction dims viewed away."""
-    ops = _ops()
+    ops = aten
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
@@ -397,7 +397,7 @@ def einsum(equation, *operands):
 
 def _sumproduct_pair(left, right, sum_dims):
     """(left * right).sum(sum_dims, keepdim=True) by permute, reshape, bmm, view and permute (torch's)."""
-    ops = _ops()
+    ops = aten
     if not sum_dims:
         return ops.mul(left, right)
     ndim = left.dim()
@@ -456,30 +456,30 @@ def dropout(input, p=0.5, train=True, generator=None):  # noqa: A002 - torch spe
         noise = np.zeros(input._array.shape, dt)
     else:
         noise = (rng.random(input._array.shape) >= p).astype(dt) / dt.type(1 - p)
-    return _ops().mul(input, Tensor._make(noise))
+    return aten.mul(input, Tensor._make(noise))
 
 
 def softmax(self, dim, dtype=None):
     x = to(self, dtype) if dtype is not None else self
-    return _ops()._softmax(x, dim, False)
+    return aten._softmax(x, dim, False)
 
 
 def log_softmax(self, dim, dtype=None):
     x = to(self, dtype) if dtype is not None else self
-    return _ops()._log_softmax(x, dim, False)
+    return aten._log_softmax(x, dim, False)
 
 
 def where_method(self, condition, other):
     """``Tensor.where(condition, other)`` is ``where(condition, self, other)``."""
-    return _ops().where(condition, self, other)
+    return aten.where(condition, self, other)
 
 
 def _binary_or_reduction(reduce_name, binary_name):
     def fn(self, *args, **kwargs):
         other = args[0] if args else kwargs.get("other")
         if isinstance(other, Tensor) and len(args) <= 1 and set(kwargs) <= {"other"}:
-            return getattr(_ops(), binary_name)(self, other)  # torch.max(a, b) is maximum (MaximumBackward0)
-        return getattr(_ops(), reduce_name)(self, *args, **kwargs)
+            return getattr(aten, binary_name)(self, other)  # torch.max(a, b) is maximum (MaximumBackward0)
+        return getattr(aten, reduce_name)(self, *args, **kwargs)
     fn.__name__ = reduce_name
     fn.__doc__ = f"``{reduce_name}`` over all elements or a dim (namedtuple), or ``{binary_name}`` of two tensors."
     return fn
@@ -504,3 +504,11 @@ METHODS = {
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "outer": outer,
     "softmax": softmax, "log_softmax": log_softmax, "where": where_method, "max": max_or_maximum, "min": min_or_minimum,
 }
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(t):
+    return t.numel()

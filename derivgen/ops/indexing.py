@@ -2,7 +2,7 @@
 dims, each step a differentiable op (SelectBackward0, SliceBackward0, UnsqueezeBackward0)."""
 import numpy as np
 
-from derivgen.ops.ops_module import ops as _ops
+from derivgen.core.registry import aten
 
 
 def _is_int(v):
@@ -10,7 +10,7 @@ def _is_int(v):
 
 
 def getitem(t, index):
-    ops = _ops()
+    ops = aten
     if isinstance(index, slice):
         # torch keeps a single slice as a slice op even when it covers everything
         return ops.slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
@@ -66,7 +66,7 @@ def _as_index_tensor(i):
 def _advanced(t, index):
     """Basic indices (ints, slices, None, ...) are applied first as views; the tensor indices then go to
     index.Tensor (IndexBackward0) with None for the dims they leave alone, as torch does."""
-    ops = _ops()
+    ops = aten
     tensors = []
     n_real = sum(1 for i in index if i is not None and i is not Ellipsis
                  for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i)._array.dtype == np.bool_ else 1))
@@ -108,7 +108,7 @@ def setitem(t, index, value):
     (CopySlices on ``t``), tensor indices go to ``index_put_`` (IndexPutBackward0)."""
     from derivgen.ops.inplace import check_inplace, commit_inplace
     from derivgen.core.tensor import Tensor, wrap_scalar
-    ops = _ops()
+    ops = aten
     idx = index if isinstance(index, tuple) else (index,)
     if not isinstance(value, Tensor):
         value = wrap_scalar(value.item() if isinstance(value, np.generic) else value) \

@@ -1,12 +1,14 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
-from derivgen.core.grad_mode import is_grad_enabled
-from derivgen.core.pending import LIVE
+from derivgen.core.grad_mode import enable_grad, is_grad_enabled
+from derivgen.core.node import rebase_history
+from derivgen.core.pending import LIVE, flush
+from derivgen.core.registry import aten
+from derivgen.engine.copyslices import CopySlices
 
 
 def check_inplace(t):
     if LIVE:
         # deferred values read their inputs when computed: compute them before this write
-        from derivgen.engine.fusion import flush
         flush()
     if not is_grad_enabled():
         return
@@ -88,21 +90,17 @@ def set_inplace_history(t, fn, output_nr=0):
     """After an in-place op with node ``fn`` wrote into ``t``: a plain tensor becomes output ``output_nr``
     of ``fn`` (rebase_history); a view instead gives its base a CopySlices node wrapping ``fn``, and gets
     its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch)."""
-    from derivgen.core.node import rebase_history
     chain = view_chain(t) if t._base is not None else None
     if chain is None:
         rebase_history(t, fn, output_nr)
         return
-    from derivgen.engine.copyslices import CopySlices
-    from derivgen.core.grad_mode import enable_grad
     root = chain[0]
     rebase_history(root, CopySlices(root, t, fn), 0)
     with enable_grad():
         if root._array.flags.c_contiguous:  # torch regenerates a CPU view's grad_fn as as_strided of its base
-            from derivgen.generated import ops
             item = t._array.itemsize
             offset = (t._array.__array_interface__["data"][0] - root._array.__array_interface__["data"][0]) // item
-            v = ops.as_strided_default(root, t._array.shape, tuple(s // item for s in t._array.strides), offset)
+            v = aten.as_strided_default(root, t._array.shape, tuple(s // item for s in t._array.strides), offset)
         else:  # replay the view ops on the base
             v = root
             for f, args, kwargs in chain[1:]:

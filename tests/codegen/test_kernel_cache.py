@@ -12,14 +12,14 @@ TABLE = os.path.join(REPO, "formulas.yaml")
 
 
 def test_import_and_compute_without_any_writable_cache_dir():
-    # NUMBA_CACHE_DIR under /proc cannot be created, not even by root: the probe must turn caching off
-    # instead of letting numba raise at decoration time.
-    code = ("import derivgen as torch, derivgen.kernels.jit as k\n"
-            "assert k.CACHE is False, k.CACHE\n"
+    # directories under /proc cannot be created, not even by root: the probe must fall back to a private
+    # temp directory or turn caching off, instead of letting numba raise at decoration time.
+    code = ("import tempfile, derivgen as torch, derivgen.kernels.jit as k\n"
+            "assert k.CACHE is False or k._UserCacheLocator.root.startswith(tempfile.gettempdir())\n"
             "x = torch.tensor([0.5, 1.5], requires_grad=True)\n"
             "y = (x.sigmoid() * x).sum(); y.backward()\n"
             "print(round(float(y), 6), [round(v, 6) for v in x.grad.tolist()])\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR="/proc/derivgen-no-cache-here")
+    env = dict(os.environ, DERIVGEN_CACHE_DIR="/proc/derivgen-no-cache-here", TMPDIR="/proc/no-tmp-either")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     import math
@@ -31,10 +31,30 @@ def test_import_and_compute_without_any_writable_cache_dir():
 
 def test_probe_turns_caching_off_when_nothing_is_writable(monkeypatch):
     import derivgen.kernels.jit as k
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.delenv("DERIVGEN_NO_CACHE", raising=False)
     monkeypatch.setattr(k, "_writable", lambda path: False)
     assert k._choose_cache() is False
+
+
+def _cache_files(root):
+    found = set()
+    for base, dirs, files in os.walk(root):
+        found.update(os.path.join(base, f) for f in files if f.endswith((".nbi", ".nbc")))
+    return found
+
+
+def test_kernels_are_cached_in_the_user_cache_dir_and_never_in_the_package(tmp_path):
+    package_dirs = [os.path.join(REPO, "derivgen"), os.path.join(REPO, "generated")]
+    before = set().union(*(_cache_files(d) for d in package_dirs))
+    code = ("import derivgen as torch\n"
+            "x = torch.linspace(0.1, 2.0, 7, dtype=torch.float64, requires_grad=True)\n"
+            "(x.log1p() * x.atan()).sum().backward()\n"
+            "print(x.grad.sum().item())\n")
+    env = dict(os.environ, DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    cached = _cache_files(str(tmp_path / "cache" / "numba"))
+    assert any("log1p" in os.path.basename(f) for f in cached), sorted(cached)[:5]
+    assert set().union(*(_cache_files(d) for d in package_dirs)) == before
 
 
 def _stamps(files):

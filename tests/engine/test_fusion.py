@@ -11,6 +11,7 @@ import pytest
 import derivgen
 import derivgen.generated.kernels
 from derivgen.kernels import buffers
+from derivgen import config
 from derivgen.engine import fusion
 from derivgen.table import load_table
 from tests.support.samples import row_function, samples_for
@@ -24,8 +25,8 @@ FUSABLE_ROWS = [e for e in load_table(os.path.join(REPO, "formulas.yaml"))
 def fused():
     """Fusion on from 4 elements, with region runs recorded: yields the list of fused regions (each a
     list of nodes, parents first)."""
-    old = fusion.get_threshold()
-    fusion.set_threshold(4)
+    old = config.fusion_threshold()
+    config.set_fusion_threshold(4)
     regions = []
     real = fusion._run_region
 
@@ -38,17 +39,17 @@ def fused():
         yield regions
     finally:
         fusion._run_region = real
-        fusion.set_threshold(old)
+        config.set_fusion_threshold(old)
 
 
 def eager(fn):
     """Run ``fn()`` with fusion off."""
-    old = fusion.get_threshold()
-    fusion.set_threshold(None)
+    old = config.fusion_threshold()
+    config.set_fusion_threshold(None)
     try:
         return fn()
     finally:
-        fusion.set_threshold(old)
+        config.set_fusion_threshold(old)
 
 
 def leaves(n=64, dtype=derivgen.float64, seed=0, k=3):
@@ -208,9 +209,9 @@ def test_inplace_write_after_deferral_does_not_change_a_deferred_value(fused):
 def test_threshold_off_and_small_tensors_are_eager(fused):
     x = derivgen.ones(3)
     assert not (x * 2.0)._lazy
-    fusion.set_threshold(None)
+    config.set_fusion_threshold(None)
     y = derivgen.ones(100) * 2.0
-    assert not y._lazy and fusion.get_threshold() is None
+    assert not y._lazy and config.fusion_threshold() is None
 
 
 def test_fused_kernel_source_reads_like_code(fused):
@@ -323,12 +324,12 @@ def test_large_float32_chain_uses_parallel_kernels():
         lazy = y._lazy
         y.sum().backward()
         return lazy, [t.grad.numpy() for t in (x, w, b)]
-    old = fusion.get_threshold()
-    fusion.set_threshold(1 << 16)
+    old = config.fusion_threshold()
+    config.set_fusion_threshold(1 << 16)
     try:
         lazy, grads = run()
     finally:
-        fusion.set_threshold(old)
+        config.set_fusion_threshold(old)
     _, ref = eager(run)
     assert lazy
     for g, r in zip(grads, ref):

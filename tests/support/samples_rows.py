@@ -1,4 +1,4 @@
-"""Sample inputs for the issue-3 rows of formulas.yaml that cannot be sampled automatically (rows with a
+"""Sample inputs for the rows of formulas.yaml that cannot be sampled automatically (rows with a
 hand-written forward, optional or str arguments, indices, multi-output rows), for the table-wide
 gradcheck (tests/ops/test_gradcheck_table.py). Values stay away from kinks and ties so that central
 differences are valid; kinks themselves are covered against torch in tests/parity/test_parity_ops.py."""

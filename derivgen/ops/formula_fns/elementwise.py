@@ -3,7 +3,9 @@ rounding). Masks are not differentiable, so the graph versions compute them from
 the arithmetic on ``grad`` goes through ops."""
 import numpy as np
 
-from derivgen.ops.formula_fns.shapes import _ops, zeros_like_graph
+from derivgen.core.registry import aten
+from derivgen.kernels.loops import erf
+from derivgen.ops.formula_fns.shapes import zeros_like_graph
 
 
 def _mask_tensor(m):
@@ -50,7 +52,7 @@ def clamp_backward(grad, self, min, max):  # noqa: A002 - torch's argument names
 
 def clamp_backward_graph(grad, self, min, max):  # noqa: A002
     mask = _clamp_mask(self._array, _arr(min), _arr(max))
-    return grad if mask is None else _ops().where(_mask_tensor(mask), grad, 0.0)
+    return grad if mask is None else aten.where(_mask_tensor(mask), grad, 0.0)
 
 
 def _clamp_min_max_masks(self, mn, mx):
@@ -69,8 +71,8 @@ def clamp_backward_min_max(grad, self, min, max):  # noqa: A002
 
 def clamp_backward_min_max_graph(grad, self, min, max):  # noqa: A002
     m_lo, m_hi = _clamp_min_max_masks(self._array, _arr(min), _arr(max))
-    return (None if m_lo is None else _ops().where(_mask_tensor(m_lo), grad, 0.0),
-            None if m_hi is None else _ops().where(_mask_tensor(m_hi), grad, 0.0))
+    return (None if m_lo is None else aten.where(_mask_tensor(m_lo), grad, 0.0),
+            None if m_hi is None else aten.where(_mask_tensor(m_hi), grad, 0.0))
 
 
 def _logit_mask(self, eps):
@@ -89,7 +91,7 @@ def logit_backward(grad, self, eps):
 
 def logit_backward_graph(grad, self, eps):
     mask, fill = _logit_mask(self._array, eps)
-    return _ops().where(_mask_tensor(mask), fill, grad / (self * (1 - self)))
+    return aten.where(_mask_tensor(mask), fill, grad / (self * (1 - self)))
 
 
 _SQRT1_2 = 0.7071067811865476
@@ -105,14 +107,13 @@ def gelu_backward(grad, self, approximate):
         t = np.tanh(inner)
         right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
         return grad * (0.5 * (1 + t) + right)
-    from derivgen.ops.forwards import _erf
-    cdf = 0.5 * (1 + _erf(self * self.dtype.type(_SQRT1_2)))
+    cdf = 0.5 * (1 + erf(self * self.dtype.type(_SQRT1_2)))
     pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
     return grad * (cdf + self * pdf)
 
 
 def gelu_backward_graph(grad, self, approximate):
-    ops = _ops()
+    ops = aten
     if approximate == "tanh":
         t = ops.tanh(_GELU_BETA * (self + _GELU_KAPPA * self * self * self))
         right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)

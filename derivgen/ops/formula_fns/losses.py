@@ -3,7 +3,8 @@ embedding."""
 import numpy as np
 
 from derivgen.ops.forwards import _nll_parts, _nn_kernels, reduction_enum
-from derivgen.ops.formula_fns.shapes import _T, _composite_reshape, _ops
+from derivgen.core.registry import aten
+from derivgen.ops.formula_fns.shapes import _T, _composite_reshape
 
 
 
@@ -56,7 +57,7 @@ def _nll_backward_unweighted(grad, self, target, reduction, ignore_index, total_
 
 
 def nll_loss_backward_graph(grad, self, target, weight, reduction, ignore_index, total_weight):
-    ops = _ops()
+    ops = aten
     x, safe, scale = _nll_scale(self._array, target._array, None if weight is None else weight._array, reduction,
                                 ignore_index, total_weight._array)
     n = x.shape[0]
@@ -86,7 +87,7 @@ def log_softmax_backward_data(grad, output, dim):
 
 
 def log_softmax_backward_data_graph(grad, output, dim):
-    ops = _ops()
+    ops = aten
     return grad - ops.exp(output) * ops.sum(grad, [dim], True)
 
 
@@ -102,7 +103,7 @@ def binary_cross_entropy_backward(grad, self, target, weight, reduction):
 
 
 def binary_cross_entropy_backward_graph(grad, self, target, weight, reduction):
-    ops = _ops()
+    ops = aten
     g = grad * (self - target) / ops.clamp_min((1 - self) * self, 1e-12)
     if weight is not None:
         g = g * weight
@@ -117,7 +118,7 @@ def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
 
 
 def binary_cross_entropy_target_backward_graph(grad, self, target, weight, reduction):
-    ops = _ops()
+    ops = aten
     g = grad * (ops.log1p(-self) - ops.log(self))
     if weight is not None:
         g = g * weight
@@ -144,7 +145,7 @@ def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 
 def bce_with_logits_backward_graph(grad, self, target, weight, pos_weight, reduction):
-    s = _ops().sigmoid(self)
+    s = aten.sigmoid(self)
     if pos_weight is None:
         g = s - target
     else:
@@ -167,7 +168,7 @@ def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, redu
 
 
 def bce_with_logits_target_backward_graph(grad, self, target, weight, pos_weight, reduction):
-    ops = _ops()
+    ops = aten
     g = -self
     if pos_weight is not None:
         g = g + (pos_weight - 1) * ops.softplus(-self)
@@ -191,7 +192,7 @@ def layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight, bias,
 
 
 def layer_norm_backward_graph(grad, input, normalized_shape, mean, rstd, weight, bias, eps):  # noqa: A002
-    ops = _ops()
+    ops = aten
     k = len(normalized_shape)
     axes = list(range(input.dim() - k, input.dim()))
     batch = list(range(input.dim() - k))
@@ -227,7 +228,7 @@ def embedding_backward(grad, indices, sizes, padding_idx, scale_grad_by_freq):
 
 
 def embedding_backward_graph(grad, indices, sizes, padding_idx, scale_grad_by_freq):
-    ops = _ops()
+    ops = aten
     idx, scale = _embedding_rows(grad._array, indices._array, sizes, padding_idx, scale_grad_by_freq)
     rows = _composite_reshape(grad, (-1, sizes[1])) * _T(scale[:, None])
     return ops.index_add(_T(np.zeros(tuple(sizes), grad._array.dtype)), 0, _T(idx), rows)

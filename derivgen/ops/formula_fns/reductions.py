@@ -3,7 +3,8 @@ import numpy as np
 
 from derivgen.core.shapes import dims_list
 from derivgen.ops.formula_fns.elementwise import _mask_tensor
-from derivgen.ops.formula_fns.shapes import _T, _composite_reshape, _ops, reduced_numel, zeros_like_graph
+from derivgen.core.registry import aten
+from derivgen.ops.formula_fns.shapes import _T, _composite_reshape, reduced_numel, zeros_like_graph
 
 
 
@@ -30,7 +31,7 @@ def _restore_graph(grad, ndim, dim, keepdim):
     if keepdim or ndim == 0:
         return grad
     for d in dims_list(dim, ndim):
-        grad = _ops().unsqueeze(grad, d)
+        grad = aten.unsqueeze(grad, d)
     return grad
 
 
@@ -47,7 +48,7 @@ def _prod_others(x, d):
 
 
 def _prod_others_graph(x, d):
-    ops = _ops()
+    ops = aten
     n = x.shape[d]
     shape = list(x.shape)
     shape[d] = 1
@@ -66,7 +67,7 @@ def prod_backward(grad, self, result):
 def prod_backward_graph(grad, self, result):
     if self.dim() == 0:
         return grad * _T(np.ones_like(self._array))
-    return grad * _ops().view(_prod_others_graph(_ops().view(self, (-1,)), 0), tuple(self.shape))
+    return grad * aten.view(_prod_others_graph(aten.view(self, (-1,)), 0), tuple(self.shape))
 
 
 def prod_dim_backward(grad, self, dim, keepdim):
@@ -95,7 +96,7 @@ def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
 
 
 def value_selecting_reduction_backward_graph(grad, dim, indices, sizes, keepdim):
-    ops = _ops()
+    ops = aten
     if len(sizes) == 0:
         return ops.view(grad, ())
     d = dim % len(sizes)
@@ -115,7 +116,7 @@ def evenly_distribute_backward(grad, self, result):
 
 def evenly_distribute_backward_graph(grad, self, result):
     mask = _even_mask(self._array, result._array)
-    return _ops().where(_mask_tensor(mask), grad / float(mask.sum()), 0.0)
+    return aten.where(_mask_tensor(mask), grad / float(mask.sum()), 0.0)
 
 
 def _count_mask(self, result, dim, keepdim):
@@ -134,7 +135,7 @@ def scale_grad_by_count(grad, self, result, dim, keepdim):
 def scale_grad_by_count_graph(grad, self, result, dim, keepdim):
     mask, count = _count_mask(self._array, result._array, dim, keepdim)
     g = _restore_graph(grad, self.dim(), dim, keepdim) / _T(count.astype(grad._array.dtype))
-    return _ops().where(_mask_tensor(mask), g, 0.0)
+    return aten.where(_mask_tensor(mask), g, 0.0)
 
 
 def _var_scale(sizes, dim, correction):
@@ -151,7 +152,7 @@ def var_backward(grad, self, dim, correction, keepdim):
 
 
 def var_backward_graph(grad, self, dim, correction, keepdim):
-    ops = _ops()
+    ops = aten
     g = _restore_graph(grad, self.dim(), dim, keepdim)
     mean = ops.mean(self, dims_list(dim, self.dim()), True) if self.dim() else self
     return (_var_scale(tuple(self.shape), dim, correction) * g) * (self - mean)
@@ -186,7 +187,7 @@ def linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim):
 
 
 def linalg_vector_norm_backward_graph(grad, self, ord, result, dim, keepdim):
-    ops = _ops()
+    ops = aten
     nd = self.dim()
     g = _restore_graph(grad, nd, dim, keepdim)
     r = _restore_graph(result, nd, dim, keepdim)
@@ -232,7 +233,7 @@ def cumprod_backward(grad, self, dim, result):
 
 
 def cumprod_backward_graph(grad, self, dim, result):
-    ops = _ops()
+    ops = aten
     if self.dim() == 0:
         return grad
     d = dim % self.dim()
@@ -260,7 +261,7 @@ def repeat_backward(grad, repeats, sizes):
 
 
 def repeat_backward_graph(grad, repeats, sizes):
-    ops = _ops()
+    ops = aten
     lead = len(repeats) - len(sizes)
     full = (1,) * lead + tuple(sizes)
     inter = []

@@ -2,8 +2,8 @@
 gradients become zeros), and plain-value metadata functions."""
 import numpy as np
 
-from derivgen.core.shapes import dims_list, sum_to as _sum_to
-from derivgen.ops.ops_module import ops as _ops
+from derivgen.core.shapes import dims_list, sum_to as _sum_to, sum_to_graph  # noqa: F401  (a helper of the table)
+from derivgen.core.registry import aten
 
 
 def _T(a):
@@ -20,17 +20,6 @@ def _composite_reshape(x, shape):
 
 def sum_to(x, shape):
     return _sum_to(x, shape)
-
-
-def sum_to_graph(x, shape):
-    shape = tuple(shape)
-    if tuple(x.shape) == shape:
-        return x
-    lead = x.dim() - len(shape)
-    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1]
-    if axes:
-        x = x.sum(axes, keepdim=True)
-    return x.view(shape) if tuple(x.shape) != shape else x
 
 
 def sum_backward(grad, sizes, dim, keepdim):
@@ -102,7 +91,7 @@ def _cat_with_zeros_graph(grads, lengths, dim, sizes, dtype):
             shape[d] = k
             g = Tensor._make(np.zeros(shape, dtype))
         pieces.append(g)
-    return _ops().cat(pieces, d)
+    return aten.cat(pieces, d)
 
 
 def unbind_backward(grads, dim, sizes, dtype):
@@ -117,7 +106,7 @@ def unbind_backward_graph(grads, dim, sizes, dtype):
     d = dim % len(sizes)
     shape = list(sizes)
     del shape[d]
-    return _ops().stack([Tensor._make(np.zeros(shape, dtype)) if g is None else g for g in grads], d)
+    return aten.stack([Tensor._make(np.zeros(shape, dtype)) if g is None else g for g in grads], d)
 
 
 def reshape(x, sizes):
@@ -140,7 +129,7 @@ def permute_backward_graph(grad, dims):
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[d % len(dims)] = i
-    return _ops().permute(grad, tuple(inverse))
+    return aten.permute(grad, tuple(inverse))
 
 
 def unsqueeze_to(grad, dim, sizes):
@@ -200,8 +189,8 @@ def cat_tensors_backward_graph(grad, sizes, dim):
             out.append(Tensor._make(np.zeros((0,), grad._array.dtype)))
             continue
         d = dim % len(shape)
-        out.append(_ops().narrow(grad, d, offset, shape[d]) if hasattr(_ops(), "narrow")
-                   else _ops().slice(grad, d, offset, offset + shape[d], 1))
+        out.append(aten.narrow(grad, d, offset, shape[d]) if "narrow" in aten
+                   else aten.slice(grad, d, offset, offset + shape[d], 1))
         offset += shape[d]
     return out
 
@@ -213,7 +202,7 @@ def stack_tensors_backward(grad, dim):
 
 def stack_tensors_backward_graph(grad, dim):
     d = dim % grad.dim()
-    return list(_ops().unbind(grad, d))
+    return list(aten.unbind(grad, d))
 
 
 # ---- metadata functions (plain values, same on both paths) -------------------------------------
@@ -250,7 +239,7 @@ def as_strided_backward(grad, sizes, size, stride, storage_offset):
 
 
 def as_strided_backward_graph(grad, sizes, size, stride, storage_offset):
-    ops = _ops()
+    ops = aten
     zeros = _T(np.zeros(int(np.prod(sizes)), grad._array.dtype))
     flat = ops.index_put(zeros, [_T(_strided_flat_index(size, stride, storage_offset))],
                          _composite_reshape(grad, (-1,)), True)

@@ -2,23 +2,19 @@
 arguments, rounding modes): written with numpy here instead of a generated kernel."""
 import numpy as np
 
+from derivgen.core.dtypes import get_default_dtype
+from derivgen.core.tensor import result_dtype
+from derivgen.kernels.loops import erf as _erf
 
 
 # ---- elementwise rows with a hand-written forward (optional Scalars, str arguments) ------------------
 
 def _promoted(*arrays):
     """torch's result dtype of the arrays (0-dim arrays rank below dimensioned ones, as in torch)."""
-    from derivgen.core.tensor import result_dtype
     dt = result_dtype(*[a for a in arrays if a is not None])
     if dt.kind != "f":
-        from derivgen.core.dtypes import get_default_dtype
         dt = get_default_dtype().np
     return dt
-
-
-def _erf(a):
-    from derivgen.generated import kernels
-    return kernels.erf_forward((a,), ())
 
 
 def logit(self, eps=None):

@@ -1,0 +1,40 @@
+"""Hook registration shared by tensors and nodes: a weakly referenceable dict of hooks and the handle
+``register_*hook`` returns (``remove()`` unregisters, also as a context manager), as torch's
+``RemovableHandle``."""
+import weakref
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook."""
+    _next_id = [0]
+
+    __slots__ = ("_dict_ref", "id")
+
+    def __init__(self, hooks_dict):
+        self._dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle._next_id[0]
+        RemovableHandle._next_id[0] += 1
+
+    def remove(self):
+        d = self._dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced (hook handles hold it weakly, as torch does)."""
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(hooks, fn):
+    if hooks is None:
+        hooks = _HookDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return hooks, handle

@@ -1,0 +1,88 @@
+"""Elementwise ops on Tensors: a generated kernel (``derivgen.kernels.dispatch.Elementwise``) plus the
+Tensor-level rules of a forward call: torch's type promotion with wrapped Python numbers, and deferral
+of large inputs into whole-graph fusion (``derivgen.engine.fusion``).
+
+The generated kernel modules build their forward and backward kernels from this class; backward
+formulas call them with arrays (``__call__``, ``callN``), ops with Tensors (``forward``, ``forwardN``).
+"""
+import numpy as np
+
+from derivgen.config import settings as _cfg
+from derivgen.core.tensor import result_dtype
+from derivgen.engine.fusion import defer
+from derivgen.kernels.dispatch import Elementwise, _entry_scalars, run_elementwise
+
+
+class ElementwiseOp(Elementwise):
+    __slots__ = ()
+
+    # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
+    # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
+    def forward1(self, t, scalars=()):
+        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
+        if not t._lazy:
+            a = t._array
+            entry = self._entry.get(a.dtype)
+            if entry is not None and a.flags.c_contiguous and a.size < _cfg.small_array:
+                dt = a.dtype
+                out = flat = np.empty(a.shape, dt)
+                if a.ndim != 1:
+                    flat, a = out.reshape(-1), a.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, entry[1])
+                return out
+        return self.forward((t,), scalars)
+
+    def forward2(self, t, u, scalars=()):
+        """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
+        broadcasting, deferred or large inputs take the general path."""
+        if not t._lazy and not u._lazy:
+            a = t._array
+            b = u._array
+            dt = a.dtype
+            entry = self._entry.get(dt)
+            if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+                    and b.flags.c_contiguous and a.size < _cfg.small_array):
+                out = flat = np.empty(a.shape, dt)
+                if a.ndim != 1:
+                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, b, entry[1])
+                return out
+        return self.forward((t, u), scalars)
+
+    def forward(self, tensors, scalars=(), out=None):
+        """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.
+
+        Large float inputs (or a deferred one) may get a ``Pending`` back instead of an array: the op
+        is deferred and fused with the elementwise ops around it (fusion.py); the caller's
+        ``Tensor._make`` turns it into a LazyTensor."""
+        t0 = tensors[0]
+        if out is None and (t0._lazy or t0._array.size >= _cfg.fusion_threshold) and self.scalar is not None:
+            pending = defer(self, tensors, scalars)
+            if pending is not None:
+                return pending
+        arrays = [t._array for t in tensors]
+        if out is None:
+            res = self._fast(arrays, scalars)
+            if res is not None:
+                return res
+        dt = None
+        for a in arrays:
+            if a.ndim == 0:
+                continue  # 0-dim tensors and wrapped numbers do not decide a float result
+            if dt is None:
+                dt = a.dtype
+            elif a.dtype != dt:
+                dt = None
+                break
+        if dt is None or dt.kind != "f":
+            # mixed dtypes, or ints/bools (where a float wrapped number lifts the category): full rules
+            dt = result_dtype(*tensors)
+        compute = self._compute(dt)
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+                               self.k1d_parallel, self.k2d_parallel, self.rows)
