@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Bar chart of the derivgen/PyTorch time ratios (with the issue-5 targets) from ``run.py`` results.
+"""Bar chart of the derivgen/PyTorch time ratios (with their targets) from ``run.py`` results.
 
     python benchmarks/plot.py results.json benchmarks/ratios.png
     python benchmarks/run.py --plot benchmarks/ratios.png          # same chart, straight from a run
@@ -30,7 +30,7 @@ def plot_ratios(res, path):
     bars = ax.bar(xs, vals, color=colors, width=0.6, label="derivgen / PyTorch (median time)")
     for i, (v, t) in enumerate(zip(vals, targets)):
         ax.hlines(t, i - 0.4, i + 0.4, colors="black", linestyles="--", linewidth=1.5,
-                  label="issue-5 target" if i == 0 else None)
+                  label="target" if i == 0 else None)
         ax.text(i, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=9)
     mins = [ratios[w].get("vs_torch_min") for w in wls]
     if any(m is not None for m in mins):

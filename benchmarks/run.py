@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""derivgen benchmarks (issue 5): derivgen vs hand-written numpy vs PyTorch eager (CPU).
+"""derivgen benchmarks: derivgen vs hand-written numpy vs PyTorch eager (CPU).
 
 One command::
 
@@ -10,7 +10,7 @@ One command::
                                              # (comparable numbers on a busy shared machine)
 
 Implementations are interleaved round by round; median, min and max are reported with the
-derivgen/PyTorch and derivgen/numpy ratios and the issue-5 targets (PASS/MISS on the medians).
+derivgen/PyTorch and derivgen/numpy ratios and the targets (PASS/MISS on the medians).
 
 Workloads (all float32, forward + backward, leaf gradients reset to None before every step):
 
@@ -49,7 +49,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# Targets from issue 5: derivgen / PyTorch median-time ratios, and absolute seconds.
+# Targets: derivgen / PyTorch median-time ratios, and absolute seconds.
 RATIO_TARGETS = {"W1": 1.0, "W2": 0.5, "W3": 1.0, "W4": 0.6}
 ABS_TARGETS = {"import": 0.8, "generate": 3.0}
 
@@ -1027,7 +1027,7 @@ def print_tables(res, log):
         s = t["W2_copy_reference"]
         log(f"{'W2 copy':10s} {'numpy':9s} {s['median'] * 1e3:8.3f} ms {s['min'] * 1e3:8.3f} ms {s['max'] * 1e3:8.3f} ms  "
             f"{s['GBps']:.1f} GB/s (bandwidth reference)")
-    log("\nRatios (time derivgen / other; lower is better) against the issue-5 targets; the verdict uses "
+    log("\nRatios (time derivgen / other; lower is better) against the targets; the verdict uses "
         "the medians,\nthe min-based ratios show the least-disturbed runs")
     log(f"{'workload':10s} {'dg/torch':>9s} {'target':>7s} {'verdict':>8s} {'(by min)':>9s} {'dg/numpy':>9s} "
         f"{'(by min)':>9s}")
