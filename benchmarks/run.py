@@ -22,7 +22,7 @@ Workloads (all float32, forward + backward, leaf gradients reset to None before 
 * W4  broadcast + reduction: ``((x + b) ** 2).mean(0).sum()`` with x (2048, 2048), b (2048,).
 * import time of ``import derivgen`` (fresh subprocess, warm kernel cache) and ``derivgen generate``
   time for the whole table (into a temporary folder).
-* cold first-use latency (fresh subprocess, empty NUMBA_CACHE_DIR, DERIVGEN_NO_CACHE=1).
+* cold first-use latency (fresh subprocess, empty DERIVGEN_CACHE_DIR, DERIVGEN_NO_CACHE=1).
 * peak memory of W2 and W3 (fresh subprocess per implementation, peak RSS above the steady state).
 * micro-benchmarks: numba dispatcher call overhead on 8 elements vs numpy ufuncs, and 4M-element
   kernel throughput (sigmoid backward / forward) vs numpy and PyTorch.
@@ -851,26 +851,26 @@ def measure_generate(n, log):
 
 def measure_cold(has_torch, n, log):
     res = {}
-    run_child(["--_child-cold", "derivgen"])  # make sure the in-tree kernel cache is current
+    run_child(["--_child-cold", "derivgen"])  # make sure the user kernel cache is current
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, NUMBA_CACHE_DIR=tmp, DERIVGEN_NO_CACHE="1")
+        env = dict(os.environ, DERIVGEN_CACHE_DIR=tmp, DERIVGEN_NO_CACHE="1")
         res["derivgen"] = run_child(["--_child-cold", "derivgen"], env=env)
         res["derivgen"]["cache_dir_files_after"] = sum(len(fs) for _, _, fs in os.walk(tmp))
     d = res["derivgen"]
-    log(f"  derivgen cold (NUMBA_CACHE_DIR=<empty>, DERIVGEN_NO_CACHE=1): import {d['import_s']:.3f} s, "
+    log(f"  derivgen cold (DERIVGEN_CACHE_DIR=<empty>, DERIVGEN_NO_CACHE=1): import {d['import_s']:.3f} s, "
         f"first fwd+bwd of `{COLD_EXPR}` on 8 float32: {d['first_s']:.3f} s wall ({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, "
         f"third {d['third_s'] * 1e3:.3f} ms")
     warm = [run_child(["--_child-cold", "derivgen"]) for _ in range(n)]
     res["derivgen_warm"] = {k: statistics.median(w[k] for w in warm) for k in ("import_s", "first_s", "second_s",
                                                                               "third_s", "first_cpu_s")}
     d = res["derivgen_warm"]
-    log(f"  derivgen, warm in-tree kernel cache (median of {n} processes): import {d['import_s']:.3f} s, first fwd+bwd "
+    log(f"  derivgen, warm kernel cache (median of {n} processes): import {d['import_s']:.3f} s, first fwd+bwd "
         f"{d['first_s']:.3f} s wall ({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
     # the same expression on 1M elements runs fused (derivgen/engine/fusion.py): its kernels are
     # generated and compiled on first use, then loaded from the cache by later processes
     big = 1 << 20
-    with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as fused_dir:
-        env = dict(os.environ, NUMBA_CACHE_DIR=numba_dir, DERIVGEN_FUSION_DIR=fused_dir, BENCH_COLD_N=str(big))
+    with tempfile.TemporaryDirectory() as cache_dir:
+        env = dict(os.environ, DERIVGEN_CACHE_DIR=cache_dir, BENCH_COLD_N=str(big))
         res["derivgen_fused_cold"] = run_child(["--_child-cold", "derivgen"], env=env)
         res["derivgen_fused_warm"] = run_child(["--_child-cold", "derivgen"], env=env)
     for key, what in (("derivgen_fused_cold", "empty kernel caches"), ("derivgen_fused_warm", "warm caches")):

@@ -18,6 +18,7 @@ import numpy as np
 
 from derivgen.engine.api import grad as _grad
 from derivgen.core.tensor import Tensor
+from derivgen.core.tensor_str import tensor_repr
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
@@ -118,7 +119,6 @@ def _check_grad_attributes(g, inp, j):
 
 
 def _mismatch_message(a, n, i, j, atol, rtol, outputs, diff_inputs):
-    from derivgen.core.tensor_str import tensor_repr
     err = np.abs(a - n) - (atol + rtol * np.abs(n))
     k, m = np.unravel_index(int(np.argmax(err)), err.shape)
     in_idx = tuple(int(v) for v in np.unravel_index(k, diff_inputs[j]._array.shape))

@@ -3,6 +3,7 @@ from typing import NamedTuple
 
 from derivgen.core.node import Node, gradient_edge  # noqa: F401
 from derivgen.core.saved_hooks import saved_tensors_hooks  # noqa: F401
+from derivgen.core.tensor import Tensor
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu"]
 
@@ -26,7 +27,6 @@ def get_gradient_edge(tensor):
 
 def increment_version(tensor):
     """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an in-place op would."""
-    from derivgen.core.tensor import Tensor
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
         t._vc[0] += 1

@@ -26,12 +26,12 @@ class KernelSpec:
     formula: str
     returns_bool: bool = False
     int_closed: bool = False
-    body_1d: list = field(default_factory=list)
-    body_2d: list = field(default_factory=list)
     body_scalar: list = field(default_factory=list)
-    body_rows: list = field(default_factory=list)
     params: list = field(default_factory=list)
     rows_params: list = field(default_factory=list)
+    args_1d: str = ""
+    args_2d: str = ""
+    args_rows: str = ""
 
     def render(self):
         params = {a: (a + "_" if a in _RESERVED_KERNEL_NAMES else a) for a in self.arrays + self.scalars}
@@ -40,22 +40,22 @@ class KernelSpec:
         # is a (1, C) matrix with step 0), so the inner loop is contiguous in all of them
         self.rows_params = [p for a in self.arrays for p in (params[a], params[a] + "_rs")] + \
             [params[s] for s in self.scalars]
-        for index, body in (("[i]", self.body_1d), ("[i, j]", self.body_2d), ("", self.body_scalar),
-                            ("rows", self.body_rows)):
-            names = {a: params[a] + (f"[i * {params[a]}_rs, j]" if index == "rows" else index)
-                     for a in self.arrays}
-            names.update({s: params[s] for s in self.scalars})
-            temps, (reduced,) = sp.cse([self.expr], symbols=sp.numbered_symbols("_t"), optimizations="basic")
-            printer = KernelPrinter(names)
-            for sym, value in temps:
-                names[sym.name] = sym.name
-                body.append(f"{sym.name} = {printer.doprint(value)}")
-            if index == "rows":
-                body.append(f"out[i, j] = {printer.doprint(reduced)}")
-            elif index:
-                body.append(f"out{index} = {printer.doprint(reduced)}")
-            else:
-                body.append(f"return {printer.doprint(reduced)}")  # one element, for whole-graph fusion
+        # The expression is printed once, as a one-element function (inlined by Numba into every loop
+        # variant, and called by whole-graph fusion); the variants differ only in how they index.
+        names = {a: params[a] for a in self.arrays + self.scalars}
+        temps, (reduced,) = sp.cse([self.expr], symbols=sp.numbered_symbols("_t"), optimizations="basic")
+        printer = KernelPrinter(names)
+        for sym, value in temps:
+            names[sym.name] = sym.name
+            self.body_scalar.append(f"{sym.name} = {printer.doprint(value)}")
+        self.body_scalar.append(f"return {printer.doprint(reduced)}")
+
+        def call_args(index):
+            return "".join(f"{params[a]}{index(params[a])}, " for a in self.arrays) + \
+                "".join(f"{params[s]}, " for s in self.scalars)
+        self.args_1d = call_args(lambda p: "[i]")
+        self.args_2d = call_args(lambda p: "[i, j]")
+        self.args_rows = call_args(lambda p: f"[i * {p}_rs, j]")
 
 
 def is_int_closed(e):

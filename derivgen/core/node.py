@@ -9,13 +9,12 @@ import weakref
 
 from derivgen.core import anomaly
 
-from derivgen.core import saved_hooks
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
 from derivgen.core.dtypes import from_numpy_dtype
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import Pending
-from derivgen.core.shapes import sum_to
+from derivgen.core.sizes import sum_to
 from derivgen.core.tensor import Tensor
 
 UINT64_MAX = 18446744073709551615

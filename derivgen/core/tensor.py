@@ -14,7 +14,7 @@ from derivgen.core.hooks import add_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.pending import Pending
 from derivgen.core.pending import flush as flush_pending
-from derivgen.core.shapes import wrap_dim
+from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor_str import tensor_repr
 
 
@@ -171,7 +171,7 @@ class Tensor:
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if value._array.dtype != self._array.dtype and self.requires_grad:
             raise RuntimeError(
-                f"data set to a tensor that requires gradients must be floating point or complex dtype")
+                "data set to a tensor that requires gradients must be floating point or complex dtype")
         self._array = value._array
 
     def detach_(self):

@@ -3,6 +3,7 @@ import numpy as np
 
 from derivgen.engine.execute import execute
 from derivgen.core.tensor import Tensor
+from derivgen.core.sizes import sum_to
 
 
 def _as_tuple(x):
@@ -117,7 +118,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(g, Tensor):
             g = Tensor._make(g)
         if g._array.shape != t._array.shape or g._array.dtype != t._array.dtype:
-            from derivgen.core.shapes import sum_to
             g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
         result.append(g)
     if input_names is not None:

@@ -9,7 +9,7 @@ found again in a gradient laid out like the base.
 import numpy as np
 
 from derivgen.core.node import Node, gradient_edge
-from derivgen.core.shapes import sum_to
+from derivgen.core.sizes import sum_to
 
 
 def _addr(a):

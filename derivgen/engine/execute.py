@@ -13,14 +13,14 @@ import numpy as np
 
 from derivgen.core import anomaly
 
-from derivgen.engine import fusion
 from derivgen.kernels.buffers import sole_owner
 from derivgen.config import settings as _cfg
 from derivgen.engine.fusion import run_region
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.node import _NEEDS, AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
-from derivgen.core.shapes import is_expandable_to, sum_to, sum_to_graph
+from derivgen.core.sizes import is_expandable_to, sum_to, sum_to_graph
 from derivgen.core.tensor import Tensor
+from derivgen.core.dtypes import from_numpy_dtype
 
 
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
@@ -326,7 +326,6 @@ def _nodes_leading_to(root, targets, strict=False):
 
 
 def _wrap(g, graph):
-    from derivgen.core.tensor import Tensor
     return g if graph or g is None else Tensor._make(g)
 
 
@@ -340,7 +339,6 @@ def _hook_name(hook):
 
 def _check_hook_value(orig, res, hook):
     """torch's check_single_result: a hook may replace a gradient only by one of the same type and size."""
-    from derivgen.core.tensor import Tensor
     if orig is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(res, Tensor):
@@ -385,7 +383,6 @@ def _run_tensor_pre_hooks(fn, buf, graph):
                     g = res
             buf[slot] = _unwrap(g, graph)
     if fn._retains_grad is not None:
-        from derivgen.core.tensor import Tensor
         for slot, ref in fn._retains_grad.items():
             t = ref()
             g = buf[slot]
@@ -452,7 +449,6 @@ def _validate_outputs(fn, outs, graph):
         data = g._array if graph else g
         if data.dtype != dtype:
             if graph:
-                from derivgen.core.dtypes import from_numpy_dtype
                 g = g.to(from_numpy_dtype(dtype))
             else:
                 g = g.astype(dtype)
@@ -473,7 +469,3 @@ def _check_nan(fn, outs, graph):
 
 def _report_anomaly(fn):
     anomaly.report(fn)
-
-
-def is_accumulate_grad(fn):
-    return isinstance(fn, AccumulateGrad)

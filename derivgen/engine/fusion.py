@@ -46,8 +46,9 @@ from derivgen.kernels.buffers import empty
 from derivgen.config import settings as _cfg
 from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from derivgen.kernels.jit import _writable
-from derivgen.core.pending import Pending, discard, snapshot
-from derivgen.core.shapes import is_expandable_to, sum_to
+from derivgen.core.pending import Pending, discard
+from derivgen.core.sizes import is_expandable_to, sum_to
+from derivgen.core.sizes import dims_list
 
 MAX_REGION = 48      # nodes per fused backward kernel (bounds its size and its compile time)
 MAX_OPS = 32          # a deferred expression past this many ops is computed before growing further
@@ -164,7 +165,6 @@ def reduce(p, dim, keepdim, dtype, mean):
 
 
 def _reduce(p, dim, keepdim, dtype, mean):
-    from derivgen.core.shapes import dims_list
     if dtype is not None or p.value is not None:
         return None
     dims = dims_list(dim, len(p.shape))

@@ -7,6 +7,7 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 
 from derivgen.ops import composites as _c
 from derivgen.core.registry import aten
+from derivgen.core.tensor import Tensor
 
 
 def relu(input, inplace=False):
@@ -230,7 +231,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def one_hot(tensor, num_classes=-1):
     import numpy as np
-    from derivgen.core.tensor import Tensor
     idx = tensor._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -6,6 +6,9 @@ import numpy as np
 from derivgen.core import dtypes as _dt
 from derivgen.core.tensor import Tensor
 from derivgen.core.registry import aten
+from derivgen.core.sizes import infer_size
+from derivgen.core.sizes import wrap_dim
+from derivgen.ops.factories import _rng
 
 
 def _size_args(size):
@@ -29,7 +32,6 @@ def reshape(self, *shape):
 
 
 def _resolve(shape, numel):
-    from derivgen.core.shapes import infer_size
     return infer_size(shape, numel)
 
 
@@ -214,7 +216,6 @@ def chunk(self, chunks, dim=0):
     """torch.chunk is split with ceil(size / chunks) (SplitBackward0)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    from derivgen.core.shapes import wrap_dim
     n = self.shape[wrap_dim(dim, self.dim())]
     size = -(-n // chunks) if n else 0
     if size == 0:
@@ -224,7 +225,6 @@ def chunk(self, chunks, dim=0):
 
 def tensor_split(self, indices_or_sections, dim=0):
     """torch.tensor_split: one slice (SliceBackward0) per piece."""
-    from derivgen.core.shapes import wrap_dim
     d = wrap_dim(dim, self.dim())
     n = self.shape[d]
     if isinstance(indices_or_sections, (list, tuple)):
@@ -241,7 +241,6 @@ def tensor_split(self, indices_or_sections, dim=0):
 
 
 def narrow(self, dim, start, length):
-    from derivgen.core.shapes import wrap_dim
     d = wrap_dim(dim, self.dim())
     n = self.shape[d]
     if start < -n or start > n:
@@ -253,7 +252,6 @@ def narrow(self, dim, start, length):
 
 
 def unflatten(self, dim, sizes):
-    from derivgen.core.shapes import wrap_dim
     d = wrap_dim(dim, self.dim())
     sizes = list(sizes)
     if -1 in sizes:
@@ -449,7 +447,6 @@ def dropout(input, p=0.5, train=True, generator=None):  # noqa: A002 - torch spe
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0:
         return input
-    from derivgen.ops.factories import _rng
     rng = generator if generator is not None else _rng[0]
     dt = input._array.dtype
     if p == 1:

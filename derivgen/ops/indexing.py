@@ -3,6 +3,8 @@ dims, each step a differentiable op (SelectBackward0, SliceBackward0, UnsqueezeB
 import numpy as np
 
 from derivgen.core.registry import aten
+from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.ops.inplace import check_inplace, commit_inplace
 
 
 def _is_int(v):
@@ -47,14 +49,12 @@ def getitem(t, index):
 
 
 def _is_advanced(i):
-    from derivgen.core.tensor import Tensor
     if isinstance(i, Tensor):
         return not (i._array.ndim == 0 and i._array.dtype.kind in "iu")  # a 0-dim integer tensor is an int
     return isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_))
 
 
 def _as_index_tensor(i):
-    from derivgen.core.tensor import Tensor
     if isinstance(i, Tensor):
         return i
     arr = np.asarray(i)
@@ -106,8 +106,6 @@ def _advanced(t, index):
 def setitem(t, index, value):
     """``t[index] = value`` as torch does it: basic indices select a view that is ``copy_``-ed into
     (CopySlices on ``t``), tensor indices go to ``index_put_`` (IndexPutBackward0)."""
-    from derivgen.ops.inplace import check_inplace, commit_inplace
-    from derivgen.core.tensor import Tensor, wrap_scalar
     ops = aten
     idx = index if isinstance(index, tuple) else (index,)
     if not isinstance(value, Tensor):

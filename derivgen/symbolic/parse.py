@@ -238,7 +238,3 @@ def parse_formula(text, scope):
 
 def is_opaque(e):
     return isinstance(e, sp.core.function.AppliedUndef)
-
-
-def tensor_symbols_in(e, scope):
-    return {s for s in e.free_symbols if s.name in scope.tensors}

@@ -5,7 +5,8 @@
 
 """Numba kernels of `_softmax` (formulas.yaml, line 669).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # _softmax_backward_self: grad*result
+@scalar
+def _softmax_backward_self_scalar(grad, result, _zero):
+    return grad*result
+
+
 @kernel
 def _softmax_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*result[i]
+        out[i] = _softmax_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def _softmax_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*result[i]
+        out[i] = _softmax_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def _softmax_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*result[i, j]
+            out[i, j] = _softmax_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def _softmax_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*result[i, j]
+            out[i, j] = _softmax_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def _softmax_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*result[i * result_rs, j]
+            out[i, j] = _softmax_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 _softmax_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ _softmax_backward_self = ElementwiseOp(
 
 
 # _softmax_backward_self_1: result*(grad - sum_dim_IntList(grad*result, dim, True))
+@scalar
+def _softmax_backward_self_1_scalar(grad, _t2, result, _zero):
+    return -result*(_t2 - grad)
+
+
 @kernel
 def _softmax_backward_self_1_1d(out, grad, _t2, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = -result[i]*(_t2[i] - grad[i])
+        out[i] = _softmax_backward_self_1_scalar(grad[i], _t2[i], result[i], _zero)
 
 
 @kernel_parallel
 def _softmax_backward_self_1_1d_parallel(out, grad, _t2, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -result[i]*(_t2[i] - grad[i])
+        out[i] = _softmax_backward_self_1_scalar(grad[i], _t2[i], result[i], _zero)
 
 
 @kernel
 def _softmax_backward_self_1_2d(out, grad, _t2, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -result[i, j]*(_t2[i, j] - grad[i, j])
+            out[i, j] = _softmax_backward_self_1_scalar(grad[i, j], _t2[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def _softmax_backward_self_1_2d_parallel(out, grad, _t2, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -result[i, j]*(_t2[i, j] - grad[i, j])
+            out[i, j] = _softmax_backward_self_1_scalar(grad[i, j], _t2[i, j], result[i, j], _zero)
 
 
 @kernel
 def _softmax_backward_self_1_rows(out, grad, grad_rs, _t2, _t2_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -result[i * result_rs, j]*(_t2[i * _t2_rs, j] - grad[i * grad_rs, j])
+            out[i, j] = _softmax_backward_self_1_scalar(grad[i * grad_rs, j], _t2[i * _t2_rs, j], result[i * result_rs, j], _zero)
 
 
 _softmax_backward_self_1 = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `acosh` (formulas.yaml, line 331).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # acosh_forward: acosh(self)
+@scalar
+def acosh_forward_scalar(self, _zero):
+    return math.acosh(self)
+
+
 @kernel
 def acosh_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.acosh(self[i])
+        out[i] = acosh_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def acosh_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.acosh(self[i])
+        out[i] = acosh_forward_scalar(self[i], _zero)
 
 
 @kernel
 def acosh_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.acosh(self[i, j])
+            out[i, j] = acosh_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def acosh_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.acosh(self[i, j])
+            out[i, j] = acosh_forward_scalar(self[i, j], _zero)
 
 
 acosh_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ acosh_forward = ElementwiseOp(
 
 
 # acosh_backward_self: grad/sqrt(self**2 - 1)
+@scalar
+def acosh_backward_self_scalar(grad, self, _zero):
+    return grad/math.sqrt((self*self) + _l(-1, _zero))
+
+
 @kernel
 def acosh_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/math.sqrt((self[i]*self[i]) + _l(-1, _zero))
+        out[i] = acosh_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def acosh_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/math.sqrt((self[i]*self[i]) + _l(-1, _zero))
+        out[i] = acosh_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def acosh_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/math.sqrt((self[i, j]*self[i, j]) + _l(-1, _zero))
+            out[i, j] = acosh_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def acosh_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/math.sqrt((self[i, j]*self[i, j]) + _l(-1, _zero))
+            out[i, j] = acosh_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def acosh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]/math.sqrt((self[i * self_rs, j]*self[i * self_rs, j]) + _l(-1, _zero))
+            out[i, j] = acosh_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 acosh_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ acosh_backward_self = ElementwiseOp(
     rows=acosh_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def acosh_forward_scalar(self, _zero):
-    return math.acosh(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 acosh_forward.scalar = acosh_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `add.Scalar` (formulas.yaml, line 41).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # add_Scalar_forward: self + alpha * other
+@scalar
+def add_Scalar_forward_scalar(self, other, alpha, _zero):
+    return alpha*other + self
+
+
 @kernel
 def add_Scalar_forward_1d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = alpha*other + self[i]
+        out[i] = add_Scalar_forward_scalar(self[i], other, alpha, _zero)
 
 
 @kernel_parallel
 def add_Scalar_forward_1d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = alpha*other + self[i]
+        out[i] = add_Scalar_forward_scalar(self[i], other, alpha, _zero)
 
 
 @kernel
 def add_Scalar_forward_2d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*other + self[i, j]
+            out[i, j] = add_Scalar_forward_scalar(self[i, j], other, alpha, _zero)
 
 
 @kernel_parallel
 def add_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*other + self[i, j]
+            out[i, j] = add_Scalar_forward_scalar(self[i, j], other, alpha, _zero)
 
 
 add_Scalar_forward = ElementwiseOp(
@@ -54,13 +60,8 @@ add_Scalar_forward = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def add_Scalar_forward_scalar(self, other, alpha, _zero):
-    return alpha*other + self
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 add_Scalar_forward.scalar = add_Scalar_forward_scalar
 
 

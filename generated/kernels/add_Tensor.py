@@ -5,7 +5,8 @@
 
 """Numba kernels of `add.Tensor` (formulas.yaml, line 35).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # add_Tensor_forward: self + alpha * other
+@scalar
+def add_Tensor_forward_scalar(self, other, alpha, _zero):
+    return alpha*other + self
+
+
 @kernel
 def add_Tensor_forward_1d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = alpha*other[i] + self[i]
+        out[i] = add_Tensor_forward_scalar(self[i], other[i], alpha, _zero)
 
 
 @kernel_parallel
 def add_Tensor_forward_1d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = alpha*other[i] + self[i]
+        out[i] = add_Tensor_forward_scalar(self[i], other[i], alpha, _zero)
 
 
 @kernel
 def add_Tensor_forward_2d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*other[i, j] + self[i, j]
+            out[i, j] = add_Tensor_forward_scalar(self[i, j], other[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def add_Tensor_forward_2d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*other[i, j] + self[i, j]
+            out[i, j] = add_Tensor_forward_scalar(self[i, j], other[i, j], alpha, _zero)
 
 
 @kernel
 def add_Tensor_forward_rows(out, self, self_rs, other, other_rs, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*other[i * other_rs, j] + self[i * self_rs, j]
+            out[i, j] = add_Tensor_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], alpha, _zero)
 
 
 add_Tensor_forward = ElementwiseOp(
@@ -63,30 +69,35 @@ add_Tensor_forward = ElementwiseOp(
 
 
 # add_Tensor_backward_other_case1: alpha*grad
+@scalar
+def add_Tensor_backward_other_case1_scalar(grad, alpha, _zero):
+    return alpha*grad
+
+
 @kernel
 def add_Tensor_backward_other_case1_1d(out, grad, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = alpha*grad[i]
+        out[i] = add_Tensor_backward_other_case1_scalar(grad[i], alpha, _zero)
 
 
 @kernel_parallel
 def add_Tensor_backward_other_case1_1d_parallel(out, grad, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = alpha*grad[i]
+        out[i] = add_Tensor_backward_other_case1_scalar(grad[i], alpha, _zero)
 
 
 @kernel
 def add_Tensor_backward_other_case1_2d(out, grad, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*grad[i, j]
+            out[i, j] = add_Tensor_backward_other_case1_scalar(grad[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def add_Tensor_backward_other_case1_2d_parallel(out, grad, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = alpha*grad[i, j]
+            out[i, j] = add_Tensor_backward_other_case1_scalar(grad[i, j], alpha, _zero)
 
 
 add_Tensor_backward_other_case1 = ElementwiseOp(
@@ -94,13 +105,8 @@ add_Tensor_backward_other_case1 = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def add_Tensor_forward_scalar(self, other, alpha, _zero):
-    return alpha*other + self
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 add_Tensor_forward.scalar = add_Tensor_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `addcmul` (formulas.yaml, line 485).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # addcmul_forward: self + value * tensor1 * tensor2
+@scalar
+def addcmul_forward_scalar(self, tensor1, tensor2, value, _zero):
+    return self + tensor1*tensor2*value
+
+
 @kernel
 def addcmul_forward_1d(out, self, tensor1, tensor2, value, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i] + tensor1[i]*tensor2[i]*value
+        out[i] = addcmul_forward_scalar(self[i], tensor1[i], tensor2[i], value, _zero)
 
 
 @kernel_parallel
 def addcmul_forward_1d_parallel(out, self, tensor1, tensor2, value, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i] + tensor1[i]*tensor2[i]*value
+        out[i] = addcmul_forward_scalar(self[i], tensor1[i], tensor2[i], value, _zero)
 
 
 @kernel
 def addcmul_forward_2d(out, self, tensor1, tensor2, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] + tensor1[i, j]*tensor2[i, j]*value
+            out[i, j] = addcmul_forward_scalar(self[i, j], tensor1[i, j], tensor2[i, j], value, _zero)
 
 
 @kernel_parallel
 def addcmul_forward_2d_parallel(out, self, tensor1, tensor2, value, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] + tensor1[i, j]*tensor2[i, j]*value
+            out[i, j] = addcmul_forward_scalar(self[i, j], tensor1[i, j], tensor2[i, j], value, _zero)
 
 
 @kernel
 def addcmul_forward_rows(out, self, self_rs, tensor1, tensor1_rs, tensor2, tensor2_rs, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i * self_rs, j] + tensor1[i * tensor1_rs, j]*tensor2[i * tensor2_rs, j]*value
+            out[i, j] = addcmul_forward_scalar(self[i * self_rs, j], tensor1[i * tensor1_rs, j], tensor2[i * tensor2_rs, j], value, _zero)
 
 
 addcmul_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ addcmul_forward = ElementwiseOp(
 
 
 # addcmul_backward_tensor1: grad*tensor2*value
+@scalar
+def addcmul_backward_tensor1_scalar(grad, tensor2, value, _zero):
+    return grad*tensor2*value
+
+
 @kernel
 def addcmul_backward_tensor1_1d(out, grad, tensor2, value, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*tensor2[i]*value
+        out[i] = addcmul_backward_tensor1_scalar(grad[i], tensor2[i], value, _zero)
 
 
 @kernel_parallel
 def addcmul_backward_tensor1_1d_parallel(out, grad, tensor2, value, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*tensor2[i]*value
+        out[i] = addcmul_backward_tensor1_scalar(grad[i], tensor2[i], value, _zero)
 
 
 @kernel
 def addcmul_backward_tensor1_2d(out, grad, tensor2, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor2[i, j]*value
+            out[i, j] = addcmul_backward_tensor1_scalar(grad[i, j], tensor2[i, j], value, _zero)
 
 
 @kernel_parallel
 def addcmul_backward_tensor1_2d_parallel(out, grad, tensor2, value, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor2[i, j]*value
+            out[i, j] = addcmul_backward_tensor1_scalar(grad[i, j], tensor2[i, j], value, _zero)
 
 
 @kernel
 def addcmul_backward_tensor1_rows(out, grad, grad_rs, tensor2, tensor2_rs, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*tensor2[i * tensor2_rs, j]*value
+            out[i, j] = addcmul_backward_tensor1_scalar(grad[i * grad_rs, j], tensor2[i * tensor2_rs, j], value, _zero)
 
 
 addcmul_backward_tensor1 = ElementwiseOp(
@@ -103,37 +114,42 @@ addcmul_backward_tensor1 = ElementwiseOp(
 
 
 # addcmul_backward_tensor2: grad*tensor1*value
+@scalar
+def addcmul_backward_tensor2_scalar(grad, tensor1, value, _zero):
+    return grad*tensor1*value
+
+
 @kernel
 def addcmul_backward_tensor2_1d(out, grad, tensor1, value, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*tensor1[i]*value
+        out[i] = addcmul_backward_tensor2_scalar(grad[i], tensor1[i], value, _zero)
 
 
 @kernel_parallel
 def addcmul_backward_tensor2_1d_parallel(out, grad, tensor1, value, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*tensor1[i]*value
+        out[i] = addcmul_backward_tensor2_scalar(grad[i], tensor1[i], value, _zero)
 
 
 @kernel
 def addcmul_backward_tensor2_2d(out, grad, tensor1, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor1[i, j]*value
+            out[i, j] = addcmul_backward_tensor2_scalar(grad[i, j], tensor1[i, j], value, _zero)
 
 
 @kernel_parallel
 def addcmul_backward_tensor2_2d_parallel(out, grad, tensor1, value, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor1[i, j]*value
+            out[i, j] = addcmul_backward_tensor2_scalar(grad[i, j], tensor1[i, j], value, _zero)
 
 
 @kernel
 def addcmul_backward_tensor2_rows(out, grad, grad_rs, tensor1, tensor1_rs, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*tensor1[i * tensor1_rs, j]*value
+            out[i, j] = addcmul_backward_tensor2_scalar(grad[i * grad_rs, j], tensor1[i * tensor1_rs, j], value, _zero)
 
 
 addcmul_backward_tensor2 = ElementwiseOp(
@@ -142,13 +158,8 @@ addcmul_backward_tensor2 = ElementwiseOp(
     rows=addcmul_backward_tensor2_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def addcmul_forward_scalar(self, tensor1, tensor2, value, _zero):
-    return self + tensor1*tensor2*value
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 addcmul_forward.scalar = addcmul_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `addmm` (formulas.yaml, line 562).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # addmm_backward_self: beta*grad
+@scalar
+def addmm_backward_self_scalar(grad, beta, _zero):
+    return beta*grad
+
+
 @kernel
 def addmm_backward_self_1d(out, grad, beta, _zero):
     for i in range(out.shape[0]):
-        out[i] = beta*grad[i]
+        out[i] = addmm_backward_self_scalar(grad[i], beta, _zero)
 
 
 @kernel_parallel
 def addmm_backward_self_1d_parallel(out, grad, beta, _zero):
     for i in prange(out.shape[0]):
-        out[i] = beta*grad[i]
+        out[i] = addmm_backward_self_scalar(grad[i], beta, _zero)
 
 
 @kernel
 def addmm_backward_self_2d(out, grad, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = beta*grad[i, j]
+            out[i, j] = addmm_backward_self_scalar(grad[i, j], beta, _zero)
 
 
 @kernel_parallel
 def addmm_backward_self_2d_parallel(out, grad, beta, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = beta*grad[i, j]
+            out[i, j] = addmm_backward_self_scalar(grad[i, j], beta, _zero)
 
 
 addmm_backward_self = ElementwiseOp(
@@ -55,30 +61,35 @@ addmm_backward_self = ElementwiseOp(
 
 
 # addmm_backward_mat1: alpha*mm(grad, t(mat2))
+@scalar
+def addmm_backward_mat1_scalar(_t3, alpha, _zero):
+    return _t3*alpha
+
+
 @kernel
 def addmm_backward_mat1_1d(out, _t3, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t3[i]*alpha
+        out[i] = addmm_backward_mat1_scalar(_t3[i], alpha, _zero)
 
 
 @kernel_parallel
 def addmm_backward_mat1_1d_parallel(out, _t3, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t3[i]*alpha
+        out[i] = addmm_backward_mat1_scalar(_t3[i], alpha, _zero)
 
 
 @kernel
 def addmm_backward_mat1_2d(out, _t3, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*alpha
+            out[i, j] = addmm_backward_mat1_scalar(_t3[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def addmm_backward_mat1_2d_parallel(out, _t3, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*alpha
+            out[i, j] = addmm_backward_mat1_scalar(_t3[i, j], alpha, _zero)
 
 
 addmm_backward_mat1 = ElementwiseOp(
@@ -87,30 +98,35 @@ addmm_backward_mat1 = ElementwiseOp(
 
 
 # addmm_backward_mat2: alpha*mm(t(mat1), grad)
+@scalar
+def addmm_backward_mat2_scalar(_t6, alpha, _zero):
+    return _t6*alpha
+
+
 @kernel
 def addmm_backward_mat2_1d(out, _t6, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t6[i]*alpha
+        out[i] = addmm_backward_mat2_scalar(_t6[i], alpha, _zero)
 
 
 @kernel_parallel
 def addmm_backward_mat2_1d_parallel(out, _t6, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t6[i]*alpha
+        out[i] = addmm_backward_mat2_scalar(_t6[i], alpha, _zero)
 
 
 @kernel
 def addmm_backward_mat2_2d(out, _t6, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t6[i, j]*alpha
+            out[i, j] = addmm_backward_mat2_scalar(_t6[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def addmm_backward_mat2_2d_parallel(out, _t6, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t6[i, j]*alpha
+            out[i, j] = addmm_backward_mat2_scalar(_t6[i, j], alpha, _zero)
 
 
 addmm_backward_mat2 = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `baddbmm` (formulas.yaml, line 567).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # baddbmm_backward_self: beta*grad
+@scalar
+def baddbmm_backward_self_scalar(grad, beta, _zero):
+    return beta*grad
+
+
 @kernel
 def baddbmm_backward_self_1d(out, grad, beta, _zero):
     for i in range(out.shape[0]):
-        out[i] = beta*grad[i]
+        out[i] = baddbmm_backward_self_scalar(grad[i], beta, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_self_1d_parallel(out, grad, beta, _zero):
     for i in prange(out.shape[0]):
-        out[i] = beta*grad[i]
+        out[i] = baddbmm_backward_self_scalar(grad[i], beta, _zero)
 
 
 @kernel
 def baddbmm_backward_self_2d(out, grad, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = beta*grad[i, j]
+            out[i, j] = baddbmm_backward_self_scalar(grad[i, j], beta, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_self_2d_parallel(out, grad, beta, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = beta*grad[i, j]
+            out[i, j] = baddbmm_backward_self_scalar(grad[i, j], beta, _zero)
 
 
 baddbmm_backward_self = ElementwiseOp(
@@ -55,30 +61,35 @@ baddbmm_backward_self = ElementwiseOp(
 
 
 # baddbmm_backward_batch1: alpha*bmm(grad, transpose(batch2, 1, 2))
+@scalar
+def baddbmm_backward_batch1_scalar(_t3, alpha, _zero):
+    return _t3*alpha
+
+
 @kernel
 def baddbmm_backward_batch1_1d(out, _t3, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t3[i]*alpha
+        out[i] = baddbmm_backward_batch1_scalar(_t3[i], alpha, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_batch1_1d_parallel(out, _t3, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t3[i]*alpha
+        out[i] = baddbmm_backward_batch1_scalar(_t3[i], alpha, _zero)
 
 
 @kernel
 def baddbmm_backward_batch1_2d(out, _t3, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*alpha
+            out[i, j] = baddbmm_backward_batch1_scalar(_t3[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_batch1_2d_parallel(out, _t3, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*alpha
+            out[i, j] = baddbmm_backward_batch1_scalar(_t3[i, j], alpha, _zero)
 
 
 baddbmm_backward_batch1 = ElementwiseOp(
@@ -87,30 +98,35 @@ baddbmm_backward_batch1 = ElementwiseOp(
 
 
 # baddbmm_backward_batch2: alpha*bmm(transpose(batch1, 1, 2), grad)
+@scalar
+def baddbmm_backward_batch2_scalar(_t6, alpha, _zero):
+    return _t6*alpha
+
+
 @kernel
 def baddbmm_backward_batch2_1d(out, _t6, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t6[i]*alpha
+        out[i] = baddbmm_backward_batch2_scalar(_t6[i], alpha, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_batch2_1d_parallel(out, _t6, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t6[i]*alpha
+        out[i] = baddbmm_backward_batch2_scalar(_t6[i], alpha, _zero)
 
 
 @kernel
 def baddbmm_backward_batch2_2d(out, _t6, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t6[i, j]*alpha
+            out[i, j] = baddbmm_backward_batch2_scalar(_t6[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def baddbmm_backward_batch2_2d_parallel(out, _t6, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t6[i, j]*alpha
+            out[i, j] = baddbmm_backward_batch2_scalar(_t6[i, j], alpha, _zero)
 
 
 baddbmm_backward_batch2 = ElementwiseOp(

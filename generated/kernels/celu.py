@@ -5,7 +5,8 @@
 
 """Numba kernels of `celu` (formulas.yaml, line 411).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # celu_forward: where(self > 0, self, expm1(self / alpha) * alpha)
+@scalar
+def celu_forward_scalar(self, alpha, _zero):
+    return (self if (self > _l(0, _zero)) else alpha*math.expm1(self/alpha))
+
+
 @kernel
 def celu_forward_1d(out, self, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = (self[i] if (self[i] > _l(0, _zero)) else alpha*math.expm1(self[i]/alpha))
+        out[i] = celu_forward_scalar(self[i], alpha, _zero)
 
 
 @kernel_parallel
 def celu_forward_1d_parallel(out, self, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (self[i] if (self[i] > _l(0, _zero)) else alpha*math.expm1(self[i]/alpha))
+        out[i] = celu_forward_scalar(self[i], alpha, _zero)
 
 
 @kernel
 def celu_forward_2d(out, self, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if (self[i, j] > _l(0, _zero)) else alpha*math.expm1(self[i, j]/alpha))
+            out[i, j] = celu_forward_scalar(self[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def celu_forward_2d_parallel(out, self, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if (self[i, j] > _l(0, _zero)) else alpha*math.expm1(self[i, j]/alpha))
+            out[i, j] = celu_forward_scalar(self[i, j], alpha, _zero)
 
 
 celu_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ celu_forward = ElementwiseOp(
 
 
 # celu_backward_self: Piecewise((grad, self > 0), (grad*exp(self/alpha), True))
+@scalar
+def celu_backward_self_scalar(grad, self, alpha, _zero):
+    return (grad if (self > _l(0, _zero)) else grad*_exp(self/alpha))
+
+
 @kernel
 def celu_backward_self_1d(out, grad, self, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if (self[i] > _l(0, _zero)) else grad[i]*_exp(self[i]/alpha))
+        out[i] = celu_backward_self_scalar(grad[i], self[i], alpha, _zero)
 
 
 @kernel_parallel
 def celu_backward_self_1d_parallel(out, grad, self, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if (self[i] > _l(0, _zero)) else grad[i]*_exp(self[i]/alpha))
+        out[i] = celu_backward_self_scalar(grad[i], self[i], alpha, _zero)
 
 
 @kernel
 def celu_backward_self_2d(out, grad, self, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (self[i, j] > _l(0, _zero)) else grad[i, j]*_exp(self[i, j]/alpha))
+            out[i, j] = celu_backward_self_scalar(grad[i, j], self[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def celu_backward_self_2d_parallel(out, grad, self, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (self[i, j] > _l(0, _zero)) else grad[i, j]*_exp(self[i, j]/alpha))
+            out[i, j] = celu_backward_self_scalar(grad[i, j], self[i, j], alpha, _zero)
 
 
 @kernel
 def celu_backward_self_rows(out, grad, grad_rs, self, self_rs, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if (self[i * self_rs, j] > _l(0, _zero)) else grad[i * grad_rs, j]*_exp(self[i * self_rs, j]/alpha))
+            out[i, j] = celu_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], alpha, _zero)
 
 
 celu_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ celu_backward_self = ElementwiseOp(
     rows=celu_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def celu_forward_scalar(self, alpha, _zero):
-    return (self if (self > _l(0, _zero)) else alpha*math.expm1(self/alpha))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 celu_forward.scalar = celu_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `clamp_max` (formulas.yaml, line 381).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # clamp_max_forward: where(self > max, max, self)
+@scalar
+def clamp_max_forward_scalar(self, max, _zero):
+    return (max if (max < self) else self)
+
+
 @kernel
 def clamp_max_forward_1d(out, self, max, _zero):
     for i in range(out.shape[0]):
-        out[i] = (max if (max < self[i]) else self[i])
+        out[i] = clamp_max_forward_scalar(self[i], max, _zero)
 
 
 @kernel_parallel
 def clamp_max_forward_1d_parallel(out, self, max, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (max if (max < self[i]) else self[i])
+        out[i] = clamp_max_forward_scalar(self[i], max, _zero)
 
 
 @kernel
 def clamp_max_forward_2d(out, self, max, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (max if (max < self[i, j]) else self[i, j])
+            out[i, j] = clamp_max_forward_scalar(self[i, j], max, _zero)
 
 
 @kernel_parallel
 def clamp_max_forward_2d_parallel(out, self, max, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (max if (max < self[i, j]) else self[i, j])
+            out[i, j] = clamp_max_forward_scalar(self[i, j], max, _zero)
 
 
 clamp_max_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ clamp_max_forward = ElementwiseOp(
 
 
 # clamp_max_backward_self: Piecewise((grad, max >= self), (0, True))
+@scalar
+def clamp_max_backward_self_scalar(grad, self, max, _zero):
+    return (grad if (max >= self) else _l(0, _zero))
+
+
 @kernel
 def clamp_max_backward_self_1d(out, grad, self, max, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if (max >= self[i]) else _l(0, _zero))
+        out[i] = clamp_max_backward_self_scalar(grad[i], self[i], max, _zero)
 
 
 @kernel_parallel
 def clamp_max_backward_self_1d_parallel(out, grad, self, max, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if (max >= self[i]) else _l(0, _zero))
+        out[i] = clamp_max_backward_self_scalar(grad[i], self[i], max, _zero)
 
 
 @kernel
 def clamp_max_backward_self_2d(out, grad, self, max, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (max >= self[i, j]) else _l(0, _zero))
+            out[i, j] = clamp_max_backward_self_scalar(grad[i, j], self[i, j], max, _zero)
 
 
 @kernel_parallel
 def clamp_max_backward_self_2d_parallel(out, grad, self, max, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (max >= self[i, j]) else _l(0, _zero))
+            out[i, j] = clamp_max_backward_self_scalar(grad[i, j], self[i, j], max, _zero)
 
 
 @kernel
 def clamp_max_backward_self_rows(out, grad, grad_rs, self, self_rs, max, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if (max >= self[i * self_rs, j]) else _l(0, _zero))
+            out[i, j] = clamp_max_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], max, _zero)
 
 
 clamp_max_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ clamp_max_backward_self = ElementwiseOp(
     rows=clamp_max_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def clamp_max_forward_scalar(self, max, _zero):
-    return (max if (max < self) else self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 clamp_max_forward.scalar = clamp_max_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `clamp_min` (formulas.yaml, line 376).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # clamp_min_forward: where(self < min, min, self)
+@scalar
+def clamp_min_forward_scalar(self, min, _zero):
+    return (min if (min > self) else self)
+
+
 @kernel
 def clamp_min_forward_1d(out, self, min, _zero):
     for i in range(out.shape[0]):
-        out[i] = (min if (min > self[i]) else self[i])
+        out[i] = clamp_min_forward_scalar(self[i], min, _zero)
 
 
 @kernel_parallel
 def clamp_min_forward_1d_parallel(out, self, min, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (min if (min > self[i]) else self[i])
+        out[i] = clamp_min_forward_scalar(self[i], min, _zero)
 
 
 @kernel
 def clamp_min_forward_2d(out, self, min, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (min if (min > self[i, j]) else self[i, j])
+            out[i, j] = clamp_min_forward_scalar(self[i, j], min, _zero)
 
 
 @kernel_parallel
 def clamp_min_forward_2d_parallel(out, self, min, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (min if (min > self[i, j]) else self[i, j])
+            out[i, j] = clamp_min_forward_scalar(self[i, j], min, _zero)
 
 
 clamp_min_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ clamp_min_forward = ElementwiseOp(
 
 
 # clamp_min_backward_self: Piecewise((grad, min <= self), (0, True))
+@scalar
+def clamp_min_backward_self_scalar(grad, self, min, _zero):
+    return (grad if (min <= self) else _l(0, _zero))
+
+
 @kernel
 def clamp_min_backward_self_1d(out, grad, self, min, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if (min <= self[i]) else _l(0, _zero))
+        out[i] = clamp_min_backward_self_scalar(grad[i], self[i], min, _zero)
 
 
 @kernel_parallel
 def clamp_min_backward_self_1d_parallel(out, grad, self, min, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if (min <= self[i]) else _l(0, _zero))
+        out[i] = clamp_min_backward_self_scalar(grad[i], self[i], min, _zero)
 
 
 @kernel
 def clamp_min_backward_self_2d(out, grad, self, min, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (min <= self[i, j]) else _l(0, _zero))
+            out[i, j] = clamp_min_backward_self_scalar(grad[i, j], self[i, j], min, _zero)
 
 
 @kernel_parallel
 def clamp_min_backward_self_2d_parallel(out, grad, self, min, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (min <= self[i, j]) else _l(0, _zero))
+            out[i, j] = clamp_min_backward_self_scalar(grad[i, j], self[i, j], min, _zero)
 
 
 @kernel
 def clamp_min_backward_self_rows(out, grad, grad_rs, self, self_rs, min, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if (min <= self[i * self_rs, j]) else _l(0, _zero))
+            out[i, j] = clamp_min_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], min, _zero)
 
 
 clamp_min_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ clamp_min_backward_self = ElementwiseOp(
     rows=clamp_min_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def clamp_min_forward_scalar(self, min, _zero):
-    return (min if (min > self) else self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 clamp_min_forward.scalar = clamp_min_forward_scalar
 
 

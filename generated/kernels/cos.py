@@ -5,7 +5,8 @@
 
 """Numba kernels of `cos` (formulas.yaml, line 60).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # cos_forward: cos(self)
+@scalar
+def cos_forward_scalar(self, _zero):
+    return math.cos(self)
+
+
 @kernel
 def cos_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.cos(self[i])
+        out[i] = cos_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def cos_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.cos(self[i])
+        out[i] = cos_forward_scalar(self[i], _zero)
 
 
 @kernel
 def cos_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.cos(self[i, j])
+            out[i, j] = cos_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def cos_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.cos(self[i, j])
+            out[i, j] = cos_forward_scalar(self[i, j], _zero)
 
 
 cos_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ cos_forward = ElementwiseOp(
 
 
 # cos_backward_self: -grad*sin(self)
+@scalar
+def cos_backward_self_scalar(grad, self, _zero):
+    return -grad*math.sin(self)
+
+
 @kernel
 def cos_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]*math.sin(self[i])
+        out[i] = cos_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def cos_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]*math.sin(self[i])
+        out[i] = cos_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def cos_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*math.sin(self[i, j])
+            out[i, j] = cos_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def cos_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*math.sin(self[i, j])
+            out[i, j] = cos_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def cos_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i * grad_rs, j]*math.sin(self[i * self_rs, j])
+            out[i, j] = cos_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 cos_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ cos_backward_self = ElementwiseOp(
     rows=cos_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def cos_forward_scalar(self, _zero):
-    return math.cos(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 cos_forward.scalar = cos_forward_scalar
 
 

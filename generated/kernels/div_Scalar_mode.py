@@ -5,7 +5,8 @@
 
 """Numba kernels of `div.Scalar_mode` (formulas.yaml, line 439).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # div_Scalar_mode_backward_self: grad/other
+@scalar
+def div_Scalar_mode_backward_self_scalar(grad, other, _zero):
+    return grad/other
+
+
 @kernel
 def div_Scalar_mode_backward_self_1d(out, grad, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/other
+        out[i] = div_Scalar_mode_backward_self_scalar(grad[i], other, _zero)
 
 
 @kernel_parallel
 def div_Scalar_mode_backward_self_1d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/other
+        out[i] = div_Scalar_mode_backward_self_scalar(grad[i], other, _zero)
 
 
 @kernel
 def div_Scalar_mode_backward_self_2d(out, grad, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/other
+            out[i, j] = div_Scalar_mode_backward_self_scalar(grad[i, j], other, _zero)
 
 
 @kernel_parallel
 def div_Scalar_mode_backward_self_2d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/other
+            out[i, j] = div_Scalar_mode_backward_self_scalar(grad[i, j], other, _zero)
 
 
 div_Scalar_mode_backward_self = ElementwiseOp(

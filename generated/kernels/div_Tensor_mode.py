@@ -5,7 +5,8 @@
 
 """Numba kernels of `div.Tensor_mode` (formulas.yaml, line 435).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # div_Tensor_mode_backward_self: grad/other
+@scalar
+def div_Tensor_mode_backward_self_scalar(grad, other, _zero):
+    return grad/other
+
+
 @kernel
 def div_Tensor_mode_backward_self_1d(out, grad, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/other[i]
+        out[i] = div_Tensor_mode_backward_self_scalar(grad[i], other[i], _zero)
 
 
 @kernel_parallel
 def div_Tensor_mode_backward_self_1d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/other[i]
+        out[i] = div_Tensor_mode_backward_self_scalar(grad[i], other[i], _zero)
 
 
 @kernel
 def div_Tensor_mode_backward_self_2d(out, grad, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/other[i, j]
+            out[i, j] = div_Tensor_mode_backward_self_scalar(grad[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def div_Tensor_mode_backward_self_2d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/other[i, j]
+            out[i, j] = div_Tensor_mode_backward_self_scalar(grad[i, j], other[i, j], _zero)
 
 
 @kernel
 def div_Tensor_mode_backward_self_rows(out, grad, grad_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]/other[i * other_rs, j]
+            out[i, j] = div_Tensor_mode_backward_self_scalar(grad[i * grad_rs, j], other[i * other_rs, j], _zero)
 
 
 div_Tensor_mode_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ div_Tensor_mode_backward_self = ElementwiseOp(
 
 
 # div_Tensor_mode_backward_other: -grad*self/other**2
+@scalar
+def div_Tensor_mode_backward_other_scalar(grad, other, self, _zero):
+    return -grad*self/(other*other)
+
+
 @kernel
 def div_Tensor_mode_backward_other_1d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]*self[i]/(other[i]*other[i])
+        out[i] = div_Tensor_mode_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def div_Tensor_mode_backward_other_1d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]*self[i]/(other[i]*other[i])
+        out[i] = div_Tensor_mode_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel
 def div_Tensor_mode_backward_other_2d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*self[i, j]/(other[i, j]*other[i, j])
+            out[i, j] = div_Tensor_mode_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def div_Tensor_mode_backward_other_2d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*self[i, j]/(other[i, j]*other[i, j])
+            out[i, j] = div_Tensor_mode_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def div_Tensor_mode_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i * grad_rs, j]*self[i * self_rs, j]/(other[i * other_rs, j]*other[i * other_rs, j])
+            out[i, j] = div_Tensor_mode_backward_other_scalar(grad[i * grad_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 div_Tensor_mode_backward_other = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `dot` (formulas.yaml, line 75).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # dot_backward_self: grad*tensor
+@scalar
+def dot_backward_self_scalar(grad, tensor, _zero):
+    return grad*tensor
+
+
 @kernel
 def dot_backward_self_1d(out, grad, tensor, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*tensor[i]
+        out[i] = dot_backward_self_scalar(grad[i], tensor[i], _zero)
 
 
 @kernel_parallel
 def dot_backward_self_1d_parallel(out, grad, tensor, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*tensor[i]
+        out[i] = dot_backward_self_scalar(grad[i], tensor[i], _zero)
 
 
 @kernel
 def dot_backward_self_2d(out, grad, tensor, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor[i, j]
+            out[i, j] = dot_backward_self_scalar(grad[i, j], tensor[i, j], _zero)
 
 
 @kernel_parallel
 def dot_backward_self_2d_parallel(out, grad, tensor, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*tensor[i, j]
+            out[i, j] = dot_backward_self_scalar(grad[i, j], tensor[i, j], _zero)
 
 
 @kernel
 def dot_backward_self_rows(out, grad, grad_rs, tensor, tensor_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*tensor[i * tensor_rs, j]
+            out[i, j] = dot_backward_self_scalar(grad[i * grad_rs, j], tensor[i * tensor_rs, j], _zero)
 
 
 dot_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ dot_backward_self = ElementwiseOp(
 
 
 # dot_backward_tensor: grad*self
+@scalar
+def dot_backward_tensor_scalar(grad, self, _zero):
+    return grad*self
+
+
 @kernel
 def dot_backward_tensor_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*self[i]
+        out[i] = dot_backward_tensor_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def dot_backward_tensor_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*self[i]
+        out[i] = dot_backward_tensor_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def dot_backward_tensor_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]
+            out[i, j] = dot_backward_tensor_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def dot_backward_tensor_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]
+            out[i, j] = dot_backward_tensor_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def dot_backward_tensor_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*self[i * self_rs, j]
+            out[i, j] = dot_backward_tensor_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 dot_backward_tensor = ElementwiseOp(

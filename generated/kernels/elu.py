@@ -5,7 +5,8 @@
 
 """Numba kernels of `elu` (formulas.yaml, line 406).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # elu_forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
+@scalar
+def elu_forward_scalar(self, alpha, scale, input_scale, _zero):
+    return (scale*self if (self > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self))
+
+
 @kernel
 def elu_forward_1d(out, self, alpha, scale, input_scale, _zero):
     for i in range(out.shape[0]):
-        out[i] = (scale*self[i] if (self[i] > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self[i]))
+        out[i] = elu_forward_scalar(self[i], alpha, scale, input_scale, _zero)
 
 
 @kernel_parallel
 def elu_forward_1d_parallel(out, self, alpha, scale, input_scale, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (scale*self[i] if (self[i] > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self[i]))
+        out[i] = elu_forward_scalar(self[i], alpha, scale, input_scale, _zero)
 
 
 @kernel
 def elu_forward_2d(out, self, alpha, scale, input_scale, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (scale*self[i, j] if (self[i, j] > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self[i, j]))
+            out[i, j] = elu_forward_scalar(self[i, j], alpha, scale, input_scale, _zero)
 
 
 @kernel_parallel
 def elu_forward_2d_parallel(out, self, alpha, scale, input_scale, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (scale*self[i, j] if (self[i, j] > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self[i, j]))
+            out[i, j] = elu_forward_scalar(self[i, j], alpha, scale, input_scale, _zero)
 
 
 elu_forward = ElementwiseOp(
@@ -55,42 +61,43 @@ elu_forward = ElementwiseOp(
 
 
 # elu_backward_self: Piecewise((grad*scale, self > 0), (alpha*grad*input_scale*scale*exp(input_scale*self), True))
+@scalar
+def elu_backward_self_scalar(grad, self, alpha, input_scale, scale, _zero):
+    _t0 = grad*scale
+    return (_t0 if (self > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self))
+
+
 @kernel
 def elu_backward_self_1d(out, grad, self, alpha, input_scale, scale, _zero):
     for i in range(out.shape[0]):
-        _t0 = grad[i]*scale
-        out[i] = (_t0 if (self[i] > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self[i]))
+        out[i] = elu_backward_self_scalar(grad[i], self[i], alpha, input_scale, scale, _zero)
 
 
 @kernel_parallel
 def elu_backward_self_1d_parallel(out, grad, self, alpha, input_scale, scale, _zero):
     for i in prange(out.shape[0]):
-        _t0 = grad[i]*scale
-        out[i] = (_t0 if (self[i] > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self[i]))
+        out[i] = elu_backward_self_scalar(grad[i], self[i], alpha, input_scale, scale, _zero)
 
 
 @kernel
 def elu_backward_self_2d(out, grad, self, alpha, input_scale, scale, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = grad[i, j]*scale
-            out[i, j] = (_t0 if (self[i, j] > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self[i, j]))
+            out[i, j] = elu_backward_self_scalar(grad[i, j], self[i, j], alpha, input_scale, scale, _zero)
 
 
 @kernel_parallel
 def elu_backward_self_2d_parallel(out, grad, self, alpha, input_scale, scale, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = grad[i, j]*scale
-            out[i, j] = (_t0 if (self[i, j] > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self[i, j]))
+            out[i, j] = elu_backward_self_scalar(grad[i, j], self[i, j], alpha, input_scale, scale, _zero)
 
 
 @kernel
 def elu_backward_self_rows(out, grad, grad_rs, self, self_rs, alpha, input_scale, scale, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = grad[i * grad_rs, j]*scale
-            out[i, j] = (_t0 if (self[i * self_rs, j] > _l(0, _zero)) else _t0*alpha*input_scale*_exp(input_scale*self[i * self_rs, j]))
+            out[i, j] = elu_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], alpha, input_scale, scale, _zero)
 
 
 elu_backward_self = ElementwiseOp(
@@ -99,13 +106,8 @@ elu_backward_self = ElementwiseOp(
     rows=elu_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def elu_forward_scalar(self, alpha, scale, input_scale, _zero):
-    return (scale*self if (self > _l(0, _zero)) else alpha*scale*math.expm1(input_scale*self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 elu_forward.scalar = elu_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `erfc` (formulas.yaml, line 343).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # erfc_forward: erfc(self)
+@scalar
+def erfc_forward_scalar(self, _zero):
+    return math.erfc(self)
+
+
 @kernel
 def erfc_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.erfc(self[i])
+        out[i] = erfc_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def erfc_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.erfc(self[i])
+        out[i] = erfc_forward_scalar(self[i], _zero)
 
 
 @kernel
 def erfc_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.erfc(self[i, j])
+            out[i, j] = erfc_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def erfc_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.erfc(self[i, j])
+            out[i, j] = erfc_forward_scalar(self[i, j], _zero)
 
 
 erfc_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ erfc_forward = ElementwiseOp(
 
 
 # erfc_backward_self: -2*grad*exp(-self**2)/sqrt(pi)
+@scalar
+def erfc_backward_self_scalar(grad, self, _zero):
+    return -_l(2, _zero)*grad*_exp(-(self*self))/math.sqrt(_l(3.141592653589793, _zero))
+
+
 @kernel
 def erfc_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = -_l(2, _zero)*grad[i]*_exp(-(self[i]*self[i]))/math.sqrt(_l(3.141592653589793, _zero))
+        out[i] = erfc_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def erfc_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -_l(2, _zero)*grad[i]*_exp(-(self[i]*self[i]))/math.sqrt(_l(3.141592653589793, _zero))
+        out[i] = erfc_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def erfc_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i, j]*_exp(-(self[i, j]*self[i, j]))/math.sqrt(_l(3.141592653589793, _zero))
+            out[i, j] = erfc_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def erfc_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i, j]*_exp(-(self[i, j]*self[i, j]))/math.sqrt(_l(3.141592653589793, _zero))
+            out[i, j] = erfc_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def erfc_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i * grad_rs, j]*_exp(-(self[i * self_rs, j]*self[i * self_rs, j]))/math.sqrt(_l(3.141592653589793, _zero))
+            out[i, j] = erfc_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 erfc_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ erfc_backward_self = ElementwiseOp(
     rows=erfc_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def erfc_forward_scalar(self, _zero):
-    return math.erfc(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 erfc_forward.scalar = erfc_forward_scalar
 
 

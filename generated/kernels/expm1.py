@@ -5,7 +5,8 @@
 
 """Numba kernels of `expm1` (formulas.yaml, line 283).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # expm1_forward: expm1(self)
+@scalar
+def expm1_forward_scalar(self, _zero):
+    return math.expm1(self)
+
+
 @kernel
 def expm1_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.expm1(self[i])
+        out[i] = expm1_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def expm1_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.expm1(self[i])
+        out[i] = expm1_forward_scalar(self[i], _zero)
 
 
 @kernel
 def expm1_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.expm1(self[i, j])
+            out[i, j] = expm1_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def expm1_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.expm1(self[i, j])
+            out[i, j] = expm1_forward_scalar(self[i, j], _zero)
 
 
 expm1_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ expm1_forward = ElementwiseOp(
 
 
 # expm1_backward_self: grad*(result + 1)
+@scalar
+def expm1_backward_self_scalar(grad, result, _zero):
+    return grad*(result + _l(1, _zero))
+
+
 @kernel
 def expm1_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*(result[i] + _l(1, _zero))
+        out[i] = expm1_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def expm1_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*(result[i] + _l(1, _zero))
+        out[i] = expm1_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def expm1_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*(result[i, j] + _l(1, _zero))
+            out[i, j] = expm1_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def expm1_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*(result[i, j] + _l(1, _zero))
+            out[i, j] = expm1_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def expm1_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*(result[i * result_rs, j] + _l(1, _zero))
+            out[i, j] = expm1_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 expm1_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ expm1_backward_self = ElementwiseOp(
     rows=expm1_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def expm1_forward_scalar(self, _zero):
-    return math.expm1(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 expm1_forward.scalar = expm1_forward_scalar
 
 

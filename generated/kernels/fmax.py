@@ -5,7 +5,8 @@
 
 """Numba kernels of `fmax` (formulas.yaml, line 442).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # fmax_backward_self: Piecewise((grad, (other <= self) | Ne(isnan(other), 0)), (0, True))
+@scalar
+def fmax_backward_self_scalar(grad, _t1, other, self, _zero):
+    return (grad if ((other <= self) or (_t1 != _l(0, _zero))) else _l(0, _zero))
+
+
 @kernel
 def fmax_backward_self_1d(out, grad, _t1, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if ((other[i] <= self[i]) or (_t1[i] != _l(0, _zero))) else _l(0, _zero))
+        out[i] = fmax_backward_self_scalar(grad[i], _t1[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def fmax_backward_self_1d_parallel(out, grad, _t1, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if ((other[i] <= self[i]) or (_t1[i] != _l(0, _zero))) else _l(0, _zero))
+        out[i] = fmax_backward_self_scalar(grad[i], _t1[i], other[i], self[i], _zero)
 
 
 @kernel
 def fmax_backward_self_2d(out, grad, _t1, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if ((other[i, j] <= self[i, j]) or (_t1[i, j] != _l(0, _zero))) else _l(0, _zero))
+            out[i, j] = fmax_backward_self_scalar(grad[i, j], _t1[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def fmax_backward_self_2d_parallel(out, grad, _t1, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if ((other[i, j] <= self[i, j]) or (_t1[i, j] != _l(0, _zero))) else _l(0, _zero))
+            out[i, j] = fmax_backward_self_scalar(grad[i, j], _t1[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def fmax_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if ((other[i * other_rs, j] <= self[i * self_rs, j]) or (_t1[i * _t1_rs, j] != _l(0, _zero))) else _l(0, _zero))
+            out[i, j] = fmax_backward_self_scalar(grad[i * grad_rs, j], _t1[i * _t1_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 fmax_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ fmax_backward_self = ElementwiseOp(
 
 
 # fmax_backward_other: Piecewise((0, (other <= self) | Ne(isnan(other), 0)), (grad, True))
+@scalar
+def fmax_backward_other_scalar(grad, _t3, other, self, _zero):
+    return (_l(0, _zero) if ((other <= self) or (_t3 != _l(0, _zero))) else grad)
+
+
 @kernel
 def fmax_backward_other_1d(out, grad, _t3, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if ((other[i] <= self[i]) or (_t3[i] != _l(0, _zero))) else grad[i])
+        out[i] = fmax_backward_other_scalar(grad[i], _t3[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def fmax_backward_other_1d_parallel(out, grad, _t3, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if ((other[i] <= self[i]) or (_t3[i] != _l(0, _zero))) else grad[i])
+        out[i] = fmax_backward_other_scalar(grad[i], _t3[i], other[i], self[i], _zero)
 
 
 @kernel
 def fmax_backward_other_2d(out, grad, _t3, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((other[i, j] <= self[i, j]) or (_t3[i, j] != _l(0, _zero))) else grad[i, j])
+            out[i, j] = fmax_backward_other_scalar(grad[i, j], _t3[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def fmax_backward_other_2d_parallel(out, grad, _t3, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((other[i, j] <= self[i, j]) or (_t3[i, j] != _l(0, _zero))) else grad[i, j])
+            out[i, j] = fmax_backward_other_scalar(grad[i, j], _t3[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def fmax_backward_other_rows(out, grad, grad_rs, _t3, _t3_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((other[i * other_rs, j] <= self[i * self_rs, j]) or (_t3[i * _t3_rs, j] != _l(0, _zero))) else grad[i * grad_rs, j])
+            out[i, j] = fmax_backward_other_scalar(grad[i * grad_rs, j], _t3[i * _t3_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 fmax_backward_other = ElementwiseOp(

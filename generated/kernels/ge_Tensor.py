@@ -5,7 +5,8 @@
 
 """Numba kernels of `ge.Tensor` (formulas.yaml, line 90).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # ge_Tensor_forward: self >= other
+@scalar
+def ge_Tensor_forward_scalar(self, other, _zero):
+    return (self >= other)
+
+
 @kernel
 def ge_Tensor_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = (self[i] >= other[i])
+        out[i] = ge_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel_parallel
 def ge_Tensor_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (self[i] >= other[i])
+        out[i] = ge_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel
 def ge_Tensor_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] >= other[i, j])
+            out[i, j] = ge_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def ge_Tensor_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] >= other[i, j])
+            out[i, j] = ge_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel
 def ge_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i * self_rs, j] >= other[i * other_rs, j])
+            out[i, j] = ge_Tensor_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 ge_Tensor_forward = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `hardsigmoid` (formulas.yaml, line 425).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # hardsigmoid_forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))
+@scalar
+def hardsigmoid_forward_scalar(self, _zero):
+    return (_l(0, _zero) if (self <= _l(-3, _zero)) else (_l(1, _zero) if (self >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self + _l(3.0, _zero))))
+
+
 @kernel
 def hardsigmoid_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] <= _l(-3, _zero)) else (_l(1, _zero) if (self[i] >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self[i] + _l(3.0, _zero))))
+        out[i] = hardsigmoid_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def hardsigmoid_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] <= _l(-3, _zero)) else (_l(1, _zero) if (self[i] >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self[i] + _l(3.0, _zero))))
+        out[i] = hardsigmoid_forward_scalar(self[i], _zero)
 
 
 @kernel
 def hardsigmoid_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] <= _l(-3, _zero)) else (_l(1, _zero) if (self[i, j] >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self[i, j] + _l(3.0, _zero))))
+            out[i, j] = hardsigmoid_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def hardsigmoid_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] <= _l(-3, _zero)) else (_l(1, _zero) if (self[i, j] >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self[i, j] + _l(3.0, _zero))))
+            out[i, j] = hardsigmoid_forward_scalar(self[i, j], _zero)
 
 
 hardsigmoid_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ hardsigmoid_forward = ElementwiseOp(
 
 
 # hardsigmoid_backward_self: Piecewise((grad/6, (self > -3) & (self < 3)), (0, True))
+@scalar
+def hardsigmoid_backward_self_scalar(grad, self, _zero):
+    return ((_l(0.16666666666666666, _zero))*grad if ((self > _l(-3, _zero)) and (self < _l(3, _zero))) else _l(0, _zero))
+
+
 @kernel
 def hardsigmoid_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = ((_l(0.16666666666666666, _zero))*grad[i] if ((self[i] > _l(-3, _zero)) and (self[i] < _l(3, _zero))) else _l(0, _zero))
+        out[i] = hardsigmoid_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def hardsigmoid_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = ((_l(0.16666666666666666, _zero))*grad[i] if ((self[i] > _l(-3, _zero)) and (self[i] < _l(3, _zero))) else _l(0, _zero))
+        out[i] = hardsigmoid_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def hardsigmoid_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.16666666666666666, _zero))*grad[i, j] if ((self[i, j] > _l(-3, _zero)) and (self[i, j] < _l(3, _zero))) else _l(0, _zero))
+            out[i, j] = hardsigmoid_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def hardsigmoid_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.16666666666666666, _zero))*grad[i, j] if ((self[i, j] > _l(-3, _zero)) and (self[i, j] < _l(3, _zero))) else _l(0, _zero))
+            out[i, j] = hardsigmoid_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def hardsigmoid_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.16666666666666666, _zero))*grad[i * grad_rs, j] if ((self[i * self_rs, j] > _l(-3, _zero)) and (self[i * self_rs, j] < _l(3, _zero))) else _l(0, _zero))
+            out[i, j] = hardsigmoid_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 hardsigmoid_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ hardsigmoid_backward_self = ElementwiseOp(
     rows=hardsigmoid_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def hardsigmoid_forward_scalar(self, _zero):
-    return (_l(0, _zero) if (self <= _l(-3, _zero)) else (_l(1, _zero) if (self >= _l(3, _zero)) else (_l(0.16666666666666666, _zero))*(self + _l(3.0, _zero))))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardsigmoid_forward.scalar = hardsigmoid_forward_scalar
 
 

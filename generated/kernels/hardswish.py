@@ -5,7 +5,8 @@
 
 """Numba kernels of `hardswish` (formulas.yaml, line 429).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # hardswish_forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))
+@scalar
+def hardswish_forward_scalar(self, _zero):
+    return (_l(0, _zero) if (self < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self*(self + _l(3, _zero)) if (self <= _l(3, _zero)) else self))
+
+
 @kernel
 def hardswish_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self[i]*(self[i] + _l(3, _zero)) if (self[i] <= _l(3, _zero)) else self[i]))
+        out[i] = hardswish_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def hardswish_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self[i]*(self[i] + _l(3, _zero)) if (self[i] <= _l(3, _zero)) else self[i]))
+        out[i] = hardswish_forward_scalar(self[i], _zero)
 
 
 @kernel
 def hardswish_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self[i, j]*(self[i, j] + _l(3, _zero)) if (self[i, j] <= _l(3, _zero)) else self[i, j]))
+            out[i, j] = hardswish_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def hardswish_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self[i, j]*(self[i, j] + _l(3, _zero)) if (self[i, j] <= _l(3, _zero)) else self[i, j]))
+            out[i, j] = hardswish_forward_scalar(self[i, j], _zero)
 
 
 hardswish_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ hardswish_forward = ElementwiseOp(
 
 
 # hardswish_backward_self: Piecewise((0, self <= -3), (Piecewise((grad*(self/3 + 0.5), self < 3), (grad, True)), True))
+@scalar
+def hardswish_backward_self_scalar(grad, self, _zero):
+    return (_l(0, _zero) if (self <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad*(self + _l(1.5, _zero)) if (self < _l(3, _zero)) else grad))
+
+
 @kernel
 def hardswish_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad[i]*(self[i] + _l(1.5, _zero)) if (self[i] < _l(3, _zero)) else grad[i]))
+        out[i] = hardswish_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def hardswish_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad[i]*(self[i] + _l(1.5, _zero)) if (self[i] < _l(3, _zero)) else grad[i]))
+        out[i] = hardswish_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def hardswish_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad[i, j]*(self[i, j] + _l(1.5, _zero)) if (self[i, j] < _l(3, _zero)) else grad[i, j]))
+            out[i, j] = hardswish_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def hardswish_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad[i, j]*(self[i, j] + _l(1.5, _zero)) if (self[i, j] < _l(3, _zero)) else grad[i, j]))
+            out[i, j] = hardswish_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def hardswish_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i * self_rs, j] <= _l(-3, _zero)) else ((_l(0.3333333333333333, _zero))*grad[i * grad_rs, j]*(self[i * self_rs, j] + _l(1.5, _zero)) if (self[i * self_rs, j] < _l(3, _zero)) else grad[i * grad_rs, j]))
+            out[i, j] = hardswish_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 hardswish_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ hardswish_backward_self = ElementwiseOp(
     rows=hardswish_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def hardswish_forward_scalar(self, _zero):
-    return (_l(0, _zero) if (self < _l(-3, _zero)) else ((_l(0.16666666666666666, _zero))*self*(self + _l(3, _zero)) if (self <= _l(3, _zero)) else self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardswish_forward.scalar = hardswish_forward_scalar
 
 

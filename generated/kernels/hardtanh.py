@@ -5,7 +5,8 @@
 
 """Numba kernels of `hardtanh` (formulas.yaml, line 420).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # hardtanh_forward: where(self < min_val, min_val, where(self > max_val, max_val, self))
+@scalar
+def hardtanh_forward_scalar(self, min_val, max_val, _zero):
+    return (min_val if (min_val > self) else (max_val if (max_val < self) else self))
+
+
 @kernel
 def hardtanh_forward_1d(out, self, min_val, max_val, _zero):
     for i in range(out.shape[0]):
-        out[i] = (min_val if (min_val > self[i]) else (max_val if (max_val < self[i]) else self[i]))
+        out[i] = hardtanh_forward_scalar(self[i], min_val, max_val, _zero)
 
 
 @kernel_parallel
 def hardtanh_forward_1d_parallel(out, self, min_val, max_val, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (min_val if (min_val > self[i]) else (max_val if (max_val < self[i]) else self[i]))
+        out[i] = hardtanh_forward_scalar(self[i], min_val, max_val, _zero)
 
 
 @kernel
 def hardtanh_forward_2d(out, self, min_val, max_val, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (min_val if (min_val > self[i, j]) else (max_val if (max_val < self[i, j]) else self[i, j]))
+            out[i, j] = hardtanh_forward_scalar(self[i, j], min_val, max_val, _zero)
 
 
 @kernel_parallel
 def hardtanh_forward_2d_parallel(out, self, min_val, max_val, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (min_val if (min_val > self[i, j]) else (max_val if (max_val < self[i, j]) else self[i, j]))
+            out[i, j] = hardtanh_forward_scalar(self[i, j], min_val, max_val, _zero)
 
 
 hardtanh_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ hardtanh_forward = ElementwiseOp(
 
 
 # hardtanh_backward_self: Piecewise((grad, (max_val > self) & (min_val < self)), (0, True))
+@scalar
+def hardtanh_backward_self_scalar(grad, self, max_val, min_val, _zero):
+    return (grad if ((max_val > self) and (min_val < self)) else _l(0, _zero))
+
+
 @kernel
 def hardtanh_backward_self_1d(out, grad, self, max_val, min_val, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if ((max_val > self[i]) and (min_val < self[i])) else _l(0, _zero))
+        out[i] = hardtanh_backward_self_scalar(grad[i], self[i], max_val, min_val, _zero)
 
 
 @kernel_parallel
 def hardtanh_backward_self_1d_parallel(out, grad, self, max_val, min_val, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if ((max_val > self[i]) and (min_val < self[i])) else _l(0, _zero))
+        out[i] = hardtanh_backward_self_scalar(grad[i], self[i], max_val, min_val, _zero)
 
 
 @kernel
 def hardtanh_backward_self_2d(out, grad, self, max_val, min_val, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if ((max_val > self[i, j]) and (min_val < self[i, j])) else _l(0, _zero))
+            out[i, j] = hardtanh_backward_self_scalar(grad[i, j], self[i, j], max_val, min_val, _zero)
 
 
 @kernel_parallel
 def hardtanh_backward_self_2d_parallel(out, grad, self, max_val, min_val, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if ((max_val > self[i, j]) and (min_val < self[i, j])) else _l(0, _zero))
+            out[i, j] = hardtanh_backward_self_scalar(grad[i, j], self[i, j], max_val, min_val, _zero)
 
 
 @kernel
 def hardtanh_backward_self_rows(out, grad, grad_rs, self, self_rs, max_val, min_val, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if ((max_val > self[i * self_rs, j]) and (min_val < self[i * self_rs, j])) else _l(0, _zero))
+            out[i, j] = hardtanh_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], max_val, min_val, _zero)
 
 
 hardtanh_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ hardtanh_backward_self = ElementwiseOp(
     rows=hardtanh_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def hardtanh_forward_scalar(self, min_val, max_val, _zero):
-    return (min_val if (min_val > self) else (max_val if (max_val < self) else self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardtanh_forward.scalar = hardtanh_forward_scalar
 
 

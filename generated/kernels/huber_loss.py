@@ -5,7 +5,8 @@
 
 """Numba kernels of `huber_loss` (formulas.yaml, line 688).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # huber_loss_backward_self: self - target
+@scalar
+def huber_loss_backward_self_scalar(self, target, _zero):
+    return self - target
+
+
 @kernel
 def huber_loss_backward_self_1d(out, self, target, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i] - target[i]
+        out[i] = huber_loss_backward_self_scalar(self[i], target[i], _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_self_1d_parallel(out, self, target, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i] - target[i]
+        out[i] = huber_loss_backward_self_scalar(self[i], target[i], _zero)
 
 
 @kernel
 def huber_loss_backward_self_2d(out, self, target, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] - target[i, j]
+            out[i, j] = huber_loss_backward_self_scalar(self[i, j], target[i, j], _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_self_2d_parallel(out, self, target, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] - target[i, j]
+            out[i, j] = huber_loss_backward_self_scalar(self[i, j], target[i, j], _zero)
 
 
 @kernel
 def huber_loss_backward_self_rows(out, self, self_rs, target, target_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i * self_rs, j] - target[i * target_rs, j]
+            out[i, j] = huber_loss_backward_self_scalar(self[i * self_rs, j], target[i * target_rs, j], _zero)
 
 
 huber_loss_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ huber_loss_backward_self = ElementwiseOp(
 
 
 # huber_loss_backward_self_1: grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def huber_loss_backward_self_1_scalar(grad, _t3, _t1, _zero):
+    return _t3*grad/_t1
+
+
 @kernel
 def huber_loss_backward_self_1_1d(out, grad, _t3, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t3[i]*grad[i]/_t1
+        out[i] = huber_loss_backward_self_1_scalar(grad[i], _t3[i], _t1, _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_self_1_1d_parallel(out, grad, _t3, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t3[i]*grad[i]/_t1
+        out[i] = huber_loss_backward_self_1_scalar(grad[i], _t3[i], _t1, _zero)
 
 
 @kernel
 def huber_loss_backward_self_1_2d(out, grad, _t3, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*grad[i, j]/_t1
+            out[i, j] = huber_loss_backward_self_1_scalar(grad[i, j], _t3[i, j], _t1, _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_self_1_2d_parallel(out, grad, _t3, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j]*grad[i, j]/_t1
+            out[i, j] = huber_loss_backward_self_1_scalar(grad[i, j], _t3[i, j], _t1, _zero)
 
 
 @kernel
 def huber_loss_backward_self_1_rows(out, grad, grad_rs, _t3, _t3_rs, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i * _t3_rs, j]*grad[i * grad_rs, j]/_t1
+            out[i, j] = huber_loss_backward_self_1_scalar(grad[i * grad_rs, j], _t3[i * _t3_rs, j], _t1, _zero)
 
 
 huber_loss_backward_self_1 = ElementwiseOp(
@@ -103,37 +114,42 @@ huber_loss_backward_self_1 = ElementwiseOp(
 
 
 # huber_loss_backward_target: self - target
+@scalar
+def huber_loss_backward_target_scalar(self, target, _zero):
+    return self - target
+
+
 @kernel
 def huber_loss_backward_target_1d(out, self, target, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i] - target[i]
+        out[i] = huber_loss_backward_target_scalar(self[i], target[i], _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_target_1d_parallel(out, self, target, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i] - target[i]
+        out[i] = huber_loss_backward_target_scalar(self[i], target[i], _zero)
 
 
 @kernel
 def huber_loss_backward_target_2d(out, self, target, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] - target[i, j]
+            out[i, j] = huber_loss_backward_target_scalar(self[i, j], target[i, j], _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_target_2d_parallel(out, self, target, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j] - target[i, j]
+            out[i, j] = huber_loss_backward_target_scalar(self[i, j], target[i, j], _zero)
 
 
 @kernel
 def huber_loss_backward_target_rows(out, self, self_rs, target, target_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i * self_rs, j] - target[i * target_rs, j]
+            out[i, j] = huber_loss_backward_target_scalar(self[i * self_rs, j], target[i * target_rs, j], _zero)
 
 
 huber_loss_backward_target = ElementwiseOp(
@@ -143,37 +159,42 @@ huber_loss_backward_target = ElementwiseOp(
 
 
 # huber_loss_backward_target_1: -grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def huber_loss_backward_target_1_scalar(grad, _t7, _t5, _zero):
+    return -_t7*grad/_t5
+
+
 @kernel
 def huber_loss_backward_target_1_1d(out, grad, _t7, _t5, _zero):
     for i in range(out.shape[0]):
-        out[i] = -_t7[i]*grad[i]/_t5
+        out[i] = huber_loss_backward_target_1_scalar(grad[i], _t7[i], _t5, _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_target_1_1d_parallel(out, grad, _t7, _t5, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -_t7[i]*grad[i]/_t5
+        out[i] = huber_loss_backward_target_1_scalar(grad[i], _t7[i], _t5, _zero)
 
 
 @kernel
 def huber_loss_backward_target_1_2d(out, grad, _t7, _t5, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t7[i, j]*grad[i, j]/_t5
+            out[i, j] = huber_loss_backward_target_1_scalar(grad[i, j], _t7[i, j], _t5, _zero)
 
 
 @kernel_parallel
 def huber_loss_backward_target_1_2d_parallel(out, grad, _t7, _t5, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t7[i, j]*grad[i, j]/_t5
+            out[i, j] = huber_loss_backward_target_1_scalar(grad[i, j], _t7[i, j], _t5, _zero)
 
 
 @kernel
 def huber_loss_backward_target_1_rows(out, grad, grad_rs, _t7, _t7_rs, _t5, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t7[i * _t7_rs, j]*grad[i * grad_rs, j]/_t5
+            out[i, j] = huber_loss_backward_target_1_scalar(grad[i * grad_rs, j], _t7[i * _t7_rs, j], _t5, _zero)
 
 
 huber_loss_backward_target_1 = ElementwiseOp(

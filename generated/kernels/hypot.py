@@ -5,7 +5,8 @@
 
 """Numba kernels of `hypot` (formulas.yaml, line 455).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # hypot_forward: sqrt(self * self + other * other)
+@scalar
+def hypot_forward_scalar(self, other, _zero):
+    return math.sqrt((other*other) + (self*self))
+
+
 @kernel
 def hypot_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.sqrt((other[i]*other[i]) + (self[i]*self[i]))
+        out[i] = hypot_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel_parallel
 def hypot_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.sqrt((other[i]*other[i]) + (self[i]*self[i]))
+        out[i] = hypot_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel
 def hypot_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.sqrt((other[i, j]*other[i, j]) + (self[i, j]*self[i, j]))
+            out[i, j] = hypot_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def hypot_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.sqrt((other[i, j]*other[i, j]) + (self[i, j]*self[i, j]))
+            out[i, j] = hypot_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel
 def hypot_forward_rows(out, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.sqrt((other[i * other_rs, j]*other[i * other_rs, j]) + (self[i * self_rs, j]*self[i * self_rs, j]))
+            out[i, j] = hypot_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 hypot_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ hypot_forward = ElementwiseOp(
 
 
 # hypot_backward_self: grad*self/result
+@scalar
+def hypot_backward_self_scalar(grad, result, self, _zero):
+    return grad*self/result
+
+
 @kernel
 def hypot_backward_self_1d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*self[i]/result[i]
+        out[i] = hypot_backward_self_scalar(grad[i], result[i], self[i], _zero)
 
 
 @kernel_parallel
 def hypot_backward_self_1d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*self[i]/result[i]
+        out[i] = hypot_backward_self_scalar(grad[i], result[i], self[i], _zero)
 
 
 @kernel
 def hypot_backward_self_2d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]/result[i, j]
+            out[i, j] = hypot_backward_self_scalar(grad[i, j], result[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def hypot_backward_self_2d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]/result[i, j]
+            out[i, j] = hypot_backward_self_scalar(grad[i, j], result[i, j], self[i, j], _zero)
 
 
 @kernel
 def hypot_backward_self_rows(out, grad, grad_rs, result, result_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*self[i * self_rs, j]/result[i * result_rs, j]
+            out[i, j] = hypot_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], self[i * self_rs, j], _zero)
 
 
 hypot_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ hypot_backward_self = ElementwiseOp(
 
 
 # hypot_backward_other: grad*other/result
+@scalar
+def hypot_backward_other_scalar(grad, other, result, _zero):
+    return grad*other/result
+
+
 @kernel
 def hypot_backward_other_1d(out, grad, other, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*other[i]/result[i]
+        out[i] = hypot_backward_other_scalar(grad[i], other[i], result[i], _zero)
 
 
 @kernel_parallel
 def hypot_backward_other_1d_parallel(out, grad, other, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*other[i]/result[i]
+        out[i] = hypot_backward_other_scalar(grad[i], other[i], result[i], _zero)
 
 
 @kernel
 def hypot_backward_other_2d(out, grad, other, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other[i, j]/result[i, j]
+            out[i, j] = hypot_backward_other_scalar(grad[i, j], other[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def hypot_backward_other_2d_parallel(out, grad, other, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other[i, j]/result[i, j]
+            out[i, j] = hypot_backward_other_scalar(grad[i, j], other[i, j], result[i, j], _zero)
 
 
 @kernel
 def hypot_backward_other_rows(out, grad, grad_rs, other, other_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*other[i * other_rs, j]/result[i * result_rs, j]
+            out[i, j] = hypot_backward_other_scalar(grad[i * grad_rs, j], other[i * other_rs, j], result[i * result_rs, j], _zero)
 
 
 hypot_backward_other = ElementwiseOp(
@@ -142,13 +158,8 @@ hypot_backward_other = ElementwiseOp(
     rows=hypot_backward_other_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def hypot_forward_scalar(self, other, _zero):
-    return math.sqrt((other*other) + (self*self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hypot_forward.scalar = hypot_forward_scalar
 
 

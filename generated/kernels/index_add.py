@@ -5,7 +5,8 @@
 
 """Numba kernels of `index_add` (formulas.yaml, line 620).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # index_add_backward_source: alpha*reshape(index_select(grad, dim, index), source_sym_sizes)
+@scalar
+def index_add_backward_source_scalar(_t2, alpha, _zero):
+    return _t2*alpha
+
+
 @kernel
 def index_add_backward_source_1d(out, _t2, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t2[i]*alpha
+        out[i] = index_add_backward_source_scalar(_t2[i], alpha, _zero)
 
 
 @kernel_parallel
 def index_add_backward_source_1d_parallel(out, _t2, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t2[i]*alpha
+        out[i] = index_add_backward_source_scalar(_t2[i], alpha, _zero)
 
 
 @kernel
 def index_add_backward_source_2d(out, _t2, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t2[i, j]*alpha
+            out[i, j] = index_add_backward_source_scalar(_t2[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def index_add_backward_source_2d_parallel(out, _t2, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t2[i, j]*alpha
+            out[i, j] = index_add_backward_source_scalar(_t2[i, j], alpha, _zero)
 
 
 index_add_backward_source = ElementwiseOp(

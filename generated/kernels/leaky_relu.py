@@ -5,7 +5,8 @@
 
 """Numba kernels of `leaky_relu` (formulas.yaml, line 415).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # leaky_relu_forward: where(self > 0, self, self * negative_slope)
+@scalar
+def leaky_relu_forward_scalar(self, negative_slope, _zero):
+    return (self if (self > _l(0, _zero)) else negative_slope*self)
+
+
 @kernel
 def leaky_relu_forward_1d(out, self, negative_slope, _zero):
     for i in range(out.shape[0]):
-        out[i] = (self[i] if (self[i] > _l(0, _zero)) else negative_slope*self[i])
+        out[i] = leaky_relu_forward_scalar(self[i], negative_slope, _zero)
 
 
 @kernel_parallel
 def leaky_relu_forward_1d_parallel(out, self, negative_slope, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (self[i] if (self[i] > _l(0, _zero)) else negative_slope*self[i])
+        out[i] = leaky_relu_forward_scalar(self[i], negative_slope, _zero)
 
 
 @kernel
 def leaky_relu_forward_2d(out, self, negative_slope, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if (self[i, j] > _l(0, _zero)) else negative_slope*self[i, j])
+            out[i, j] = leaky_relu_forward_scalar(self[i, j], negative_slope, _zero)
 
 
 @kernel_parallel
 def leaky_relu_forward_2d_parallel(out, self, negative_slope, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if (self[i, j] > _l(0, _zero)) else negative_slope*self[i, j])
+            out[i, j] = leaky_relu_forward_scalar(self[i, j], negative_slope, _zero)
 
 
 leaky_relu_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ leaky_relu_forward = ElementwiseOp(
 
 
 # leaky_relu_backward_self: Piecewise((grad, self > 0), (grad*negative_slope, True))
+@scalar
+def leaky_relu_backward_self_scalar(grad, self, negative_slope, _zero):
+    return (grad if (self > _l(0, _zero)) else grad*negative_slope)
+
+
 @kernel
 def leaky_relu_backward_self_1d(out, grad, self, negative_slope, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if (self[i] > _l(0, _zero)) else grad[i]*negative_slope)
+        out[i] = leaky_relu_backward_self_scalar(grad[i], self[i], negative_slope, _zero)
 
 
 @kernel_parallel
 def leaky_relu_backward_self_1d_parallel(out, grad, self, negative_slope, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if (self[i] > _l(0, _zero)) else grad[i]*negative_slope)
+        out[i] = leaky_relu_backward_self_scalar(grad[i], self[i], negative_slope, _zero)
 
 
 @kernel
 def leaky_relu_backward_self_2d(out, grad, self, negative_slope, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (self[i, j] > _l(0, _zero)) else grad[i, j]*negative_slope)
+            out[i, j] = leaky_relu_backward_self_scalar(grad[i, j], self[i, j], negative_slope, _zero)
 
 
 @kernel_parallel
 def leaky_relu_backward_self_2d_parallel(out, grad, self, negative_slope, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (self[i, j] > _l(0, _zero)) else grad[i, j]*negative_slope)
+            out[i, j] = leaky_relu_backward_self_scalar(grad[i, j], self[i, j], negative_slope, _zero)
 
 
 @kernel
 def leaky_relu_backward_self_rows(out, grad, grad_rs, self, self_rs, negative_slope, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if (self[i * self_rs, j] > _l(0, _zero)) else grad[i * grad_rs, j]*negative_slope)
+            out[i, j] = leaky_relu_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], negative_slope, _zero)
 
 
 leaky_relu_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ leaky_relu_backward_self = ElementwiseOp(
     rows=leaky_relu_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def leaky_relu_forward_scalar(self, negative_slope, _zero):
-    return (self if (self > _l(0, _zero)) else negative_slope*self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 leaky_relu_forward.scalar = leaky_relu_forward_scalar
 
 

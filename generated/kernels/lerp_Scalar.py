@@ -5,7 +5,8 @@
 
 """Numba kernels of `lerp.Scalar` (formulas.yaml, line 474).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,42 +24,43 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # lerp_Scalar_forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
+@scalar
+def lerp_Scalar_forward_scalar(self, end, weight, _zero):
+    _t0 = end - self
+    return (_t0*weight + self if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end)
+
+
 @kernel
 def lerp_Scalar_forward_1d(out, self, end, weight, _zero):
     for i in range(out.shape[0]):
-        _t0 = end[i] - self[i]
-        out[i] = (_t0*weight + self[i] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i])
+        out[i] = lerp_Scalar_forward_scalar(self[i], end[i], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_forward_1d_parallel(out, self, end, weight, _zero):
     for i in prange(out.shape[0]):
-        _t0 = end[i] - self[i]
-        out[i] = (_t0*weight + self[i] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i])
+        out[i] = lerp_Scalar_forward_scalar(self[i], end[i], weight, _zero)
 
 
 @kernel
 def lerp_Scalar_forward_2d(out, self, end, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i, j] - self[i, j]
-            out[i, j] = (_t0*weight + self[i, j] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i, j])
+            out[i, j] = lerp_Scalar_forward_scalar(self[i, j], end[i, j], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_forward_2d_parallel(out, self, end, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i, j] - self[i, j]
-            out[i, j] = (_t0*weight + self[i, j] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i, j])
+            out[i, j] = lerp_Scalar_forward_scalar(self[i, j], end[i, j], weight, _zero)
 
 
 @kernel
 def lerp_Scalar_forward_rows(out, self, self_rs, end, end_rs, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i * end_rs, j] - self[i * self_rs, j]
-            out[i, j] = (_t0*weight + self[i * self_rs, j] if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end[i * end_rs, j])
+            out[i, j] = lerp_Scalar_forward_scalar(self[i * self_rs, j], end[i * end_rs, j], weight, _zero)
 
 
 lerp_Scalar_forward = ElementwiseOp(
@@ -68,30 +70,35 @@ lerp_Scalar_forward = ElementwiseOp(
 
 
 # lerp_Scalar_backward_self: grad*(1 - weight)
+@scalar
+def lerp_Scalar_backward_self_scalar(grad, weight, _zero):
+    return -grad*(weight + _l(-1, _zero))
+
+
 @kernel
 def lerp_Scalar_backward_self_1d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]*(weight + _l(-1, _zero))
+        out[i] = lerp_Scalar_backward_self_scalar(grad[i], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_backward_self_1d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]*(weight + _l(-1, _zero))
+        out[i] = lerp_Scalar_backward_self_scalar(grad[i], weight, _zero)
 
 
 @kernel
 def lerp_Scalar_backward_self_2d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*(weight + _l(-1, _zero))
+            out[i, j] = lerp_Scalar_backward_self_scalar(grad[i, j], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_backward_self_2d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*(weight + _l(-1, _zero))
+            out[i, j] = lerp_Scalar_backward_self_scalar(grad[i, j], weight, _zero)
 
 
 lerp_Scalar_backward_self = ElementwiseOp(
@@ -100,30 +107,35 @@ lerp_Scalar_backward_self = ElementwiseOp(
 
 
 # lerp_Scalar_backward_end: grad*weight
+@scalar
+def lerp_Scalar_backward_end_scalar(grad, weight, _zero):
+    return grad*weight
+
+
 @kernel
 def lerp_Scalar_backward_end_1d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*weight
+        out[i] = lerp_Scalar_backward_end_scalar(grad[i], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_backward_end_1d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*weight
+        out[i] = lerp_Scalar_backward_end_scalar(grad[i], weight, _zero)
 
 
 @kernel
 def lerp_Scalar_backward_end_2d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*weight
+            out[i, j] = lerp_Scalar_backward_end_scalar(grad[i, j], weight, _zero)
 
 
 @kernel_parallel
 def lerp_Scalar_backward_end_2d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*weight
+            out[i, j] = lerp_Scalar_backward_end_scalar(grad[i, j], weight, _zero)
 
 
 lerp_Scalar_backward_end = ElementwiseOp(
@@ -131,14 +143,8 @@ lerp_Scalar_backward_end = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def lerp_Scalar_forward_scalar(self, end, weight, _zero):
-    _t0 = end - self
-    return (_t0*weight + self if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 lerp_Scalar_forward.scalar = lerp_Scalar_forward_scalar
 
 

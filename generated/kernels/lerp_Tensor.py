@@ -5,7 +5,8 @@
 
 """Numba kernels of `lerp.Tensor` (formulas.yaml, line 479).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,42 +24,43 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # lerp_Tensor_forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
+@scalar
+def lerp_Tensor_forward_scalar(self, end, weight, _zero):
+    _t0 = end - self
+    return (_t0*weight + self if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end)
+
+
 @kernel
 def lerp_Tensor_forward_1d(out, self, end, weight, _zero):
     for i in range(out.shape[0]):
-        _t0 = end[i] - self[i]
-        out[i] = (_t0*weight[i] + self[i] if (abs(weight[i]) < _l(0.5, _zero)) else _t0*(weight[i] + _l(-1, _zero)) + end[i])
+        out[i] = lerp_Tensor_forward_scalar(self[i], end[i], weight[i], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_forward_1d_parallel(out, self, end, weight, _zero):
     for i in prange(out.shape[0]):
-        _t0 = end[i] - self[i]
-        out[i] = (_t0*weight[i] + self[i] if (abs(weight[i]) < _l(0.5, _zero)) else _t0*(weight[i] + _l(-1, _zero)) + end[i])
+        out[i] = lerp_Tensor_forward_scalar(self[i], end[i], weight[i], _zero)
 
 
 @kernel
 def lerp_Tensor_forward_2d(out, self, end, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i, j] - self[i, j]
-            out[i, j] = (_t0*weight[i, j] + self[i, j] if (abs(weight[i, j]) < _l(0.5, _zero)) else _t0*(weight[i, j] + _l(-1, _zero)) + end[i, j])
+            out[i, j] = lerp_Tensor_forward_scalar(self[i, j], end[i, j], weight[i, j], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_forward_2d_parallel(out, self, end, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i, j] - self[i, j]
-            out[i, j] = (_t0*weight[i, j] + self[i, j] if (abs(weight[i, j]) < _l(0.5, _zero)) else _t0*(weight[i, j] + _l(-1, _zero)) + end[i, j])
+            out[i, j] = lerp_Tensor_forward_scalar(self[i, j], end[i, j], weight[i, j], _zero)
 
 
 @kernel
 def lerp_Tensor_forward_rows(out, self, self_rs, end, end_rs, weight, weight_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = end[i * end_rs, j] - self[i * self_rs, j]
-            out[i, j] = (_t0*weight[i * weight_rs, j] + self[i * self_rs, j] if (abs(weight[i * weight_rs, j]) < _l(0.5, _zero)) else _t0*(weight[i * weight_rs, j] + _l(-1, _zero)) + end[i * end_rs, j])
+            out[i, j] = lerp_Tensor_forward_scalar(self[i * self_rs, j], end[i * end_rs, j], weight[i * weight_rs, j], _zero)
 
 
 lerp_Tensor_forward = ElementwiseOp(
@@ -68,37 +70,42 @@ lerp_Tensor_forward = ElementwiseOp(
 
 
 # lerp_Tensor_backward_self: grad*(1 - weight)
+@scalar
+def lerp_Tensor_backward_self_scalar(grad, weight, _zero):
+    return -grad*(weight + _l(-1, _zero))
+
+
 @kernel
 def lerp_Tensor_backward_self_1d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]*(weight[i] + _l(-1, _zero))
+        out[i] = lerp_Tensor_backward_self_scalar(grad[i], weight[i], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_self_1d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]*(weight[i] + _l(-1, _zero))
+        out[i] = lerp_Tensor_backward_self_scalar(grad[i], weight[i], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_self_2d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*(weight[i, j] + _l(-1, _zero))
+            out[i, j] = lerp_Tensor_backward_self_scalar(grad[i, j], weight[i, j], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_self_2d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*(weight[i, j] + _l(-1, _zero))
+            out[i, j] = lerp_Tensor_backward_self_scalar(grad[i, j], weight[i, j], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_self_rows(out, grad, grad_rs, weight, weight_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i * grad_rs, j]*(weight[i * weight_rs, j] + _l(-1, _zero))
+            out[i, j] = lerp_Tensor_backward_self_scalar(grad[i * grad_rs, j], weight[i * weight_rs, j], _zero)
 
 
 lerp_Tensor_backward_self = ElementwiseOp(
@@ -108,37 +115,42 @@ lerp_Tensor_backward_self = ElementwiseOp(
 
 
 # lerp_Tensor_backward_end: grad*weight
+@scalar
+def lerp_Tensor_backward_end_scalar(grad, weight, _zero):
+    return grad*weight
+
+
 @kernel
 def lerp_Tensor_backward_end_1d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*weight[i]
+        out[i] = lerp_Tensor_backward_end_scalar(grad[i], weight[i], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_end_1d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*weight[i]
+        out[i] = lerp_Tensor_backward_end_scalar(grad[i], weight[i], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_end_2d(out, grad, weight, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*weight[i, j]
+            out[i, j] = lerp_Tensor_backward_end_scalar(grad[i, j], weight[i, j], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_end_2d_parallel(out, grad, weight, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*weight[i, j]
+            out[i, j] = lerp_Tensor_backward_end_scalar(grad[i, j], weight[i, j], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_end_rows(out, grad, grad_rs, weight, weight_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*weight[i * weight_rs, j]
+            out[i, j] = lerp_Tensor_backward_end_scalar(grad[i * grad_rs, j], weight[i * weight_rs, j], _zero)
 
 
 lerp_Tensor_backward_end = ElementwiseOp(
@@ -148,37 +160,42 @@ lerp_Tensor_backward_end = ElementwiseOp(
 
 
 # lerp_Tensor_backward_weight: grad*(end - self)
+@scalar
+def lerp_Tensor_backward_weight_scalar(grad, end, self, _zero):
+    return grad*(end - self)
+
+
 @kernel
 def lerp_Tensor_backward_weight_1d(out, grad, end, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*(end[i] - self[i])
+        out[i] = lerp_Tensor_backward_weight_scalar(grad[i], end[i], self[i], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_weight_1d_parallel(out, grad, end, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*(end[i] - self[i])
+        out[i] = lerp_Tensor_backward_weight_scalar(grad[i], end[i], self[i], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_weight_2d(out, grad, end, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*(end[i, j] - self[i, j])
+            out[i, j] = lerp_Tensor_backward_weight_scalar(grad[i, j], end[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def lerp_Tensor_backward_weight_2d_parallel(out, grad, end, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*(end[i, j] - self[i, j])
+            out[i, j] = lerp_Tensor_backward_weight_scalar(grad[i, j], end[i, j], self[i, j], _zero)
 
 
 @kernel
 def lerp_Tensor_backward_weight_rows(out, grad, grad_rs, end, end_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*(end[i * end_rs, j] - self[i * self_rs, j])
+            out[i, j] = lerp_Tensor_backward_weight_scalar(grad[i * grad_rs, j], end[i * end_rs, j], self[i * self_rs, j], _zero)
 
 
 lerp_Tensor_backward_weight = ElementwiseOp(
@@ -187,14 +204,8 @@ lerp_Tensor_backward_weight = ElementwiseOp(
     rows=lerp_Tensor_backward_weight_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def lerp_Tensor_forward_scalar(self, end, weight, _zero):
-    _t0 = end - self
-    return (_t0*weight + self if (abs(weight) < _l(0.5, _zero)) else _t0*(weight + _l(-1, _zero)) + end)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 lerp_Tensor_forward.scalar = lerp_Tensor_forward_scalar
 
 

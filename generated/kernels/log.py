@@ -5,7 +5,8 @@
 
 """Numba kernels of `log` (formulas.yaml, line 99).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # log_forward: log(self)
+@scalar
+def log_forward_scalar(self, _zero):
+    return _log(self)
+
+
 @kernel
 def log_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = _log(self[i])
+        out[i] = log_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def log_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _log(self[i])
+        out[i] = log_forward_scalar(self[i], _zero)
 
 
 @kernel
 def log_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _log(self[i, j])
+            out[i, j] = log_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def log_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _log(self[i, j])
+            out[i, j] = log_forward_scalar(self[i, j], _zero)
 
 
 log_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ log_forward = ElementwiseOp(
 
 
 # log_backward_self: grad/self
+@scalar
+def log_backward_self_scalar(grad, self, _zero):
+    return grad/self
+
+
 @kernel
 def log_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/self[i]
+        out[i] = log_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def log_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/self[i]
+        out[i] = log_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def log_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/self[i, j]
+            out[i, j] = log_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def log_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/self[i, j]
+            out[i, j] = log_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def log_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]/self[i * self_rs, j]
+            out[i, j] = log_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 log_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ log_backward_self = ElementwiseOp(
     rows=log_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def log_forward_scalar(self, _zero):
-    return _log(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 log_forward.scalar = log_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `log10` (formulas.yaml, line 291).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # log10_forward: log10(self)
+@scalar
+def log10_forward_scalar(self, _zero):
+    return math.log10(self)
+
+
 @kernel
 def log10_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.log10(self[i])
+        out[i] = log10_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def log10_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.log10(self[i])
+        out[i] = log10_forward_scalar(self[i], _zero)
 
 
 @kernel
 def log10_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.log10(self[i, j])
+            out[i, j] = log10_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def log10_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.log10(self[i, j])
+            out[i, j] = log10_forward_scalar(self[i, j], _zero)
 
 
 log10_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ log10_forward = ElementwiseOp(
 
 
 # log10_backward_self: 0.434294481903252*grad/self
+@scalar
+def log10_backward_self_scalar(grad, self, _zero):
+    return _l(0.43429448190325176, _zero)*grad/self
+
+
 @kernel
 def log10_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = _l(0.43429448190325176, _zero)*grad[i]/self[i]
+        out[i] = log10_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def log10_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _l(0.43429448190325176, _zero)*grad[i]/self[i]
+        out[i] = log10_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def log10_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(0.43429448190325176, _zero)*grad[i, j]/self[i, j]
+            out[i, j] = log10_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def log10_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(0.43429448190325176, _zero)*grad[i, j]/self[i, j]
+            out[i, j] = log10_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def log10_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(0.43429448190325176, _zero)*grad[i * grad_rs, j]/self[i * self_rs, j]
+            out[i, j] = log10_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 log10_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ log10_backward_self = ElementwiseOp(
     rows=log10_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def log10_forward_scalar(self, _zero):
-    return math.log10(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 log10_forward.scalar = log10_forward_scalar
 
 

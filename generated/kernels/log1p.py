@@ -5,7 +5,8 @@
 
 """Numba kernels of `log1p` (formulas.yaml, line 295).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # log1p_forward: log1p(self)
+@scalar
+def log1p_forward_scalar(self, _zero):
+    return math.log1p(self)
+
+
 @kernel
 def log1p_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.log1p(self[i])
+        out[i] = log1p_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def log1p_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.log1p(self[i])
+        out[i] = log1p_forward_scalar(self[i], _zero)
 
 
 @kernel
 def log1p_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.log1p(self[i, j])
+            out[i, j] = log1p_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def log1p_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.log1p(self[i, j])
+            out[i, j] = log1p_forward_scalar(self[i, j], _zero)
 
 
 log1p_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ log1p_forward = ElementwiseOp(
 
 
 # log1p_backward_self: grad/(self + 1)
+@scalar
+def log1p_backward_self_scalar(grad, self, _zero):
+    return grad/(self + _l(1, _zero))
+
+
 @kernel
 def log1p_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/(self[i] + _l(1, _zero))
+        out[i] = log1p_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def log1p_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/(self[i] + _l(1, _zero))
+        out[i] = log1p_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def log1p_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/(self[i, j] + _l(1, _zero))
+            out[i, j] = log1p_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def log1p_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/(self[i, j] + _l(1, _zero))
+            out[i, j] = log1p_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def log1p_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]/(self[i * self_rs, j] + _l(1, _zero))
+            out[i, j] = log1p_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 log1p_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ log1p_backward_self = ElementwiseOp(
     rows=log1p_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def log1p_forward_scalar(self, _zero):
-    return math.log1p(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 log1p_forward.scalar = log1p_forward_scalar
 
 

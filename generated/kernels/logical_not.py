@@ -5,7 +5,8 @@
 
 """Numba kernels of `logical_not` (formulas.yaml, line 503).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # logical_not_forward: not self
+@scalar
+def logical_not_forward_scalar(self, _zero):
+    return (not self)
+
+
 @kernel
 def logical_not_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (not self[i])
+        out[i] = logical_not_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def logical_not_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (not self[i])
+        out[i] = logical_not_forward_scalar(self[i], _zero)
 
 
 @kernel
 def logical_not_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (not self[i, j])
+            out[i, j] = logical_not_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def logical_not_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (not self[i, j])
+            out[i, j] = logical_not_forward_scalar(self[i, j], _zero)
 
 
 logical_not_forward = ElementwiseOp(

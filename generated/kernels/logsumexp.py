@@ -5,7 +5,8 @@
 
 """Numba kernels of `logsumexp` (formulas.yaml, line 536).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # logsumexp_backward_self: sum_backward(grad, self_sym_sizes, dim, keepdim)*exp(self - sum_backward(result, self_sym_sizes, dim, keepdim))
+@scalar
+def logsumexp_backward_self_scalar(_t1, _t2, self, _zero):
+    return _t2*_exp(-_t1 + self)
+
+
 @kernel
 def logsumexp_backward_self_1d(out, _t1, _t2, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t2[i]*_exp(-_t1[i] + self[i])
+        out[i] = logsumexp_backward_self_scalar(_t1[i], _t2[i], self[i], _zero)
 
 
 @kernel_parallel
 def logsumexp_backward_self_1d_parallel(out, _t1, _t2, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t2[i]*_exp(-_t1[i] + self[i])
+        out[i] = logsumexp_backward_self_scalar(_t1[i], _t2[i], self[i], _zero)
 
 
 @kernel
 def logsumexp_backward_self_2d(out, _t1, _t2, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t2[i, j]*_exp(-_t1[i, j] + self[i, j])
+            out[i, j] = logsumexp_backward_self_scalar(_t1[i, j], _t2[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def logsumexp_backward_self_2d_parallel(out, _t1, _t2, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t2[i, j]*_exp(-_t1[i, j] + self[i, j])
+            out[i, j] = logsumexp_backward_self_scalar(_t1[i, j], _t2[i, j], self[i, j], _zero)
 
 
 @kernel
 def logsumexp_backward_self_rows(out, _t1, _t1_rs, _t2, _t2_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t2[i * _t2_rs, j]*_exp(-_t1[i * _t1_rs, j] + self[i * self_rs, j])
+            out[i, j] = logsumexp_backward_self_scalar(_t1[i * _t1_rs, j], _t2[i * _t2_rs, j], self[i * self_rs, j], _zero)
 
 
 logsumexp_backward_self = ElementwiseOp(

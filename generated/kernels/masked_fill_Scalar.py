@@ -5,7 +5,8 @@
 
 """Numba kernels of `masked_fill.Scalar` (formulas.yaml, line 625).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # masked_fill_Scalar_forward: where(mask, value, self)
+@scalar
+def masked_fill_Scalar_forward_scalar(self, mask, value, _zero):
+    return (value if mask else self)
+
+
 @kernel
 def masked_fill_Scalar_forward_1d(out, self, mask, value, _zero):
     for i in range(out.shape[0]):
-        out[i] = (value if mask[i] else self[i])
+        out[i] = masked_fill_Scalar_forward_scalar(self[i], mask[i], value, _zero)
 
 
 @kernel_parallel
 def masked_fill_Scalar_forward_1d_parallel(out, self, mask, value, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (value if mask[i] else self[i])
+        out[i] = masked_fill_Scalar_forward_scalar(self[i], mask[i], value, _zero)
 
 
 @kernel
 def masked_fill_Scalar_forward_2d(out, self, mask, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (value if mask[i, j] else self[i, j])
+            out[i, j] = masked_fill_Scalar_forward_scalar(self[i, j], mask[i, j], value, _zero)
 
 
 @kernel_parallel
 def masked_fill_Scalar_forward_2d_parallel(out, self, mask, value, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (value if mask[i, j] else self[i, j])
+            out[i, j] = masked_fill_Scalar_forward_scalar(self[i, j], mask[i, j], value, _zero)
 
 
 @kernel
 def masked_fill_Scalar_forward_rows(out, self, self_rs, mask, mask_rs, value, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (value if mask[i * mask_rs, j] else self[i * self_rs, j])
+            out[i, j] = masked_fill_Scalar_forward_scalar(self[i * self_rs, j], mask[i * mask_rs, j], value, _zero)
 
 
 masked_fill_Scalar_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ masked_fill_Scalar_forward = ElementwiseOp(
 
 
 # masked_fill_Scalar_backward_self: Piecewise((0, mask), (grad, True))
+@scalar
+def masked_fill_Scalar_backward_self_scalar(grad, mask, _zero):
+    return (_l(0, _zero) if mask else grad)
+
+
 @kernel
 def masked_fill_Scalar_backward_self_1d(out, grad, mask, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if mask[i] else grad[i])
+        out[i] = masked_fill_Scalar_backward_self_scalar(grad[i], mask[i], _zero)
 
 
 @kernel_parallel
 def masked_fill_Scalar_backward_self_1d_parallel(out, grad, mask, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if mask[i] else grad[i])
+        out[i] = masked_fill_Scalar_backward_self_scalar(grad[i], mask[i], _zero)
 
 
 @kernel
 def masked_fill_Scalar_backward_self_2d(out, grad, mask, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if mask[i, j] else grad[i, j])
+            out[i, j] = masked_fill_Scalar_backward_self_scalar(grad[i, j], mask[i, j], _zero)
 
 
 @kernel_parallel
 def masked_fill_Scalar_backward_self_2d_parallel(out, grad, mask, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if mask[i, j] else grad[i, j])
+            out[i, j] = masked_fill_Scalar_backward_self_scalar(grad[i, j], mask[i, j], _zero)
 
 
 @kernel
 def masked_fill_Scalar_backward_self_rows(out, grad, grad_rs, mask, mask_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if mask[i * mask_rs, j] else grad[i * grad_rs, j])
+            out[i, j] = masked_fill_Scalar_backward_self_scalar(grad[i * grad_rs, j], mask[i * mask_rs, j], _zero)
 
 
 masked_fill_Scalar_backward_self = ElementwiseOp(
@@ -102,13 +113,8 @@ masked_fill_Scalar_backward_self = ElementwiseOp(
     rows=masked_fill_Scalar_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def masked_fill_Scalar_forward_scalar(self, mask, value, _zero):
-    return (value if mask else self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 masked_fill_Scalar_forward.scalar = masked_fill_Scalar_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `mean` (formulas.yaml, line 112).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mean_backward_self: expand(grad, self_sym_sizes)/self_sym_numel
+@scalar
+def mean_backward_self_scalar(_t1, self_sym_numel, _zero):
+    return _t1/self_sym_numel
+
+
 @kernel
 def mean_backward_self_1d(out, _t1, self_sym_numel, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t1[i]/self_sym_numel
+        out[i] = mean_backward_self_scalar(_t1[i], self_sym_numel, _zero)
 
 
 @kernel_parallel
 def mean_backward_self_1d_parallel(out, _t1, self_sym_numel, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t1[i]/self_sym_numel
+        out[i] = mean_backward_self_scalar(_t1[i], self_sym_numel, _zero)
 
 
 @kernel
 def mean_backward_self_2d(out, _t1, self_sym_numel, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t1[i, j]/self_sym_numel
+            out[i, j] = mean_backward_self_scalar(_t1[i, j], self_sym_numel, _zero)
 
 
 @kernel_parallel
 def mean_backward_self_2d_parallel(out, _t1, self_sym_numel, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t1[i, j]/self_sym_numel
+            out[i, j] = mean_backward_self_scalar(_t1[i, j], self_sym_numel, _zero)
 
 
 mean_backward_self = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `mean.dim` (formulas.yaml, line 115).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mean_dim_backward_self: grad/reduced_numel(self_sym_sizes, dim)
+@scalar
+def mean_dim_backward_self_scalar(grad, _t1, _zero):
+    return grad/_t1
+
+
 @kernel
 def mean_dim_backward_self_1d(out, grad, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]/_t1
+        out[i] = mean_dim_backward_self_scalar(grad[i], _t1, _zero)
 
 
 @kernel_parallel
 def mean_dim_backward_self_1d_parallel(out, grad, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]/_t1
+        out[i] = mean_dim_backward_self_scalar(grad[i], _t1, _zero)
 
 
 @kernel
 def mean_dim_backward_self_2d(out, grad, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/_t1
+            out[i, j] = mean_dim_backward_self_scalar(grad[i, j], _t1, _zero)
 
 
 @kernel_parallel
 def mean_dim_backward_self_2d_parallel(out, grad, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]/_t1
+            out[i, j] = mean_dim_backward_self_scalar(grad[i, j], _t1, _zero)
 
 
 mean_dim_backward_self = ElementwiseOp(

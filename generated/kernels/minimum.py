@@ -5,7 +5,8 @@
 
 """Numba kernels of `minimum` (formulas.yaml, line 118).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # minimum_forward: minimum(self, other)
+@scalar
+def minimum_forward_scalar(self, other, _zero):
+    return min(other, self)
+
+
 @kernel
 def minimum_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = min(other[i], self[i])
+        out[i] = minimum_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel_parallel
 def minimum_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = min(other[i], self[i])
+        out[i] = minimum_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel
 def minimum_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = min(other[i, j], self[i, j])
+            out[i, j] = minimum_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def minimum_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = min(other[i, j], self[i, j])
+            out[i, j] = minimum_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel
 def minimum_forward_rows(out, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = min(other[i * other_rs, j], self[i * self_rs, j])
+            out[i, j] = minimum_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 minimum_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ minimum_forward = ElementwiseOp(
 
 
 # minimum_backward_self: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other > self), (0, True)), True))
+@scalar
+def minimum_backward_self_scalar(grad, other, self, _zero):
+    return ((_l(0.5, _zero))*grad if (other == self) else (grad if (other > self) else _l(0, _zero)))
+
+
 @kernel
 def minimum_backward_self_1d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] > self[i]) else _l(0, _zero)))
+        out[i] = minimum_backward_self_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def minimum_backward_self_1d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] > self[i]) else _l(0, _zero)))
+        out[i] = minimum_backward_self_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel
 def minimum_backward_self_2d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] > self[i, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_self_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def minimum_backward_self_2d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] > self[i, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_self_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def minimum_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i * grad_rs, j] if (other[i * other_rs, j] == self[i * self_rs, j]) else (grad[i * grad_rs, j] if (other[i * other_rs, j] > self[i * self_rs, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_self_scalar(grad[i * grad_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 minimum_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ minimum_backward_self = ElementwiseOp(
 
 
 # minimum_backward_other: Piecewise((grad/2, Eq(other, self)), (Piecewise((grad, other < self), (0, True)), True))
+@scalar
+def minimum_backward_other_scalar(grad, other, self, _zero):
+    return ((_l(0.5, _zero))*grad if (other == self) else (grad if (other < self) else _l(0, _zero)))
+
+
 @kernel
 def minimum_backward_other_1d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] < self[i]) else _l(0, _zero)))
+        out[i] = minimum_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def minimum_backward_other_1d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = ((_l(0.5, _zero))*grad[i] if (other[i] == self[i]) else (grad[i] if (other[i] < self[i]) else _l(0, _zero)))
+        out[i] = minimum_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel
 def minimum_backward_other_2d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] < self[i, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def minimum_backward_other_2d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i, j] if (other[i, j] == self[i, j]) else (grad[i, j] if (other[i, j] < self[i, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def minimum_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = ((_l(0.5, _zero))*grad[i * grad_rs, j] if (other[i * other_rs, j] == self[i * self_rs, j]) else (grad[i * grad_rs, j] if (other[i * other_rs, j] < self[i * self_rs, j]) else _l(0, _zero)))
+            out[i, j] = minimum_backward_other_scalar(grad[i * grad_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 minimum_backward_other = ElementwiseOp(
@@ -142,13 +158,8 @@ minimum_backward_other = ElementwiseOp(
     rows=minimum_backward_other_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def minimum_forward_scalar(self, other, _zero):
-    return min(other, self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 minimum_forward.scalar = minimum_forward_scalar
 
 

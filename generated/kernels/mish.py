@@ -5,7 +5,8 @@
 
 """Numba kernels of `mish` (formulas.yaml, line 398).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mish_forward: self * tanh(log1p(exp(self)))
+@scalar
+def mish_forward_scalar(self, _zero):
+    return self*_tanh(math.log1p(_exp(self)))
+
+
 @kernel
 def mish_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i]*_tanh(math.log1p(_exp(self[i])))
+        out[i] = mish_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def mish_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i]*_tanh(math.log1p(_exp(self[i])))
+        out[i] = mish_forward_scalar(self[i], _zero)
 
 
 @kernel
 def mish_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]*_tanh(math.log1p(_exp(self[i, j])))
+            out[i, j] = mish_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def mish_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]*_tanh(math.log1p(_exp(self[i, j])))
+            out[i, j] = mish_forward_scalar(self[i, j], _zero)
 
 
 mish_forward = ElementwiseOp(
@@ -55,42 +61,43 @@ mish_forward = ElementwiseOp(
 
 
 # mish_backward_self: grad*(self*(1 - tanh(log1p(exp(self)))**2)/(1 + exp(-self)) + tanh(log1p(exp(self))))
+@scalar
+def mish_backward_self_scalar(grad, self, _zero):
+    _t0 = _tanh(math.log1p(_exp(self)))
+    return -grad*(-_t0 + self*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self)))
+
+
 @kernel
 def mish_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        _t0 = _tanh(math.log1p(_exp(self[i])))
-        out[i] = -grad[i]*(-_t0 + self[i]*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self[i])))
+        out[i] = mish_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def mish_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        _t0 = _tanh(math.log1p(_exp(self[i])))
-        out[i] = -grad[i]*(-_t0 + self[i]*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self[i])))
+        out[i] = mish_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def mish_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = _tanh(math.log1p(_exp(self[i, j])))
-            out[i, j] = -grad[i, j]*(-_t0 + self[i, j]*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self[i, j])))
+            out[i, j] = mish_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def mish_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = _tanh(math.log1p(_exp(self[i, j])))
-            out[i, j] = -grad[i, j]*(-_t0 + self[i, j]*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self[i, j])))
+            out[i, j] = mish_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def mish_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = _tanh(math.log1p(_exp(self[i * self_rs, j])))
-            out[i, j] = -grad[i * grad_rs, j]*(-_t0 + self[i * self_rs, j]*((_t0*_t0) + _l(-1, _zero))/(_l(1, _zero) + _exp(-self[i * self_rs, j])))
+            out[i, j] = mish_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 mish_backward_self = ElementwiseOp(
@@ -99,13 +106,8 @@ mish_backward_self = ElementwiseOp(
     rows=mish_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def mish_forward_scalar(self, _zero):
-    return self*_tanh(math.log1p(_exp(self)))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 mish_forward.scalar = mish_forward_scalar
 
 

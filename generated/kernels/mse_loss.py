@@ -5,7 +5,8 @@
 
 """Numba kernels of `mse_loss` (formulas.yaml, line 680).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mse_loss_backward_self: 2*grad*(self - target)/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def mse_loss_backward_self_scalar(grad, self, target, _t1, _zero):
+    return _l(2, _zero)*grad*(self - target)/_t1
+
+
 @kernel
 def mse_loss_backward_self_1d(out, grad, self, target, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = _l(2, _zero)*grad[i]*(self[i] - target[i])/_t1
+        out[i] = mse_loss_backward_self_scalar(grad[i], self[i], target[i], _t1, _zero)
 
 
 @kernel_parallel
 def mse_loss_backward_self_1d_parallel(out, grad, self, target, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _l(2, _zero)*grad[i]*(self[i] - target[i])/_t1
+        out[i] = mse_loss_backward_self_scalar(grad[i], self[i], target[i], _t1, _zero)
 
 
 @kernel
 def mse_loss_backward_self_2d(out, grad, self, target, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t1
+            out[i, j] = mse_loss_backward_self_scalar(grad[i, j], self[i, j], target[i, j], _t1, _zero)
 
 
 @kernel_parallel
 def mse_loss_backward_self_2d_parallel(out, grad, self, target, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t1
+            out[i, j] = mse_loss_backward_self_scalar(grad[i, j], self[i, j], target[i, j], _t1, _zero)
 
 
 @kernel
 def mse_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _l(2, _zero)*grad[i * grad_rs, j]*(self[i * self_rs, j] - target[i * target_rs, j])/_t1
+            out[i, j] = mse_loss_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], target[i * target_rs, j], _t1, _zero)
 
 
 mse_loss_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ mse_loss_backward_self = ElementwiseOp(
 
 
 # mse_loss_backward_target: -2*grad*(self - target)/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def mse_loss_backward_target_scalar(grad, self, target, _t3, _zero):
+    return -_l(2, _zero)*grad*(self - target)/_t3
+
+
 @kernel
 def mse_loss_backward_target_1d(out, grad, self, target, _t3, _zero):
     for i in range(out.shape[0]):
-        out[i] = -_l(2, _zero)*grad[i]*(self[i] - target[i])/_t3
+        out[i] = mse_loss_backward_target_scalar(grad[i], self[i], target[i], _t3, _zero)
 
 
 @kernel_parallel
 def mse_loss_backward_target_1d_parallel(out, grad, self, target, _t3, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -_l(2, _zero)*grad[i]*(self[i] - target[i])/_t3
+        out[i] = mse_loss_backward_target_scalar(grad[i], self[i], target[i], _t3, _zero)
 
 
 @kernel
 def mse_loss_backward_target_2d(out, grad, self, target, _t3, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t3
+            out[i, j] = mse_loss_backward_target_scalar(grad[i, j], self[i, j], target[i, j], _t3, _zero)
 
 
 @kernel_parallel
 def mse_loss_backward_target_2d_parallel(out, grad, self, target, _t3, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i, j]*(self[i, j] - target[i, j])/_t3
+            out[i, j] = mse_loss_backward_target_scalar(grad[i, j], self[i, j], target[i, j], _t3, _zero)
 
 
 @kernel
 def mse_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t3, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(2, _zero)*grad[i * grad_rs, j]*(self[i * self_rs, j] - target[i * target_rs, j])/_t3
+            out[i, j] = mse_loss_backward_target_scalar(grad[i * grad_rs, j], self[i * self_rs, j], target[i * target_rs, j], _t3, _zero)
 
 
 mse_loss_backward_target = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `mul.Scalar` (formulas.yaml, line 133).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mul_Scalar_forward: self * other
+@scalar
+def mul_Scalar_forward_scalar(self, other, _zero):
+    return other*self
+
+
 @kernel
 def mul_Scalar_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = other*self[i]
+        out[i] = mul_Scalar_forward_scalar(self[i], other, _zero)
 
 
 @kernel_parallel
 def mul_Scalar_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = other*self[i]
+        out[i] = mul_Scalar_forward_scalar(self[i], other, _zero)
 
 
 @kernel
 def mul_Scalar_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = other*self[i, j]
+            out[i, j] = mul_Scalar_forward_scalar(self[i, j], other, _zero)
 
 
 @kernel_parallel
 def mul_Scalar_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = other*self[i, j]
+            out[i, j] = mul_Scalar_forward_scalar(self[i, j], other, _zero)
 
 
 mul_Scalar_forward = ElementwiseOp(
@@ -55,30 +61,35 @@ mul_Scalar_forward = ElementwiseOp(
 
 
 # mul_Scalar_backward_self: grad*other
+@scalar
+def mul_Scalar_backward_self_scalar(grad, other, _zero):
+    return grad*other
+
+
 @kernel
 def mul_Scalar_backward_self_1d(out, grad, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*other
+        out[i] = mul_Scalar_backward_self_scalar(grad[i], other, _zero)
 
 
 @kernel_parallel
 def mul_Scalar_backward_self_1d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*other
+        out[i] = mul_Scalar_backward_self_scalar(grad[i], other, _zero)
 
 
 @kernel
 def mul_Scalar_backward_self_2d(out, grad, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other
+            out[i, j] = mul_Scalar_backward_self_scalar(grad[i, j], other, _zero)
 
 
 @kernel_parallel
 def mul_Scalar_backward_self_2d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other
+            out[i, j] = mul_Scalar_backward_self_scalar(grad[i, j], other, _zero)
 
 
 mul_Scalar_backward_self = ElementwiseOp(
@@ -86,13 +97,8 @@ mul_Scalar_backward_self = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def mul_Scalar_forward_scalar(self, other, _zero):
-    return other*self
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 mul_Scalar_forward.scalar = mul_Scalar_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `mul.Tensor` (formulas.yaml, line 127).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # mul_Tensor_forward: self * other
+@scalar
+def mul_Tensor_forward_scalar(self, other, _zero):
+    return other*self
+
+
 @kernel
 def mul_Tensor_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = other[i]*self[i]
+        out[i] = mul_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = other[i]*self[i]
+        out[i] = mul_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel
 def mul_Tensor_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = other[i, j]*self[i, j]
+            out[i, j] = mul_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = other[i, j]*self[i, j]
+            out[i, j] = mul_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel
 def mul_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = other[i * other_rs, j]*self[i * self_rs, j]
+            out[i, j] = mul_Tensor_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 mul_Tensor_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ mul_Tensor_forward = ElementwiseOp(
 
 
 # mul_Tensor_backward_self: grad*other
+@scalar
+def mul_Tensor_backward_self_scalar(grad, other, _zero):
+    return grad*other
+
+
 @kernel
 def mul_Tensor_backward_self_1d(out, grad, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*other[i]
+        out[i] = mul_Tensor_backward_self_scalar(grad[i], other[i], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_backward_self_1d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*other[i]
+        out[i] = mul_Tensor_backward_self_scalar(grad[i], other[i], _zero)
 
 
 @kernel
 def mul_Tensor_backward_self_2d(out, grad, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other[i, j]
+            out[i, j] = mul_Tensor_backward_self_scalar(grad[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_backward_self_2d_parallel(out, grad, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*other[i, j]
+            out[i, j] = mul_Tensor_backward_self_scalar(grad[i, j], other[i, j], _zero)
 
 
 @kernel
 def mul_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*other[i * other_rs, j]
+            out[i, j] = mul_Tensor_backward_self_scalar(grad[i * grad_rs, j], other[i * other_rs, j], _zero)
 
 
 mul_Tensor_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ mul_Tensor_backward_self = ElementwiseOp(
 
 
 # mul_Tensor_backward_other: grad*self
+@scalar
+def mul_Tensor_backward_other_scalar(grad, self, _zero):
+    return grad*self
+
+
 @kernel
 def mul_Tensor_backward_other_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*self[i]
+        out[i] = mul_Tensor_backward_other_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_backward_other_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*self[i]
+        out[i] = mul_Tensor_backward_other_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def mul_Tensor_backward_other_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]
+            out[i, j] = mul_Tensor_backward_other_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def mul_Tensor_backward_other_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]
+            out[i, j] = mul_Tensor_backward_other_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def mul_Tensor_backward_other_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*self[i * self_rs, j]
+            out[i, j] = mul_Tensor_backward_other_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 mul_Tensor_backward_other = ElementwiseOp(
@@ -142,13 +158,8 @@ mul_Tensor_backward_other = ElementwiseOp(
     rows=mul_Tensor_backward_other_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def mul_Tensor_forward_scalar(self, other, _zero):
-    return other*self
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 mul_Tensor_forward.scalar = mul_Tensor_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `nan_to_num` (formulas.yaml, line 386).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # nan_to_num_backward_self: grad*isfinite(self)
+@scalar
+def nan_to_num_backward_self_scalar(grad, _t1, _zero):
+    return _t1*grad
+
+
 @kernel
 def nan_to_num_backward_self_1d(out, grad, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t1[i]*grad[i]
+        out[i] = nan_to_num_backward_self_scalar(grad[i], _t1[i], _zero)
 
 
 @kernel_parallel
 def nan_to_num_backward_self_1d_parallel(out, grad, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t1[i]*grad[i]
+        out[i] = nan_to_num_backward_self_scalar(grad[i], _t1[i], _zero)
 
 
 @kernel
 def nan_to_num_backward_self_2d(out, grad, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t1[i, j]*grad[i, j]
+            out[i, j] = nan_to_num_backward_self_scalar(grad[i, j], _t1[i, j], _zero)
 
 
 @kernel_parallel
 def nan_to_num_backward_self_2d_parallel(out, grad, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t1[i, j]*grad[i, j]
+            out[i, j] = nan_to_num_backward_self_scalar(grad[i, j], _t1[i, j], _zero)
 
 
 @kernel
 def nan_to_num_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t1[i * _t1_rs, j]*grad[i * grad_rs, j]
+            out[i, j] = nan_to_num_backward_self_scalar(grad[i * grad_rs, j], _t1[i * _t1_rs, j], _zero)
 
 
 nan_to_num_backward_self = ElementwiseOp(

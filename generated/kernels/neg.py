@@ -5,7 +5,8 @@
 
 """Numba kernels of `neg` (formulas.yaml, line 144).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # neg_forward: -self
+@scalar
+def neg_forward_scalar(self, _zero):
+    return -self
+
+
 @kernel
 def neg_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = -self[i]
+        out[i] = neg_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def neg_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -self[i]
+        out[i] = neg_forward_scalar(self[i], _zero)
 
 
 @kernel
 def neg_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -self[i, j]
+            out[i, j] = neg_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def neg_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -self[i, j]
+            out[i, j] = neg_forward_scalar(self[i, j], _zero)
 
 
 neg_forward = ElementwiseOp(
@@ -55,30 +61,35 @@ neg_forward = ElementwiseOp(
 
 
 # neg_backward_self: -grad
+@scalar
+def neg_backward_self_scalar(grad, _zero):
+    return -grad
+
+
 @kernel
 def neg_backward_self_1d(out, grad, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]
+        out[i] = neg_backward_self_scalar(grad[i], _zero)
 
 
 @kernel_parallel
 def neg_backward_self_1d_parallel(out, grad, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]
+        out[i] = neg_backward_self_scalar(grad[i], _zero)
 
 
 @kernel
 def neg_backward_self_2d(out, grad, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]
+            out[i, j] = neg_backward_self_scalar(grad[i, j], _zero)
 
 
 @kernel_parallel
 def neg_backward_self_2d_parallel(out, grad, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]
+            out[i, j] = neg_backward_self_scalar(grad[i, j], _zero)
 
 
 neg_backward_self = ElementwiseOp(
@@ -86,13 +97,8 @@ neg_backward_self = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def neg_forward_scalar(self, _zero):
-    return -self
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 neg_forward.scalar = neg_forward_scalar
 
 

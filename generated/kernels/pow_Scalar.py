@@ -5,7 +5,8 @@
 
 """Numba kernels of `pow.Scalar` (formulas.yaml, line 162).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # pow_Scalar_forward: self ** exponent
+@scalar
+def pow_Scalar_forward_scalar(exponent, self, _zero):
+    return _pow(self, exponent)
+
+
 @kernel
 def pow_Scalar_forward_1d(out, exponent, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = _pow(self, exponent[i])
+        out[i] = pow_Scalar_forward_scalar(exponent[i], self, _zero)
 
 
 @kernel_parallel
 def pow_Scalar_forward_1d_parallel(out, exponent, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _pow(self, exponent[i])
+        out[i] = pow_Scalar_forward_scalar(exponent[i], self, _zero)
 
 
 @kernel
 def pow_Scalar_forward_2d(out, exponent, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self, exponent[i, j])
+            out[i, j] = pow_Scalar_forward_scalar(exponent[i, j], self, _zero)
 
 
 @kernel_parallel
 def pow_Scalar_forward_2d_parallel(out, exponent, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self, exponent[i, j])
+            out[i, j] = pow_Scalar_forward_scalar(exponent[i, j], self, _zero)
 
 
 pow_Scalar_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ pow_Scalar_forward = ElementwiseOp(
 
 
 # pow_Scalar_backward_exponent: grad*result*log(self)
+@scalar
+def pow_Scalar_backward_exponent_scalar(grad, result, self, _zero):
+    return grad*result*_log(self)
+
+
 @kernel
 def pow_Scalar_backward_exponent_1d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*result[i]*_log(self)
+        out[i] = pow_Scalar_backward_exponent_scalar(grad[i], result[i], self, _zero)
 
 
 @kernel_parallel
 def pow_Scalar_backward_exponent_1d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*result[i]*_log(self)
+        out[i] = pow_Scalar_backward_exponent_scalar(grad[i], result[i], self, _zero)
 
 
 @kernel
 def pow_Scalar_backward_exponent_2d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*result[i, j]*_log(self)
+            out[i, j] = pow_Scalar_backward_exponent_scalar(grad[i, j], result[i, j], self, _zero)
 
 
 @kernel_parallel
 def pow_Scalar_backward_exponent_2d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*result[i, j]*_log(self)
+            out[i, j] = pow_Scalar_backward_exponent_scalar(grad[i, j], result[i, j], self, _zero)
 
 
 @kernel
 def pow_Scalar_backward_exponent_rows(out, grad, grad_rs, result, result_rs, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*result[i * result_rs, j]*_log(self)
+            out[i, j] = pow_Scalar_backward_exponent_scalar(grad[i * grad_rs, j], result[i * result_rs, j], self, _zero)
 
 
 pow_Scalar_backward_exponent = ElementwiseOp(
@@ -94,13 +105,8 @@ pow_Scalar_backward_exponent = ElementwiseOp(
     rows=pow_Scalar_backward_exponent_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def pow_Scalar_forward_scalar(exponent, self, _zero):
-    return _pow(self, exponent)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 pow_Scalar_forward.scalar = pow_Scalar_forward_scalar
 
 

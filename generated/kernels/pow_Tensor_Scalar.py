@@ -5,7 +5,8 @@
 
 """Numba kernels of `pow.Tensor_Scalar` (formulas.yaml, line 152).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # pow_Tensor_Scalar_forward: self ** exponent
+@scalar
+def pow_Tensor_Scalar_forward_scalar(self, exponent, _zero):
+    return _pow(self, exponent)
+
+
 @kernel
 def pow_Tensor_Scalar_forward_1d(out, self, exponent, _zero):
     for i in range(out.shape[0]):
-        out[i] = _pow(self[i], exponent)
+        out[i] = pow_Tensor_Scalar_forward_scalar(self[i], exponent, _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Scalar_forward_1d_parallel(out, self, exponent, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _pow(self[i], exponent)
+        out[i] = pow_Tensor_Scalar_forward_scalar(self[i], exponent, _zero)
 
 
 @kernel
 def pow_Tensor_Scalar_forward_2d(out, self, exponent, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self[i, j], exponent)
+            out[i, j] = pow_Tensor_Scalar_forward_scalar(self[i, j], exponent, _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Scalar_forward_2d_parallel(out, self, exponent, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self[i, j], exponent)
+            out[i, j] = pow_Tensor_Scalar_forward_scalar(self[i, j], exponent, _zero)
 
 
 pow_Tensor_Scalar_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ pow_Tensor_Scalar_forward = ElementwiseOp(
 
 
 # pow_Tensor_Scalar_backward_self: Piecewise((exponent*grad*self**(exponent - 1), Ne(exponent, 0)), (0, True))
+@scalar
+def pow_Tensor_Scalar_backward_self_scalar(grad, self, exponent, _zero):
+    return (exponent*grad*_pow(self, exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+
+
 @kernel
 def pow_Tensor_Scalar_backward_self_1d(out, grad, self, exponent, _zero):
     for i in range(out.shape[0]):
-        out[i] = (exponent*grad[i]*_pow(self[i], exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+        out[i] = pow_Tensor_Scalar_backward_self_scalar(grad[i], self[i], exponent, _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Scalar_backward_self_1d_parallel(out, grad, self, exponent, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (exponent*grad[i]*_pow(self[i], exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+        out[i] = pow_Tensor_Scalar_backward_self_scalar(grad[i], self[i], exponent, _zero)
 
 
 @kernel
 def pow_Tensor_Scalar_backward_self_2d(out, grad, self, exponent, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (exponent*grad[i, j]*_pow(self[i, j], exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = pow_Tensor_Scalar_backward_self_scalar(grad[i, j], self[i, j], exponent, _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Scalar_backward_self_2d_parallel(out, grad, self, exponent, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (exponent*grad[i, j]*_pow(self[i, j], exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = pow_Tensor_Scalar_backward_self_scalar(grad[i, j], self[i, j], exponent, _zero)
 
 
 @kernel
 def pow_Tensor_Scalar_backward_self_rows(out, grad, grad_rs, self, self_rs, exponent, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (exponent*grad[i * grad_rs, j]*_pow(self[i * self_rs, j], exponent + _l(-1, _zero)) if (exponent != _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = pow_Tensor_Scalar_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], exponent, _zero)
 
 
 pow_Tensor_Scalar_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ pow_Tensor_Scalar_backward_self = ElementwiseOp(
     rows=pow_Tensor_Scalar_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def pow_Tensor_Scalar_forward_scalar(self, exponent, _zero):
-    return _pow(self, exponent)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 pow_Tensor_Scalar_forward.scalar = pow_Tensor_Scalar_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `pow.Tensor_Tensor` (formulas.yaml, line 157).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # pow_Tensor_Tensor_forward: self ** exponent
+@scalar
+def pow_Tensor_Tensor_forward_scalar(self, exponent, _zero):
+    return _pow(self, exponent)
+
+
 @kernel
 def pow_Tensor_Tensor_forward_1d(out, self, exponent, _zero):
     for i in range(out.shape[0]):
-        out[i] = _pow(self[i], exponent[i])
+        out[i] = pow_Tensor_Tensor_forward_scalar(self[i], exponent[i], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_forward_1d_parallel(out, self, exponent, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _pow(self[i], exponent[i])
+        out[i] = pow_Tensor_Tensor_forward_scalar(self[i], exponent[i], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_forward_2d(out, self, exponent, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self[i, j], exponent[i, j])
+            out[i, j] = pow_Tensor_Tensor_forward_scalar(self[i, j], exponent[i, j], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_forward_2d_parallel(out, self, exponent, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self[i, j], exponent[i, j])
+            out[i, j] = pow_Tensor_Tensor_forward_scalar(self[i, j], exponent[i, j], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_forward_rows(out, self, self_rs, exponent, exponent_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _pow(self[i * self_rs, j], exponent[i * exponent_rs, j])
+            out[i, j] = pow_Tensor_Tensor_forward_scalar(self[i * self_rs, j], exponent[i * exponent_rs, j], _zero)
 
 
 pow_Tensor_Tensor_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ pow_Tensor_Tensor_forward = ElementwiseOp(
 
 
 # pow_Tensor_Tensor_backward_self: exponent*grad*self**(exponent - 1)
+@scalar
+def pow_Tensor_Tensor_backward_self_scalar(grad, exponent, self, _zero):
+    return exponent*grad*_pow(self, exponent + _l(-1, _zero))
+
+
 @kernel
 def pow_Tensor_Tensor_backward_self_1d(out, grad, exponent, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = exponent[i]*grad[i]*_pow(self[i], exponent[i] + _l(-1, _zero))
+        out[i] = pow_Tensor_Tensor_backward_self_scalar(grad[i], exponent[i], self[i], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_backward_self_1d_parallel(out, grad, exponent, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = exponent[i]*grad[i]*_pow(self[i], exponent[i] + _l(-1, _zero))
+        out[i] = pow_Tensor_Tensor_backward_self_scalar(grad[i], exponent[i], self[i], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_backward_self_2d(out, grad, exponent, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = exponent[i, j]*grad[i, j]*_pow(self[i, j], exponent[i, j] + _l(-1, _zero))
+            out[i, j] = pow_Tensor_Tensor_backward_self_scalar(grad[i, j], exponent[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_backward_self_2d_parallel(out, grad, exponent, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = exponent[i, j]*grad[i, j]*_pow(self[i, j], exponent[i, j] + _l(-1, _zero))
+            out[i, j] = pow_Tensor_Tensor_backward_self_scalar(grad[i, j], exponent[i, j], self[i, j], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_backward_self_rows(out, grad, grad_rs, exponent, exponent_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = exponent[i * exponent_rs, j]*grad[i * grad_rs, j]*_pow(self[i * self_rs, j], exponent[i * exponent_rs, j] + _l(-1, _zero))
+            out[i, j] = pow_Tensor_Tensor_backward_self_scalar(grad[i * grad_rs, j], exponent[i * exponent_rs, j], self[i * self_rs, j], _zero)
 
 
 pow_Tensor_Tensor_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ pow_Tensor_Tensor_backward_self = ElementwiseOp(
 
 
 # pow_Tensor_Tensor_backward_exponent: Piecewise((0, Eq(self, 0)), (grad*result*log(self), True))
+@scalar
+def pow_Tensor_Tensor_backward_exponent_scalar(grad, result, self, _zero):
+    return (_l(0, _zero) if (self == _l(0, _zero)) else grad*result*_log(self))
+
+
 @kernel
 def pow_Tensor_Tensor_backward_exponent_1d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] == _l(0, _zero)) else grad[i]*result[i]*_log(self[i]))
+        out[i] = pow_Tensor_Tensor_backward_exponent_scalar(grad[i], result[i], self[i], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_backward_exponent_1d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] == _l(0, _zero)) else grad[i]*result[i]*_log(self[i]))
+        out[i] = pow_Tensor_Tensor_backward_exponent_scalar(grad[i], result[i], self[i], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_backward_exponent_2d(out, grad, result, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else grad[i, j]*result[i, j]*_log(self[i, j]))
+            out[i, j] = pow_Tensor_Tensor_backward_exponent_scalar(grad[i, j], result[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def pow_Tensor_Tensor_backward_exponent_2d_parallel(out, grad, result, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else grad[i, j]*result[i, j]*_log(self[i, j]))
+            out[i, j] = pow_Tensor_Tensor_backward_exponent_scalar(grad[i, j], result[i, j], self[i, j], _zero)
 
 
 @kernel
 def pow_Tensor_Tensor_backward_exponent_rows(out, grad, grad_rs, result, result_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i * self_rs, j] == _l(0, _zero)) else grad[i * grad_rs, j]*result[i * result_rs, j]*_log(self[i * self_rs, j]))
+            out[i, j] = pow_Tensor_Tensor_backward_exponent_scalar(grad[i * grad_rs, j], result[i * result_rs, j], self[i * self_rs, j], _zero)
 
 
 pow_Tensor_Tensor_backward_exponent = ElementwiseOp(
@@ -142,13 +158,8 @@ pow_Tensor_Tensor_backward_exponent = ElementwiseOp(
     rows=pow_Tensor_Tensor_backward_exponent_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def pow_Tensor_Tensor_forward_scalar(self, exponent, _zero):
-    return _pow(self, exponent)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 pow_Tensor_Tensor_forward.scalar = pow_Tensor_Tensor_forward_scalar
 
 

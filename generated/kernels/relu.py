@@ -5,7 +5,8 @@
 
 """Numba kernels of `relu` (formulas.yaml, line 170).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # relu_forward: maximum(self, 0)
+@scalar
+def relu_forward_scalar(self, _zero):
+    return max(_l(0, _zero), self)
+
+
 @kernel
 def relu_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = max(_l(0, _zero), self[i])
+        out[i] = relu_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def relu_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = max(_l(0, _zero), self[i])
+        out[i] = relu_forward_scalar(self[i], _zero)
 
 
 @kernel
 def relu_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = max(_l(0, _zero), self[i, j])
+            out[i, j] = relu_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def relu_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = max(_l(0, _zero), self[i, j])
+            out[i, j] = relu_forward_scalar(self[i, j], _zero)
 
 
 relu_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ relu_forward = ElementwiseOp(
 
 
 # relu_backward_self: Piecewise((grad, result > 0), (0, True))
+@scalar
+def relu_backward_self_scalar(grad, result, _zero):
+    return (grad if (result > _l(0, _zero)) else _l(0, _zero))
+
+
 @kernel
 def relu_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if (result[i] > _l(0, _zero)) else _l(0, _zero))
+        out[i] = relu_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def relu_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if (result[i] > _l(0, _zero)) else _l(0, _zero))
+        out[i] = relu_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def relu_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (result[i, j] > _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = relu_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def relu_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if (result[i, j] > _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = relu_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def relu_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if (result[i * result_rs, j] > _l(0, _zero)) else _l(0, _zero))
+            out[i, j] = relu_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 relu_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ relu_backward_self = ElementwiseOp(
     rows=relu_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def relu_forward_scalar(self, _zero):
-    return max(_l(0, _zero), self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 relu_forward.scalar = relu_forward_scalar
 
 

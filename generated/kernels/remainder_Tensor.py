@@ -5,7 +5,8 @@
 
 """Numba kernels of `remainder.Tensor` (formulas.yaml, line 463).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # remainder_Tensor_backward_other: self/other
+@scalar
+def remainder_Tensor_backward_other_scalar(other, self, _zero):
+    return self/other
+
+
 @kernel
 def remainder_Tensor_backward_other_1d(out, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i]/other[i]
+        out[i] = remainder_Tensor_backward_other_scalar(other[i], self[i], _zero)
 
 
 @kernel_parallel
 def remainder_Tensor_backward_other_1d_parallel(out, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i]/other[i]
+        out[i] = remainder_Tensor_backward_other_scalar(other[i], self[i], _zero)
 
 
 @kernel
 def remainder_Tensor_backward_other_2d(out, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]/other[i, j]
+            out[i, j] = remainder_Tensor_backward_other_scalar(other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def remainder_Tensor_backward_other_2d_parallel(out, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]/other[i, j]
+            out[i, j] = remainder_Tensor_backward_other_scalar(other[i, j], self[i, j], _zero)
 
 
 @kernel
 def remainder_Tensor_backward_other_rows(out, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i * self_rs, j]/other[i * other_rs, j]
+            out[i, j] = remainder_Tensor_backward_other_scalar(other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 remainder_Tensor_backward_other = ElementwiseOp(
@@ -63,37 +69,42 @@ remainder_Tensor_backward_other = ElementwiseOp(
 
 
 # remainder_Tensor_backward_other_1: -grad*floor(self/other)
+@scalar
+def remainder_Tensor_backward_other_1_scalar(grad, _t2, _zero):
+    return -_t2*grad
+
+
 @kernel
 def remainder_Tensor_backward_other_1_1d(out, grad, _t2, _zero):
     for i in range(out.shape[0]):
-        out[i] = -_t2[i]*grad[i]
+        out[i] = remainder_Tensor_backward_other_1_scalar(grad[i], _t2[i], _zero)
 
 
 @kernel_parallel
 def remainder_Tensor_backward_other_1_1d_parallel(out, grad, _t2, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -_t2[i]*grad[i]
+        out[i] = remainder_Tensor_backward_other_1_scalar(grad[i], _t2[i], _zero)
 
 
 @kernel
 def remainder_Tensor_backward_other_1_2d(out, grad, _t2, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t2[i, j]*grad[i, j]
+            out[i, j] = remainder_Tensor_backward_other_1_scalar(grad[i, j], _t2[i, j], _zero)
 
 
 @kernel_parallel
 def remainder_Tensor_backward_other_1_2d_parallel(out, grad, _t2, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t2[i, j]*grad[i, j]
+            out[i, j] = remainder_Tensor_backward_other_1_scalar(grad[i, j], _t2[i, j], _zero)
 
 
 @kernel
 def remainder_Tensor_backward_other_1_rows(out, grad, grad_rs, _t2, _t2_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_t2[i * _t2_rs, j]*grad[i * grad_rs, j]
+            out[i, j] = remainder_Tensor_backward_other_1_scalar(grad[i * grad_rs, j], _t2[i * _t2_rs, j], _zero)
 
 
 remainder_Tensor_backward_other_1 = ElementwiseOp(

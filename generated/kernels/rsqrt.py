@@ -5,7 +5,8 @@
 
 """Numba kernels of `rsqrt` (formulas.yaml, line 299).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # rsqrt_forward: rsqrt(self)
+@scalar
+def rsqrt_forward_scalar(self, _zero):
+    return (_l(1, _zero)/math.sqrt(self))
+
+
 @kernel
 def rsqrt_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(1, _zero)/math.sqrt(self[i]))
+        out[i] = rsqrt_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def rsqrt_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(1, _zero)/math.sqrt(self[i]))
+        out[i] = rsqrt_forward_scalar(self[i], _zero)
 
 
 @kernel
 def rsqrt_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(1, _zero)/math.sqrt(self[i, j]))
+            out[i, j] = rsqrt_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def rsqrt_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(1, _zero)/math.sqrt(self[i, j]))
+            out[i, j] = rsqrt_forward_scalar(self[i, j], _zero)
 
 
 rsqrt_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ rsqrt_forward = ElementwiseOp(
 
 
 # rsqrt_backward_self: -0.5*grad*result**3
+@scalar
+def rsqrt_backward_self_scalar(grad, result, _zero):
+    return -_l(0.5, _zero)*grad*(result*result*result)
+
+
 @kernel
 def rsqrt_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = -_l(0.5, _zero)*grad[i]*(result[i]*result[i]*result[i])
+        out[i] = rsqrt_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def rsqrt_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -_l(0.5, _zero)*grad[i]*(result[i]*result[i]*result[i])
+        out[i] = rsqrt_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def rsqrt_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(0.5, _zero)*grad[i, j]*(result[i, j]*result[i, j]*result[i, j])
+            out[i, j] = rsqrt_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def rsqrt_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(0.5, _zero)*grad[i, j]*(result[i, j]*result[i, j]*result[i, j])
+            out[i, j] = rsqrt_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def rsqrt_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -_l(0.5, _zero)*grad[i * grad_rs, j]*(result[i * result_rs, j]*result[i * result_rs, j]*result[i * result_rs, j])
+            out[i, j] = rsqrt_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 rsqrt_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ rsqrt_backward_self = ElementwiseOp(
     rows=rsqrt_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def rsqrt_forward_scalar(self, _zero):
-    return (_l(1, _zero)/math.sqrt(self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 rsqrt_forward.scalar = rsqrt_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `rsub.Scalar` (formulas.yaml, line 180).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # rsub_Scalar_forward: other - alpha * self
+@scalar
+def rsub_Scalar_forward_scalar(self, other, alpha, _zero):
+    return -alpha*self + other
+
+
 @kernel
 def rsub_Scalar_forward_1d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = -alpha*self[i] + other
+        out[i] = rsub_Scalar_forward_scalar(self[i], other, alpha, _zero)
 
 
 @kernel_parallel
 def rsub_Scalar_forward_1d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -alpha*self[i] + other
+        out[i] = rsub_Scalar_forward_scalar(self[i], other, alpha, _zero)
 
 
 @kernel
 def rsub_Scalar_forward_2d(out, self, other, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -alpha*self[i, j] + other
+            out[i, j] = rsub_Scalar_forward_scalar(self[i, j], other, alpha, _zero)
 
 
 @kernel_parallel
 def rsub_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -alpha*self[i, j] + other
+            out[i, j] = rsub_Scalar_forward_scalar(self[i, j], other, alpha, _zero)
 
 
 rsub_Scalar_forward = ElementwiseOp(
@@ -55,30 +61,35 @@ rsub_Scalar_forward = ElementwiseOp(
 
 
 # rsub_Scalar_backward_self: -alpha*grad
+@scalar
+def rsub_Scalar_backward_self_scalar(grad, alpha, _zero):
+    return -alpha*grad
+
+
 @kernel
 def rsub_Scalar_backward_self_1d(out, grad, alpha, _zero):
     for i in range(out.shape[0]):
-        out[i] = -alpha*grad[i]
+        out[i] = rsub_Scalar_backward_self_scalar(grad[i], alpha, _zero)
 
 
 @kernel_parallel
 def rsub_Scalar_backward_self_1d_parallel(out, grad, alpha, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -alpha*grad[i]
+        out[i] = rsub_Scalar_backward_self_scalar(grad[i], alpha, _zero)
 
 
 @kernel
 def rsub_Scalar_backward_self_2d(out, grad, alpha, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -alpha*grad[i, j]
+            out[i, j] = rsub_Scalar_backward_self_scalar(grad[i, j], alpha, _zero)
 
 
 @kernel_parallel
 def rsub_Scalar_backward_self_2d_parallel(out, grad, alpha, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -alpha*grad[i, j]
+            out[i, j] = rsub_Scalar_backward_self_scalar(grad[i, j], alpha, _zero)
 
 
 rsub_Scalar_backward_self = ElementwiseOp(
@@ -86,13 +97,8 @@ rsub_Scalar_backward_self = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def rsub_Scalar_forward_scalar(self, other, alpha, _zero):
-    return -alpha*self + other
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 rsub_Scalar_forward.scalar = rsub_Scalar_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `sigmoid` (formulas.yaml, line 190).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # sigmoid_forward: sigmoid(self)
+@scalar
+def sigmoid_forward_scalar(self, _zero):
+    return (_l(1, _zero)/((_l(1, _zero) + _exp(-self))))
+
+
 @kernel
 def sigmoid_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i]))))
+        out[i] = sigmoid_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def sigmoid_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i]))))
+        out[i] = sigmoid_forward_scalar(self[i], _zero)
 
 
 @kernel
 def sigmoid_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i, j]))))
+            out[i, j] = sigmoid_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def sigmoid_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i, j]))))
+            out[i, j] = sigmoid_forward_scalar(self[i, j], _zero)
 
 
 sigmoid_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ sigmoid_forward = ElementwiseOp(
 
 
 # sigmoid_backward_self: grad*result*(1 - result)
+@scalar
+def sigmoid_backward_self_scalar(grad, result, _zero):
+    return -grad*result*(result + _l(-1, _zero))
+
+
 @kernel
 def sigmoid_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = -grad[i]*result[i]*(result[i] + _l(-1, _zero))
+        out[i] = sigmoid_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def sigmoid_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = -grad[i]*result[i]*(result[i] + _l(-1, _zero))
+        out[i] = sigmoid_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def sigmoid_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*result[i, j]*(result[i, j] + _l(-1, _zero))
+            out[i, j] = sigmoid_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def sigmoid_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i, j]*result[i, j]*(result[i, j] + _l(-1, _zero))
+            out[i, j] = sigmoid_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def sigmoid_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = -grad[i * grad_rs, j]*result[i * result_rs, j]*(result[i * result_rs, j] + _l(-1, _zero))
+            out[i, j] = sigmoid_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 sigmoid_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ sigmoid_backward_self = ElementwiseOp(
     rows=sigmoid_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def sigmoid_forward_scalar(self, _zero):
-    return (_l(1, _zero)/((_l(1, _zero) + _exp(-self))))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sigmoid_forward.scalar = sigmoid_forward_scalar
 
 

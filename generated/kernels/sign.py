@@ -5,7 +5,8 @@
 
 """Numba kernels of `sign` (formulas.yaml, line 195).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # sign_forward: sign(self)
+@scalar
+def sign_forward_scalar(self, _zero):
+    return np.sign(self)
+
+
 @kernel
 def sign_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = np.sign(self[i])
+        out[i] = sign_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def sign_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = np.sign(self[i])
+        out[i] = sign_forward_scalar(self[i], _zero)
 
 
 @kernel
 def sign_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = np.sign(self[i, j])
+            out[i, j] = sign_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def sign_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = np.sign(self[i, j])
+            out[i, j] = sign_forward_scalar(self[i, j], _zero)
 
 
 sign_forward = ElementwiseOp(
@@ -54,11 +60,6 @@ sign_forward = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def sign_forward_scalar(self, _zero):
-    return np.sign(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sign_forward.scalar = sign_forward_scalar

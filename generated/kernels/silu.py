@@ -5,7 +5,8 @@
 
 """Numba kernels of `silu` (formulas.yaml, line 394).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # silu_forward: self * sigmoid(self)
+@scalar
+def silu_forward_scalar(self, _zero):
+    return self/(_l(1, _zero) + _exp(-self))
+
+
 @kernel
 def silu_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = self[i]/(_l(1, _zero) + _exp(-self[i]))
+        out[i] = silu_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def silu_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = self[i]/(_l(1, _zero) + _exp(-self[i]))
+        out[i] = silu_forward_scalar(self[i], _zero)
 
 
 @kernel
 def silu_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]/(_l(1, _zero) + _exp(-self[i, j]))
+            out[i, j] = silu_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def silu_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = self[i, j]/(_l(1, _zero) + _exp(-self[i, j]))
+            out[i, j] = silu_forward_scalar(self[i, j], _zero)
 
 
 silu_forward = ElementwiseOp(
@@ -55,42 +61,43 @@ silu_forward = ElementwiseOp(
 
 
 # silu_backward_self: grad*(self*(1 - 1/(1 + exp(-self))) + 1)/(1 + exp(-self))
+@scalar
+def silu_backward_self_scalar(grad, self, _zero):
+    _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self))))
+    return _t0*grad*(self*(_l(1, _zero) - _t0) + _l(1, _zero))
+
+
 @kernel
 def silu_backward_self_1d(out, grad, self, _zero):
     for i in range(out.shape[0]):
-        _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i]))))
-        out[i] = _t0*grad[i]*(self[i]*(_l(1, _zero) - _t0) + _l(1, _zero))
+        out[i] = silu_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel_parallel
 def silu_backward_self_1d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
-        _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i]))))
-        out[i] = _t0*grad[i]*(self[i]*(_l(1, _zero) - _t0) + _l(1, _zero))
+        out[i] = silu_backward_self_scalar(grad[i], self[i], _zero)
 
 
 @kernel
 def silu_backward_self_2d(out, grad, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i, j]))))
-            out[i, j] = _t0*grad[i, j]*(self[i, j]*(_l(1, _zero) - _t0) + _l(1, _zero))
+            out[i, j] = silu_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def silu_backward_self_2d_parallel(out, grad, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i, j]))))
-            out[i, j] = _t0*grad[i, j]*(self[i, j]*(_l(1, _zero) - _t0) + _l(1, _zero))
+            out[i, j] = silu_backward_self_scalar(grad[i, j], self[i, j], _zero)
 
 
 @kernel
 def silu_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = (_l(1, _zero)/((_l(1, _zero) + _exp(-self[i * self_rs, j]))))
-            out[i, j] = _t0*grad[i * grad_rs, j]*(self[i * self_rs, j]*(_l(1, _zero) - _t0) + _l(1, _zero))
+            out[i, j] = silu_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], _zero)
 
 
 silu_backward_self = ElementwiseOp(
@@ -99,13 +106,8 @@ silu_backward_self = ElementwiseOp(
     rows=silu_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def silu_forward_scalar(self, _zero):
-    return self/(_l(1, _zero) + _exp(-self))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 silu_forward.scalar = silu_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `smooth_l1_loss` (formulas.yaml, line 684).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,42 +24,43 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # smooth_l1_loss_backward_self: Piecewise((-grad, beta < -self + target), (Piecewise((grad, beta < self - target), (grad*(self - target)/beta, True)), True))/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def smooth_l1_loss_backward_self_scalar(grad, self, target, _t1, beta, _zero):
+    _t0 = self - target
+    return (-grad if (_t0 < -beta) else (grad if (_t0 > beta) else _t0*grad/beta))/_t1
+
+
 @kernel
 def smooth_l1_loss_backward_self_1d(out, grad, self, target, _t1, beta, _zero):
     for i in range(out.shape[0]):
-        _t0 = self[i] - target[i]
-        out[i] = (-grad[i] if (_t0 < -beta) else (grad[i] if (_t0 > beta) else _t0*grad[i]/beta))/_t1
+        out[i] = smooth_l1_loss_backward_self_scalar(grad[i], self[i], target[i], _t1, beta, _zero)
 
 
 @kernel_parallel
 def smooth_l1_loss_backward_self_1d_parallel(out, grad, self, target, _t1, beta, _zero):
     for i in prange(out.shape[0]):
-        _t0 = self[i] - target[i]
-        out[i] = (-grad[i] if (_t0 < -beta) else (grad[i] if (_t0 > beta) else _t0*grad[i]/beta))/_t1
+        out[i] = smooth_l1_loss_backward_self_scalar(grad[i], self[i], target[i], _t1, beta, _zero)
 
 
 @kernel
 def smooth_l1_loss_backward_self_2d(out, grad, self, target, _t1, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i, j] - target[i, j]
-            out[i, j] = (-grad[i, j] if (_t0 < -beta) else (grad[i, j] if (_t0 > beta) else _t0*grad[i, j]/beta))/_t1
+            out[i, j] = smooth_l1_loss_backward_self_scalar(grad[i, j], self[i, j], target[i, j], _t1, beta, _zero)
 
 
 @kernel_parallel
 def smooth_l1_loss_backward_self_2d_parallel(out, grad, self, target, _t1, beta, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i, j] - target[i, j]
-            out[i, j] = (-grad[i, j] if (_t0 < -beta) else (grad[i, j] if (_t0 > beta) else _t0*grad[i, j]/beta))/_t1
+            out[i, j] = smooth_l1_loss_backward_self_scalar(grad[i, j], self[i, j], target[i, j], _t1, beta, _zero)
 
 
 @kernel
 def smooth_l1_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t1, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i * self_rs, j] - target[i * target_rs, j]
-            out[i, j] = (-grad[i * grad_rs, j] if (_t0 < -beta) else (grad[i * grad_rs, j] if (_t0 > beta) else _t0*grad[i * grad_rs, j]/beta))/_t1
+            out[i, j] = smooth_l1_loss_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], target[i * target_rs, j], _t1, beta, _zero)
 
 
 smooth_l1_loss_backward_self = ElementwiseOp(
@@ -68,42 +70,43 @@ smooth_l1_loss_backward_self = ElementwiseOp(
 
 
 # smooth_l1_loss_backward_target: Piecewise((grad, beta < -self + target), (Piecewise((-grad, beta < self - target), (-grad*(self - target)/beta, True)), True))/reduction_divisor(self_sym_numel, reduction)
+@scalar
+def smooth_l1_loss_backward_target_scalar(grad, self, target, _t3, beta, _zero):
+    _t0 = self - target
+    return (grad if (_t0 < -beta) else (-grad if (_t0 > beta) else -_t0*grad/beta))/_t3
+
+
 @kernel
 def smooth_l1_loss_backward_target_1d(out, grad, self, target, _t3, beta, _zero):
     for i in range(out.shape[0]):
-        _t0 = self[i] - target[i]
-        out[i] = (grad[i] if (_t0 < -beta) else (-grad[i] if (_t0 > beta) else -_t0*grad[i]/beta))/_t3
+        out[i] = smooth_l1_loss_backward_target_scalar(grad[i], self[i], target[i], _t3, beta, _zero)
 
 
 @kernel_parallel
 def smooth_l1_loss_backward_target_1d_parallel(out, grad, self, target, _t3, beta, _zero):
     for i in prange(out.shape[0]):
-        _t0 = self[i] - target[i]
-        out[i] = (grad[i] if (_t0 < -beta) else (-grad[i] if (_t0 > beta) else -_t0*grad[i]/beta))/_t3
+        out[i] = smooth_l1_loss_backward_target_scalar(grad[i], self[i], target[i], _t3, beta, _zero)
 
 
 @kernel
 def smooth_l1_loss_backward_target_2d(out, grad, self, target, _t3, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i, j] - target[i, j]
-            out[i, j] = (grad[i, j] if (_t0 < -beta) else (-grad[i, j] if (_t0 > beta) else -_t0*grad[i, j]/beta))/_t3
+            out[i, j] = smooth_l1_loss_backward_target_scalar(grad[i, j], self[i, j], target[i, j], _t3, beta, _zero)
 
 
 @kernel_parallel
 def smooth_l1_loss_backward_target_2d_parallel(out, grad, self, target, _t3, beta, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i, j] - target[i, j]
-            out[i, j] = (grad[i, j] if (_t0 < -beta) else (-grad[i, j] if (_t0 > beta) else -_t0*grad[i, j]/beta))/_t3
+            out[i, j] = smooth_l1_loss_backward_target_scalar(grad[i, j], self[i, j], target[i, j], _t3, beta, _zero)
 
 
 @kernel
 def smooth_l1_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, target_rs, _t3, beta, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = self[i * self_rs, j] - target[i * target_rs, j]
-            out[i, j] = (grad[i * grad_rs, j] if (_t0 < -beta) else (-grad[i * grad_rs, j] if (_t0 > beta) else -_t0*grad[i * grad_rs, j]/beta))/_t3
+            out[i, j] = smooth_l1_loss_backward_target_scalar(grad[i * grad_rs, j], self[i * self_rs, j], target[i * target_rs, j], _t3, beta, _zero)
 
 
 smooth_l1_loss_backward_target = ElementwiseOp(

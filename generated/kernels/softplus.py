@@ -5,7 +5,8 @@
 
 """Numba kernels of `softplus` (formulas.yaml, line 402).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,34 +24,36 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # softplus_forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)
+@scalar
+def softplus_forward_scalar(self, beta, threshold, _zero):
+    _t0 = beta*self
+    return (self if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
+
+
 @kernel
 def softplus_forward_1d(out, self, beta, threshold, _zero):
     for i in range(out.shape[0]):
-        _t0 = beta*self[i]
-        out[i] = (self[i] if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
+        out[i] = softplus_forward_scalar(self[i], beta, threshold, _zero)
 
 
 @kernel_parallel
 def softplus_forward_1d_parallel(out, self, beta, threshold, _zero):
     for i in prange(out.shape[0]):
-        _t0 = beta*self[i]
-        out[i] = (self[i] if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
+        out[i] = softplus_forward_scalar(self[i], beta, threshold, _zero)
 
 
 @kernel
 def softplus_forward_2d(out, self, beta, threshold, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = beta*self[i, j]
-            out[i, j] = (self[i, j] if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
+            out[i, j] = softplus_forward_scalar(self[i, j], beta, threshold, _zero)
 
 
 @kernel_parallel
 def softplus_forward_2d_parallel(out, self, beta, threshold, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = beta*self[i, j]
-            out[i, j] = (self[i, j] if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
+            out[i, j] = softplus_forward_scalar(self[i, j], beta, threshold, _zero)
 
 
 softplus_forward = ElementwiseOp(
@@ -59,42 +62,43 @@ softplus_forward = ElementwiseOp(
 
 
 # softplus_backward_self: Piecewise((grad, threshold < beta*self), (grad/(1 + exp(-beta*self)), True))
+@scalar
+def softplus_backward_self_scalar(grad, self, beta, threshold, _zero):
+    _t0 = beta*self
+    return (grad if (_t0 > threshold) else grad/(_l(1, _zero) + _exp(-_t0)))
+
+
 @kernel
 def softplus_backward_self_1d(out, grad, self, beta, threshold, _zero):
     for i in range(out.shape[0]):
-        _t0 = beta*self[i]
-        out[i] = (grad[i] if (_t0 > threshold) else grad[i]/(_l(1, _zero) + _exp(-_t0)))
+        out[i] = softplus_backward_self_scalar(grad[i], self[i], beta, threshold, _zero)
 
 
 @kernel_parallel
 def softplus_backward_self_1d_parallel(out, grad, self, beta, threshold, _zero):
     for i in prange(out.shape[0]):
-        _t0 = beta*self[i]
-        out[i] = (grad[i] if (_t0 > threshold) else grad[i]/(_l(1, _zero) + _exp(-_t0)))
+        out[i] = softplus_backward_self_scalar(grad[i], self[i], beta, threshold, _zero)
 
 
 @kernel
 def softplus_backward_self_2d(out, grad, self, beta, threshold, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = beta*self[i, j]
-            out[i, j] = (grad[i, j] if (_t0 > threshold) else grad[i, j]/(_l(1, _zero) + _exp(-_t0)))
+            out[i, j] = softplus_backward_self_scalar(grad[i, j], self[i, j], beta, threshold, _zero)
 
 
 @kernel_parallel
 def softplus_backward_self_2d_parallel(out, grad, self, beta, threshold, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = beta*self[i, j]
-            out[i, j] = (grad[i, j] if (_t0 > threshold) else grad[i, j]/(_l(1, _zero) + _exp(-_t0)))
+            out[i, j] = softplus_backward_self_scalar(grad[i, j], self[i, j], beta, threshold, _zero)
 
 
 @kernel
 def softplus_backward_self_rows(out, grad, grad_rs, self, self_rs, beta, threshold, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            _t0 = beta*self[i * self_rs, j]
-            out[i, j] = (grad[i * grad_rs, j] if (_t0 > threshold) else grad[i * grad_rs, j]/(_l(1, _zero) + _exp(-_t0)))
+            out[i, j] = softplus_backward_self_scalar(grad[i * grad_rs, j], self[i * self_rs, j], beta, threshold, _zero)
 
 
 softplus_backward_self = ElementwiseOp(
@@ -103,14 +107,8 @@ softplus_backward_self = ElementwiseOp(
     rows=softplus_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def softplus_forward_scalar(self, beta, threshold, _zero):
-    _t0 = beta*self
-    return (self if (_t0 > threshold) else math.log1p(_exp(_t0))/beta)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 softplus_forward.scalar = softplus_forward_scalar
 
 

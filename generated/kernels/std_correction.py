@@ -5,7 +5,8 @@
 
 """Numba kernels of `std.correction` (formulas.yaml, line 542).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # std_correction_backward_self: Piecewise((0, Eq(result, 0)), (grad/(2*result), True))
+@scalar
+def std_correction_backward_self_scalar(grad, result, _zero):
+    return (_l(0, _zero) if (result == _l(0, _zero)) else (_l(0.5, _zero))*grad/result)
+
+
 @kernel
 def std_correction_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (result[i] == _l(0, _zero)) else (_l(0.5, _zero))*grad[i]/result[i])
+        out[i] = std_correction_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def std_correction_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (result[i] == _l(0, _zero)) else (_l(0.5, _zero))*grad[i]/result[i])
+        out[i] = std_correction_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def std_correction_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result[i, j] == _l(0, _zero)) else (_l(0.5, _zero))*grad[i, j]/result[i, j])
+            out[i, j] = std_correction_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def std_correction_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result[i, j] == _l(0, _zero)) else (_l(0.5, _zero))*grad[i, j]/result[i, j])
+            out[i, j] = std_correction_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def std_correction_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result[i * result_rs, j] == _l(0, _zero)) else (_l(0.5, _zero))*grad[i * grad_rs, j]/result[i * result_rs, j])
+            out[i, j] = std_correction_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 std_correction_backward_self = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `std_mean.correction` (formulas.yaml, line 548).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # std_mean_correction_backward_self: Piecewise((0, Eq(result0, 0)), (grads_0/(2*result0), True))
+@scalar
+def std_mean_correction_backward_self_scalar(grads_0, result0, _zero):
+    return (_l(0, _zero) if (result0 == _l(0, _zero)) else (_l(0.5, _zero))*grads_0/result0)
+
+
 @kernel
 def std_mean_correction_backward_self_1d(out, grads_0, result0, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (result0[i] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i]/result0[i])
+        out[i] = std_mean_correction_backward_self_scalar(grads_0[i], result0[i], _zero)
 
 
 @kernel_parallel
 def std_mean_correction_backward_self_1d_parallel(out, grads_0, result0, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (result0[i] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i]/result0[i])
+        out[i] = std_mean_correction_backward_self_scalar(grads_0[i], result0[i], _zero)
 
 
 @kernel
 def std_mean_correction_backward_self_2d(out, grads_0, result0, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result0[i, j] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i, j]/result0[i, j])
+            out[i, j] = std_mean_correction_backward_self_scalar(grads_0[i, j], result0[i, j], _zero)
 
 
 @kernel_parallel
 def std_mean_correction_backward_self_2d_parallel(out, grads_0, result0, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result0[i, j] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i, j]/result0[i, j])
+            out[i, j] = std_mean_correction_backward_self_scalar(grads_0[i, j], result0[i, j], _zero)
 
 
 @kernel
 def std_mean_correction_backward_self_rows(out, grads_0, grads_0_rs, result0, result0_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (result0[i * result0_rs, j] == _l(0, _zero)) else (_l(0.5, _zero))*grads_0[i * grads_0_rs, j]/result0[i * result0_rs, j])
+            out[i, j] = std_mean_correction_backward_self_scalar(grads_0[i * grads_0_rs, j], result0[i * result0_rs, j], _zero)
 
 
 std_mean_correction_backward_self = ElementwiseOp(
@@ -63,37 +69,42 @@ std_mean_correction_backward_self = ElementwiseOp(
 
 
 # std_mean_correction_backward_self_1: var_backward(Piecewise((0, Eq(result0, 0)), (grads_0/(2*result0), True)), self, dim, correction, keepdim) + sum_backward(grads_1, self_sym_sizes, dim, keepdim)/reduced_numel(self_sym_sizes, dim)
+@scalar
+def std_mean_correction_backward_self_1_scalar(_t2, _t4, _t1, _zero):
+    return _t4 + _t2/_t1
+
+
 @kernel
 def std_mean_correction_backward_self_1_1d(out, _t2, _t4, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t4[i] + _t2[i]/_t1
+        out[i] = std_mean_correction_backward_self_1_scalar(_t2[i], _t4[i], _t1, _zero)
 
 
 @kernel_parallel
 def std_mean_correction_backward_self_1_1d_parallel(out, _t2, _t4, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t4[i] + _t2[i]/_t1
+        out[i] = std_mean_correction_backward_self_1_scalar(_t2[i], _t4[i], _t1, _zero)
 
 
 @kernel
 def std_mean_correction_backward_self_1_2d(out, _t2, _t4, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t4[i, j] + _t2[i, j]/_t1
+            out[i, j] = std_mean_correction_backward_self_1_scalar(_t2[i, j], _t4[i, j], _t1, _zero)
 
 
 @kernel_parallel
 def std_mean_correction_backward_self_1_2d_parallel(out, _t2, _t4, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t4[i, j] + _t2[i, j]/_t1
+            out[i, j] = std_mean_correction_backward_self_1_scalar(_t2[i, j], _t4[i, j], _t1, _zero)
 
 
 @kernel
 def std_mean_correction_backward_self_1_rows(out, _t2, _t2_rs, _t4, _t4_rs, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t4[i * _t4_rs, j] + _t2[i * _t2_rs, j]/_t1
+            out[i, j] = std_mean_correction_backward_self_1_scalar(_t2[i * _t2_rs, j], _t4[i * _t4_rs, j], _t1, _zero)
 
 
 std_mean_correction_backward_self_1 = ElementwiseOp(

@@ -5,7 +5,8 @@
 
 """Numba kernels of `tan` (formulas.yaml, line 303).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,30 +24,35 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # tan_forward: tan(self)
+@scalar
+def tan_forward_scalar(self, _zero):
+    return math.tan(self)
+
+
 @kernel
 def tan_forward_1d(out, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = math.tan(self[i])
+        out[i] = tan_forward_scalar(self[i], _zero)
 
 
 @kernel_parallel
 def tan_forward_1d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = math.tan(self[i])
+        out[i] = tan_forward_scalar(self[i], _zero)
 
 
 @kernel
 def tan_forward_2d(out, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.tan(self[i, j])
+            out[i, j] = tan_forward_scalar(self[i, j], _zero)
 
 
 @kernel_parallel
 def tan_forward_2d_parallel(out, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = math.tan(self[i, j])
+            out[i, j] = tan_forward_scalar(self[i, j], _zero)
 
 
 tan_forward = ElementwiseOp(
@@ -55,37 +61,42 @@ tan_forward = ElementwiseOp(
 
 
 # tan_backward_self: grad*(result**2 + 1)
+@scalar
+def tan_backward_self_scalar(grad, result, _zero):
+    return grad*((result*result) + _l(1, _zero))
+
+
 @kernel
 def tan_backward_self_1d(out, grad, result, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*((result[i]*result[i]) + _l(1, _zero))
+        out[i] = tan_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel_parallel
 def tan_backward_self_1d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*((result[i]*result[i]) + _l(1, _zero))
+        out[i] = tan_backward_self_scalar(grad[i], result[i], _zero)
 
 
 @kernel
 def tan_backward_self_2d(out, grad, result, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*((result[i, j]*result[i, j]) + _l(1, _zero))
+            out[i, j] = tan_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel_parallel
 def tan_backward_self_2d_parallel(out, grad, result, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*((result[i, j]*result[i, j]) + _l(1, _zero))
+            out[i, j] = tan_backward_self_scalar(grad[i, j], result[i, j], _zero)
 
 
 @kernel
 def tan_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*((result[i * result_rs, j]*result[i * result_rs, j]) + _l(1, _zero))
+            out[i, j] = tan_backward_self_scalar(grad[i * grad_rs, j], result[i * result_rs, j], _zero)
 
 
 tan_backward_self = ElementwiseOp(
@@ -94,13 +105,8 @@ tan_backward_self = ElementwiseOp(
     rows=tan_backward_self_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def tan_forward_scalar(self, _zero):
-    return math.tan(self)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 tan_forward.scalar = tan_forward_scalar
 
 

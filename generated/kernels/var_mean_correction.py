@@ -5,7 +5,8 @@
 
 """Numba kernels of `var_mean.correction` (formulas.yaml, line 545).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # var_mean_correction_backward_self: var_backward(grads_0, self, dim, correction, keepdim) + sum_backward(grads_1, self_sym_sizes, dim, keepdim)/reduced_numel(self_sym_sizes, dim)
+@scalar
+def var_mean_correction_backward_self_scalar(_t2, _t3, _t1, _zero):
+    return _t3 + _t2/_t1
+
+
 @kernel
 def var_mean_correction_backward_self_1d(out, _t2, _t3, _t1, _zero):
     for i in range(out.shape[0]):
-        out[i] = _t3[i] + _t2[i]/_t1
+        out[i] = var_mean_correction_backward_self_scalar(_t2[i], _t3[i], _t1, _zero)
 
 
 @kernel_parallel
 def var_mean_correction_backward_self_1d_parallel(out, _t2, _t3, _t1, _zero):
     for i in prange(out.shape[0]):
-        out[i] = _t3[i] + _t2[i]/_t1
+        out[i] = var_mean_correction_backward_self_scalar(_t2[i], _t3[i], _t1, _zero)
 
 
 @kernel
 def var_mean_correction_backward_self_2d(out, _t2, _t3, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j] + _t2[i, j]/_t1
+            out[i, j] = var_mean_correction_backward_self_scalar(_t2[i, j], _t3[i, j], _t1, _zero)
 
 
 @kernel_parallel
 def var_mean_correction_backward_self_2d_parallel(out, _t2, _t3, _t1, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i, j] + _t2[i, j]/_t1
+            out[i, j] = var_mean_correction_backward_self_scalar(_t2[i, j], _t3[i, j], _t1, _zero)
 
 
 @kernel
 def var_mean_correction_backward_self_rows(out, _t2, _t2_rs, _t3, _t3_rs, _t1, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = _t3[i * _t3_rs, j] + _t2[i * _t2_rs, j]/_t1
+            out[i, j] = var_mean_correction_backward_self_scalar(_t2[i * _t2_rs, j], _t3[i * _t3_rs, j], _t1, _zero)
 
 
 var_mean_correction_backward_self = ElementwiseOp(

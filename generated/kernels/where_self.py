@@ -5,7 +5,8 @@
 
 """Numba kernels of `where.self` (formulas.yaml, line 269).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # where_self_forward: where(condition, self, other)
+@scalar
+def where_self_forward_scalar(condition, self, other, _zero):
+    return (self if condition else other)
+
+
 @kernel
 def where_self_forward_1d(out, condition, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = (self[i] if condition[i] else other[i])
+        out[i] = where_self_forward_scalar(condition[i], self[i], other[i], _zero)
 
 
 @kernel_parallel
 def where_self_forward_1d_parallel(out, condition, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (self[i] if condition[i] else other[i])
+        out[i] = where_self_forward_scalar(condition[i], self[i], other[i], _zero)
 
 
 @kernel
 def where_self_forward_2d(out, condition, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if condition[i, j] else other[i, j])
+            out[i, j] = where_self_forward_scalar(condition[i, j], self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def where_self_forward_2d_parallel(out, condition, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i, j] if condition[i, j] else other[i, j])
+            out[i, j] = where_self_forward_scalar(condition[i, j], self[i, j], other[i, j], _zero)
 
 
 @kernel
 def where_self_forward_rows(out, condition, condition_rs, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (self[i * self_rs, j] if condition[i * condition_rs, j] else other[i * other_rs, j])
+            out[i, j] = where_self_forward_scalar(condition[i * condition_rs, j], self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 where_self_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ where_self_forward = ElementwiseOp(
 
 
 # where_self_backward_self: Piecewise((grad, condition), (0, True))
+@scalar
+def where_self_backward_self_scalar(grad, condition, _zero):
+    return (grad if condition else _l(0, _zero))
+
+
 @kernel
 def where_self_backward_self_1d(out, grad, condition, _zero):
     for i in range(out.shape[0]):
-        out[i] = (grad[i] if condition[i] else _l(0, _zero))
+        out[i] = where_self_backward_self_scalar(grad[i], condition[i], _zero)
 
 
 @kernel_parallel
 def where_self_backward_self_1d_parallel(out, grad, condition, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (grad[i] if condition[i] else _l(0, _zero))
+        out[i] = where_self_backward_self_scalar(grad[i], condition[i], _zero)
 
 
 @kernel
 def where_self_backward_self_2d(out, grad, condition, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if condition[i, j] else _l(0, _zero))
+            out[i, j] = where_self_backward_self_scalar(grad[i, j], condition[i, j], _zero)
 
 
 @kernel_parallel
 def where_self_backward_self_2d_parallel(out, grad, condition, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i, j] if condition[i, j] else _l(0, _zero))
+            out[i, j] = where_self_backward_self_scalar(grad[i, j], condition[i, j], _zero)
 
 
 @kernel
 def where_self_backward_self_rows(out, grad, grad_rs, condition, condition_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (grad[i * grad_rs, j] if condition[i * condition_rs, j] else _l(0, _zero))
+            out[i, j] = where_self_backward_self_scalar(grad[i * grad_rs, j], condition[i * condition_rs, j], _zero)
 
 
 where_self_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ where_self_backward_self = ElementwiseOp(
 
 
 # where_self_backward_other: Piecewise((0, condition), (grad, True))
+@scalar
+def where_self_backward_other_scalar(grad, condition, _zero):
+    return (_l(0, _zero) if condition else grad)
+
+
 @kernel
 def where_self_backward_other_1d(out, grad, condition, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if condition[i] else grad[i])
+        out[i] = where_self_backward_other_scalar(grad[i], condition[i], _zero)
 
 
 @kernel_parallel
 def where_self_backward_other_1d_parallel(out, grad, condition, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if condition[i] else grad[i])
+        out[i] = where_self_backward_other_scalar(grad[i], condition[i], _zero)
 
 
 @kernel
 def where_self_backward_other_2d(out, grad, condition, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if condition[i, j] else grad[i, j])
+            out[i, j] = where_self_backward_other_scalar(grad[i, j], condition[i, j], _zero)
 
 
 @kernel_parallel
 def where_self_backward_other_2d_parallel(out, grad, condition, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if condition[i, j] else grad[i, j])
+            out[i, j] = where_self_backward_other_scalar(grad[i, j], condition[i, j], _zero)
 
 
 @kernel
 def where_self_backward_other_rows(out, grad, grad_rs, condition, condition_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if condition[i * condition_rs, j] else grad[i * grad_rs, j])
+            out[i, j] = where_self_backward_other_scalar(grad[i * grad_rs, j], condition[i * condition_rs, j], _zero)
 
 
 where_self_backward_other = ElementwiseOp(
@@ -142,13 +158,8 @@ where_self_backward_other = ElementwiseOp(
     rows=where_self_backward_other_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def where_self_forward_scalar(condition, self, other, _zero):
-    return (self if condition else other)
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 where_self_forward.scalar = where_self_forward_scalar
 
 

@@ -5,7 +5,8 @@
 
 """Numba kernels of `xlogy.Tensor` (formulas.yaml, line 675).
 
-Each kernel is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
+Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
+every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
 variant on broadcast (strided) views, the `_rows` variant on a matrix with bias rows (`x @ W + b`:
 every operand a contiguous matrix, a row read again for each row i); `derivgen.kernels.dispatch`
 picks one and broadcasts inputs.
@@ -23,37 +24,42 @@ from derivgen.kernels.jit import _exp, _l, _log, _pow, _tanh, kernel, kernel_par
 
 
 # xlogy_Tensor_forward: where(self == 0, 0, self * log(other))
+@scalar
+def xlogy_Tensor_forward_scalar(self, other, _zero):
+    return (_l(0, _zero) if (self == _l(0, _zero)) else self*_log(other))
+
+
 @kernel
 def xlogy_Tensor_forward_1d(out, self, other, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] == _l(0, _zero)) else self[i]*_log(other[i]))
+        out[i] = xlogy_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_forward_1d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if (self[i] == _l(0, _zero)) else self[i]*_log(other[i]))
+        out[i] = xlogy_Tensor_forward_scalar(self[i], other[i], _zero)
 
 
 @kernel
 def xlogy_Tensor_forward_2d(out, self, other, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else self[i, j]*_log(other[i, j]))
+            out[i, j] = xlogy_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_forward_2d_parallel(out, self, other, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i, j] == _l(0, _zero)) else self[i, j]*_log(other[i, j]))
+            out[i, j] = xlogy_Tensor_forward_scalar(self[i, j], other[i, j], _zero)
 
 
 @kernel
 def xlogy_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if (self[i * self_rs, j] == _l(0, _zero)) else self[i * self_rs, j]*_log(other[i * other_rs, j]))
+            out[i, j] = xlogy_Tensor_forward_scalar(self[i * self_rs, j], other[i * other_rs, j], _zero)
 
 
 xlogy_Tensor_forward = ElementwiseOp(
@@ -63,37 +69,42 @@ xlogy_Tensor_forward = ElementwiseOp(
 
 
 # xlogy_Tensor_backward_self: Piecewise((0, Eq(self, 0) & (other <= 0)), (grad*log(other), True))
+@scalar
+def xlogy_Tensor_backward_self_scalar(grad, other, self, _zero):
+    return (_l(0, _zero) if ((self == _l(0, _zero)) and (other <= _l(0, _zero))) else grad*_log(other))
+
+
 @kernel
 def xlogy_Tensor_backward_self_1d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = (_l(0, _zero) if ((self[i] == _l(0, _zero)) and (other[i] <= _l(0, _zero))) else grad[i]*_log(other[i]))
+        out[i] = xlogy_Tensor_backward_self_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_backward_self_1d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = (_l(0, _zero) if ((self[i] == _l(0, _zero)) and (other[i] <= _l(0, _zero))) else grad[i]*_log(other[i]))
+        out[i] = xlogy_Tensor_backward_self_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel
 def xlogy_Tensor_backward_self_2d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((self[i, j] == _l(0, _zero)) and (other[i, j] <= _l(0, _zero))) else grad[i, j]*_log(other[i, j]))
+            out[i, j] = xlogy_Tensor_backward_self_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_backward_self_2d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((self[i, j] == _l(0, _zero)) and (other[i, j] <= _l(0, _zero))) else grad[i, j]*_log(other[i, j]))
+            out[i, j] = xlogy_Tensor_backward_self_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def xlogy_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = (_l(0, _zero) if ((self[i * self_rs, j] == _l(0, _zero)) and (other[i * other_rs, j] <= _l(0, _zero))) else grad[i * grad_rs, j]*_log(other[i * other_rs, j]))
+            out[i, j] = xlogy_Tensor_backward_self_scalar(grad[i * grad_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 xlogy_Tensor_backward_self = ElementwiseOp(
@@ -103,37 +114,42 @@ xlogy_Tensor_backward_self = ElementwiseOp(
 
 
 # xlogy_Tensor_backward_other: grad*self/other
+@scalar
+def xlogy_Tensor_backward_other_scalar(grad, other, self, _zero):
+    return grad*self/other
+
+
 @kernel
 def xlogy_Tensor_backward_other_1d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
-        out[i] = grad[i]*self[i]/other[i]
+        out[i] = xlogy_Tensor_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_backward_other_1d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
-        out[i] = grad[i]*self[i]/other[i]
+        out[i] = xlogy_Tensor_backward_other_scalar(grad[i], other[i], self[i], _zero)
 
 
 @kernel
 def xlogy_Tensor_backward_other_2d(out, grad, other, self, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]/other[i, j]
+            out[i, j] = xlogy_Tensor_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel_parallel
 def xlogy_Tensor_backward_other_2d_parallel(out, grad, other, self, _zero):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i, j]*self[i, j]/other[i, j]
+            out[i, j] = xlogy_Tensor_backward_other_scalar(grad[i, j], other[i, j], self[i, j], _zero)
 
 
 @kernel
 def xlogy_Tensor_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs, _zero):
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = grad[i * grad_rs, j]*self[i * self_rs, j]/other[i * other_rs, j]
+            out[i, j] = xlogy_Tensor_backward_other_scalar(grad[i * grad_rs, j], other[i * other_rs, j], self[i * self_rs, j], _zero)
 
 
 xlogy_Tensor_backward_other = ElementwiseOp(
@@ -142,13 +158,8 @@ xlogy_Tensor_backward_other = ElementwiseOp(
     rows=xlogy_Tensor_backward_other_rows)
 
 
-# One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion
-# inlines these into kernels that run a whole chain of elementwise nodes in one loop.
-@scalar
-def xlogy_Tensor_forward_scalar(self, other, _zero):
-    return (_l(0, _zero) if (self == _l(0, _zero)) else self*_log(other))
-
-
+# The forward's one-element function and each input's one-element vector-Jacobian product:
+# derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 xlogy_Tensor_forward.scalar = xlogy_Tensor_forward_scalar
 
 

@@ -160,7 +160,7 @@ def test_bias_add_gradients_match_torch_spelling():
 @pytest.mark.parametrize("shape", [(256, 10), (1, 4), (7, 1), (3, 5)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bias_gradient_sums_are_numpys_sums_bit_for_bit(shape, dtype):
-    from derivgen.core.shapes import sum_to
+    from derivgen.core.sizes import sum_to
     g = np.random.default_rng(6).standard_normal(shape).astype(dtype)
     for target in [(shape[1],), (1, shape[1])]:
         got = sum_to(g, target)

@@ -9,7 +9,6 @@ wrappers (only the loop's own IR is inspected), split over two worker interprete
 """
 import inspect
 import json
-import os
 import re
 import subprocess
 import sys

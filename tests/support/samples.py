@@ -512,4 +512,4 @@ def _unsafe_view(entry, dtype):
 
 # ---- other modules' registrations ------------------------------------------------------------------
 
-from tests.support import samples_rows  # noqa: E402,F401  (registers the hand-written samples)
+from tests.support import samples_rows  # noqa: E402,F401  pyflakes: registration import  (registers the hand-written samples)

@@ -6,7 +6,7 @@ table row serves both paths. ``META_FUNCTIONS`` compute plain Python values from
 the same on both paths. The generator reads ``TENSOR_FUNCTIONS`` and ``META_FUNCTIONS`` to know which
 names a formula may use.
 
-The helpers live in themed modules (shapes, elementwise, reductions, losses); this package merges
+The helpers live in themed modules (shapes, pointwise, reductions, losses); this package merges
 their registries and exposes every helper by name, which is how generated nodes call them (``_fns.name``)."""
 from derivgen.ops.formula_fns import shapes as _shapes
 from derivgen.ops.formula_fns.shapes import (  # noqa: F401
@@ -41,8 +41,8 @@ from derivgen.ops.formula_fns.shapes import (  # noqa: F401
     zeros_like,
     zeros_like_graph,
 )
-from derivgen.ops.formula_fns import elementwise as _elementwise
-from derivgen.ops.formula_fns.elementwise import (  # noqa: F401
+from derivgen.ops.formula_fns import pointwise as _pointwise
+from derivgen.ops.formula_fns.pointwise import (  # noqa: F401
     clamp_backward,
     clamp_backward_graph,
     clamp_backward_min_max,
@@ -105,6 +105,6 @@ from derivgen.ops.formula_fns.losses import (  # noqa: F401
 
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _elementwise, _reductions, _losses):
+for _module in (_shapes, _pointwise, _reductions, _losses):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

@@ -1,8 +1,8 @@
 """Backward helpers of reductions (prod, max/min, var/std, norms, cumprod) and of repeat."""
 import numpy as np
 
-from derivgen.core.shapes import dims_list
-from derivgen.ops.formula_fns.elementwise import _mask_tensor
+from derivgen.core.sizes import dims_list
+from derivgen.ops.formula_fns.pointwise import _mask_tensor
 from derivgen.core.registry import aten
 from derivgen.ops.formula_fns.shapes import _T, _composite_reshape, reduced_numel, zeros_like_graph
 

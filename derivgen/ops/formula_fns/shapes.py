@@ -2,17 +2,19 @@
 gradients become zeros), and plain-value metadata functions."""
 import numpy as np
 
-from derivgen.core.shapes import dims_list, sum_to as _sum_to, sum_to_graph  # noqa: F401  (a helper of the table)
+from derivgen.core.sizes import dims_list, sum_to as _sum_to, sum_to_graph  # noqa: F401  (a helper of the table)
 from derivgen.core.registry import aten
+from derivgen.core.tensor import Tensor
+from derivgen.ops.composites import reshape as _reshape
+from derivgen.ops.factories import full_like as _full_like
+from derivgen.ops.factories import zeros_like as _zeros_like
 
 
 def _T(a):
-    from derivgen.core.tensor import Tensor
     return Tensor._make(np.asarray(a))
 
 
 def _composite_reshape(x, shape):
-    from derivgen.ops.composites import reshape as _reshape
     return _reshape(x, shape)
 
 
@@ -82,7 +84,6 @@ def split_with_sizes_backward_graph(grads, split_sizes, dim, sizes, dtype):
 
 
 def _cat_with_zeros_graph(grads, lengths, dim, sizes, dtype):
-    from derivgen.core.tensor import Tensor
     d = dim % len(sizes)
     pieces = []
     for g, k in zip(grads, lengths):
@@ -102,7 +103,6 @@ def unbind_backward(grads, dim, sizes, dtype):
 
 
 def unbind_backward_graph(grads, dim, sizes, dtype):
-    from derivgen.core.tensor import Tensor
     d = dim % len(sizes)
     shape = list(sizes)
     del shape[d]
@@ -114,7 +114,6 @@ def reshape(x, sizes):
 
 
 def reshape_graph(x, sizes):
-    from derivgen.ops.composites import reshape as _reshape
     return _reshape(x, tuple(sizes))
 
 
@@ -152,7 +151,6 @@ def full_like(x, value):
 
 
 def full_like_graph(x, value):
-    from derivgen.ops.factories import full_like as _full_like
     return _full_like(x, value)
 
 
@@ -161,7 +159,6 @@ def zeros_like(x):
 
 
 def zeros_like_graph(x):
-    from derivgen.ops.factories import zeros_like as _zeros_like
     return _zeros_like(x)
 
 
@@ -182,7 +179,6 @@ def cat_tensors_backward(grad, sizes, dim):
 
 
 def cat_tensors_backward_graph(grad, sizes, dim):
-    from derivgen.core.tensor import Tensor
     out, offset = [], 0
     for shape in sizes:
         if len(shape) == 1 and shape[0] == 0:

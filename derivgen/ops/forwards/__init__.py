@@ -5,7 +5,7 @@ Each takes and returns numpy arrays (a list for ``Tensor[]`` returns, a tuple fo
 View rows (``-> Tensor(a)``) must return a numpy view of ``self``. Errors name the op and the shapes,
 with PyTorch's wording.
 
-The forwards live in themed modules (reductions, linalg, shape, elementwise, nn, inplace); this
+The forwards live in themed modules (reductions, linalg, shapes, pointwise, nn, inplace); this
 package exposes them all by row function name, which is how the generated ops find them."""
 from derivgen.ops.forwards.reductions import (  # noqa: F401
     _arg_reduce,
@@ -46,7 +46,7 @@ from derivgen.ops.forwards.linalg import (  # noqa: F401
     mm,
     mv,
 )
-from derivgen.ops.forwards.shape import (  # noqa: F401
+from derivgen.ops.forwards.shapes import (  # noqa: F401
     _along,
     _check_index_range,
     _full_index,
@@ -99,7 +99,7 @@ from derivgen.ops.forwards.shape import (  # noqa: F401
     unsqueeze,
     view,
 )
-from derivgen.ops.forwards.elementwise import (  # noqa: F401
+from derivgen.ops.forwards.pointwise import (  # noqa: F401
     _binary_float,
     _clamp_check,
     _div_round,

@@ -1,7 +1,7 @@
 """Forwards of the torch.nn.functional rows: softmax, log_softmax, losses, layer_norm, embedding."""
 import numpy as np
 
-from derivgen.core.shapes import wrap_dim
+from derivgen.core.sizes import wrap_dim
 from derivgen.ops.forwards import _nn_kernels
 
 

@@ -2,9 +2,10 @@
 import numpy as np
 
 from derivgen.core.dtypes import to_numpy_dtype
-from derivgen.core.shapes import dims_list, wrap_dim
+from derivgen.core.sizes import dims_list, wrap_dim
 from derivgen.core.pending import Pending
 from derivgen.ops.forwards._common import _reduce_dtype, _tn, accepts_pending
+from derivgen.engine.fusion import reduce
 
 
 # ---- reductions ------------------------------------------------------------------------------
@@ -12,7 +13,6 @@ from derivgen.ops.forwards._common import _reduce_dtype, _tn, accepts_pending
 def _fused(self, dim, keepdim, dtype, mean):
     """A deferred elementwise input (fusion.py) is reduced in the loop that computes it; returns the
     result, or the computed input array when that does not apply."""
-    from derivgen.engine.fusion import reduce
     out = reduce(self, dim, keepdim, dtype, mean)
     return (out, None) if out is not None else (None, self.materialize())
 

@@ -6,10 +6,10 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.kernels.loops import erf
 from derivgen.ops.formula_fns.shapes import zeros_like_graph
+from derivgen.core.tensor import Tensor
 
 
 def _mask_tensor(m):
-    from derivgen.core.tensor import Tensor
     return Tensor._make(np.asarray(m))
 
 

@@ -5,7 +5,8 @@ import builtins
 import numpy as np
 
 from derivgen.core.dtypes import to_numpy_dtype
-from derivgen.core.shapes import dims_list, infer_size, wrap_dim
+from derivgen.core.sizes import dims_list, infer_size, wrap_dim
+from derivgen.core.tensor import promote_types
 
 
 # ---- views and shape ops --------------------------------------------------------------------
@@ -168,7 +169,6 @@ def cat(tensors, dim=0):
                                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
     dtype = arrays[0].dtype
     for a in arrays[1:]:
-        from derivgen.core.tensor import promote_types
         dtype = promote_types(dtype, a.dtype)
     return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
 
