@@ -16,6 +16,7 @@ import numpy as np
 from derivgen.ops import formula_fns as _fns
 from derivgen.ops import forwards as _fw
 from derivgen.core.node import RELEASED as _RELEASED
+from derivgen.core.node import FormulaRow as _FormulaRow
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import zeros_like_output as _zeros_like_output
@@ -33,6 +34,8 @@ class AbsBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 30, '- name: abs(Tensor self) -> Tensor\n  forward: abs(self)\n  inplace: true\n  self: grad * sign(self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.abs_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -80,6 +83,8 @@ class AddBackward0(_Node):
     """
     __slots__ = ("_v_alpha", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 35, '- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  inplace: true\n  self: grad\n  other: grad if alpha == 1 else grad * alpha',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.add_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -134,6 +139,8 @@ class AddBackward1(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 41, '- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  self: grad',
+                               ((('self',), 'proven'),))
     _fusion = _k.add_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -170,6 +177,8 @@ class BmmBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
+    _formula_row = _FormulaRow("formulas.yaml", 47, '- name: bmm(Tensor self, Tensor mat2) -> Tensor\n  self: grad.bmm(mat2.transpose(1, 2))\n  mat2: self.transpose(1, 2).bmm(grad)',
+                               ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -230,6 +239,8 @@ class CatBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_tensors_args_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 51, '- name: cat(Tensor[] tensors, int dim=0) -> Tensor\n  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)',
+                               ((('tensors',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -276,6 +287,8 @@ class CloneBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 54, '- name: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor\n  self: grad',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -310,6 +323,8 @@ class ToCopyBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 57, '- name: _to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  self: grad',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -346,6 +361,8 @@ class CosBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 60, '- name: cos(Tensor self) -> Tensor\n  forward: cos(self)\n  inplace: true\n  self: grad * -sin(self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.cos_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -393,6 +410,8 @@ class DivBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 65, '- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self / other\n  inplace: true\n  self: grad / other\n  other: -grad * self / (other * other)',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.div_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -453,6 +472,8 @@ class DivBackward1(_Node):
     """
     __slots__ = ("_v_other", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 71, '- name: div.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self / other\n  self: grad / other',
+                               ((('self',), 'proven'),))
     _fusion = _k.div_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -496,6 +517,8 @@ class DotBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_tensor", )
     _saved_tensor_slots = ("_sv_self", "_sv_tensor", )
+    _formula_row = _FormulaRow("formulas.yaml", 75, '- name: dot(Tensor self, Tensor tensor) -> Tensor\n  self: grad * tensor\n  tensor: grad * self',
+                               ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -556,6 +579,8 @@ class ExpBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 82, '- name: exp(Tensor self) -> Tensor\n  forward: exp(self)\n  inplace: true\n  self: grad * result',
+                               ((('self',), 'proven'),))
     _fusion = _k.exp_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -600,6 +625,8 @@ class ExpandBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 87, '- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)\n  self: sum_to(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -643,6 +670,8 @@ class LogBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 99, '- name: log(Tensor self) -> Tensor\n  forward: log(self)\n  inplace: true\n  self: grad / self',
+                               ((('self',), 'proven'),))
     _fusion = _k.log_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -689,6 +718,8 @@ class MaximumBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 107, '- name: maximum(Tensor self, Tensor other) -> Tensor\n  forward: maximum(self, other)\n  self: where(self == other, grad / 2, where(self > other, grad, 0))\n  other: where(self == other, grad / 2, where(other > self, grad, 0))',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.maximum_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -748,6 +779,8 @@ class MeanBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_numel", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 112, '- name: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  self: grad.expand(self.sym_sizes()) / self.sym_numel()',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_numel = None
@@ -797,6 +830,8 @@ class MeanBackward1(_Node):
     """
     __slots__ = ("_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 115, '- name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  self: sum_backward(grad / reduced_numel(self.sym_sizes(), dim), self.sym_sizes(), dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -856,6 +891,8 @@ class MinimumBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 118, '- name: minimum(Tensor self, Tensor other) -> Tensor\n  forward: minimum(self, other)\n  self: where(self == other, grad / 2, where(self < other, grad, 0))\n  other: where(self == other, grad / 2, where(other < self, grad, 0))',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.minimum_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -916,6 +953,8 @@ class MmBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
+    _formula_row = _FormulaRow("formulas.yaml", 123, '- name: mm(Tensor self, Tensor mat2) -> Tensor\n  self: grad.mm(mat2.t())\n  mat2: self.t().mm(grad)',
+                               ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -979,6 +1018,8 @@ class MulBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 127, '- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self * other\n  inplace: true\n  self: grad * other\n  other: grad * self',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.mul_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1039,6 +1080,8 @@ class MulBackward1(_Node):
     """
     __slots__ = ("_v_other", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 133, '- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self * other\n  self: grad * other',
+                               ((('self',), 'proven'),))
     _fusion = _k.mul_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1082,6 +1125,8 @@ class MvBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_vec", )
     _saved_tensor_slots = ("_sv_self", "_sv_vec", )
+    _formula_row = _FormulaRow("formulas.yaml", 137, '- name: mv(Tensor self, Tensor vec) -> Tensor\n  self: grad.unsqueeze(1).mm(vec.unsqueeze(0))\n  vec: self.t().mv(grad)',
+                               ((('self',), 'hand-written'), (('vec',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -1145,6 +1190,8 @@ class NegBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 144, '- name: neg(Tensor self) -> Tensor\n  forward: -self\n  inplace: true\n  self: -grad',
+                               ((('self',), 'proven'),))
     _fusion = _k.neg_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1180,6 +1227,8 @@ class PermuteBackward0(_Node):
     """
     __slots__ = ("_v_dims", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 149, '- name: permute(Tensor(a) self, int[] dims) -> Tensor(a)\n  self: permute_backward(grad, dims)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dims = None
@@ -1223,6 +1272,8 @@ class PowBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_exponent", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 152, '- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n  forward: self ** exponent\n  inplace: true\n  self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0',
+                               ((('self',), 'proven'),))
     _fusion = _k.pow_Tensor_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1276,6 +1327,8 @@ class PowBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_exponent", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 157, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: grad * exponent * self ** (exponent - 1)\n  exponent: where(self == 0, 0, grad * result * log(self))',
+                               ((('self',), 'proven'), (('exponent',), 'proven')))
     _fusion = _k.pow_Tensor_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1345,6 +1398,8 @@ class PowBackward2(_Node):
     """
     __slots__ = ("_sv_result", "_v_self", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 162, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: grad * result * log(self)',
+                               ((('exponent',), 'proven'),))
     _fusion = _k.pow_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1397,6 +1452,8 @@ class ReciprocalBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 166, '- name: reciprocal(Tensor self) -> Tensor\n  forward: 1 / self\n  self: -grad * result * result',
+                               ((('self',), 'proven'),))
     _fusion = _k.reciprocal_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1443,6 +1500,8 @@ class ReluBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 170, '- name: relu(Tensor self) -> Tensor\n  forward: maximum(self, 0)\n  inplace: true\n  self: where(result > 0, grad, 0)',
+                               ((('self',), 'proven'),))
     _fusion = _k.relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1489,6 +1548,8 @@ class RsubBackward0(_Node):
     """
     __slots__ = ("_v_alpha", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 175, '- name: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha\n  other: grad',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.rsub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1538,6 +1599,8 @@ class RsubBackward1(_Node):
     """
     __slots__ = ("_v_alpha", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 180, '- name: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha',
+                               ((('self',), 'proven'),))
     _fusion = _k.rsub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1580,6 +1643,8 @@ class SelectBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_index", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 184, '- name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)\n  self: select_backward(grad, self.sym_sizes(), dim, index)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -1635,6 +1700,8 @@ class SelectBackwardBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_index", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 187, '- name: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor\n  grad_output: grad.select(dim, index)',
+                               ((('grad_output',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -1685,6 +1752,8 @@ class SigmoidBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 190, '- name: sigmoid(Tensor self) -> Tensor\n  forward: sigmoid(self)\n  inplace: true\n  self: grad * result * (1 - result)',
+                               ((('self',), 'proven'),))
     _fusion = _k.sigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1730,6 +1799,8 @@ class SignBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 195, '- name: sign(Tensor self) -> Tensor\n  forward: sign(self)\n  self: zeros_like(grad)',
+                               ((('self',), 'proven'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -1766,6 +1837,8 @@ class SinBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 199, '- name: sin(Tensor self) -> Tensor\n  forward: sin(self)\n  inplace: true\n  self: grad * cos(self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.sin_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1810,6 +1883,8 @@ class SliceBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_start", "_v_end", "_v_step", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 204, '- name: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)\n  self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -1879,6 +1954,8 @@ class SliceBackwardBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_start", "_v_end", "_v_step", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 207, '- name: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor\n  grad_output: grad.slice(dim, start, end, step)',
+                               ((('grad_output',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -1941,6 +2018,8 @@ class SplitBackward0(_Node):
     """
     __slots__ = ("_v_split_size", "_v_dim", "_v_self_scalar_type", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 210, '- name: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_split_size = None
@@ -2001,6 +2080,8 @@ class SplitWithSizesBackward0(_Node):
     """
     __slots__ = ("_v_split_sizes", "_v_dim", "_v_self_scalar_type", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 213, '- name: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_split_sizes = None
@@ -2063,6 +2144,8 @@ class SqrtBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 216, '- name: sqrt(Tensor self) -> Tensor\n  forward: sqrt(self)\n  inplace: true\n  self: grad / (2 * result)',
+                               ((('self',), 'proven'),))
     _fusion = _k.sqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2107,6 +2190,8 @@ class SqueezeBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 221, '- name: squeeze(Tensor(a) self) -> Tensor(a)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -2148,6 +2233,8 @@ class SqueezeBackward1(_Node):
     """
     __slots__ = ("_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 224, '- name: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -2196,6 +2283,8 @@ class StackBackward0(_Node):
     """
     __slots__ = ("_v_dim", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 227, '- name: stack(Tensor[] tensors, int dim=0) -> Tensor\n  tensors: stack_tensors_backward(grad, dim)',
+                               ((('tensors',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -2238,6 +2327,8 @@ class SubBackward0(_Node):
     """
     __slots__ = ("_v_alpha", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 230, '- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  inplace: true\n  self: grad\n  other: -grad * alpha',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.sub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2287,6 +2378,8 @@ class SubBackward1(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 236, '- name: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  self: grad',
+                               ((('self',), 'proven'),))
     _fusion = _k.sub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2322,6 +2415,8 @@ class SumBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 240, '- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  self: grad.expand(self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -2363,6 +2458,8 @@ class SumBackward1(_Node):
     """
     __slots__ = ("_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 243, '- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -2418,6 +2515,8 @@ class TBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 246, '- name: t(Tensor(a) self) -> Tensor(a)\n  self: grad.t()',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -2454,6 +2553,8 @@ class TanhBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 249, '- name: tanh(Tensor self) -> Tensor\n  forward: tanh(self)\n  inplace: true\n  self: grad * (1 - result * result)',
+                               ((('self',), 'proven'),))
     _fusion = _k.tanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2498,6 +2599,8 @@ class TransposeBackward0(_Node):
     """
     __slots__ = ("_v_dim0", "_v_dim1", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 254, '- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)\n  self: grad.transpose(dim0, dim1)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim0 = None
@@ -2546,6 +2649,8 @@ class UnbindBackward0(_Node):
     """
     __slots__ = ("_v_dim", "_v_self_scalar_type", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 257, '- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]\n  self: unbind_backward(grads, dim, self.sym_sizes(), self.scalar_type())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -2599,6 +2704,8 @@ class UnsqueezeBackward0(_Node):
     """
     __slots__ = ("_v_dim", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 260, '- name: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)\n  self: grad.squeeze_dim(dim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -2640,6 +2747,8 @@ class ViewBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 263, '- name: view(Tensor(a) self, SymInt[] size) -> Tensor(a)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -2681,6 +2790,8 @@ class UnsafeViewBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 266, '- name: _unsafe_view(Tensor self, SymInt[] size) -> Tensor\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -2729,6 +2840,8 @@ class WhereBackward0(_Node):
     """
     __slots__ = ("_sv_condition", )
     _saved_tensor_slots = ("_sv_condition", )
+    _formula_row = _FormulaRow("formulas.yaml", 269, '- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n  forward: where(condition, self, other)\n  condition: non_differentiable\n  self: where(condition, grad, 0)\n  other: where(condition, 0, grad)\n\n# ---- unary elementwise math -------------------------------------------------------------------------\n# Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written\n# numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.where_self_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2780,6 +2893,8 @@ class Exp2Backward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 279, '- name: exp2(Tensor self) -> Tensor\n  forward: exp2(self)\n  self: grad * result * 0.6931471805599453',
+                               ((('self',), 'proven'),))
     _fusion = _k.exp2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2825,6 +2940,8 @@ class Expm1Backward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 283, '- name: expm1(Tensor self) -> Tensor\n  forward: expm1(self)\n  self: grad * (result + 1)',
+                               ((('self',), 'proven'),))
     _fusion = _k.expm1_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2870,6 +2987,8 @@ class Log2Backward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 287, '- name: log2(Tensor self) -> Tensor\n  forward: log2(self)\n  self: grad / (self * 0.6931471805599453)',
+                               ((('self',), 'proven'),))
     _fusion = _k.log2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2915,6 +3034,8 @@ class Log10Backward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 291, '- name: log10(Tensor self) -> Tensor\n  forward: log10(self)\n  self: grad / (self * 2.302585092994046)',
+                               ((('self',), 'proven'),))
     _fusion = _k.log10_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2960,6 +3081,8 @@ class Log1PBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 295, '- name: log1p(Tensor self) -> Tensor\n  forward: log1p(self)\n  self: grad / (self + 1)',
+                               ((('self',), 'proven'),))
     _fusion = _k.log1p_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3005,6 +3128,8 @@ class RsqrtBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 299, '- name: rsqrt(Tensor self) -> Tensor\n  forward: rsqrt(self)\n  self: -0.5 * grad * result * result * result',
+                               ((('self',), 'proven'),))
     _fusion = _k.rsqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3050,6 +3175,8 @@ class TanBackward0(_Node):
     """
     __slots__ = ("_sv_result", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 303, '- name: tan(Tensor self) -> Tensor\n  forward: tan(self)\n  self: grad * (1 + result * result)',
+                               ((('self',), 'proven'),))
     _fusion = _k.tan_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3095,6 +3222,8 @@ class AsinBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 307, '- name: asin(Tensor self) -> Tensor\n  forward: asin(self)\n  self: grad / sqrt(1 - self * self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.asin_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3140,6 +3269,8 @@ class AcosBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 311, '- name: acos(Tensor self) -> Tensor\n  forward: acos(self)\n  self: -grad / sqrt(1 - self * self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.acos_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3185,6 +3316,8 @@ class AtanBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 315, '- name: atan(Tensor self) -> Tensor\n  forward: atan(self)\n  self: grad / (self * self + 1)',
+                               ((('self',), 'proven'),))
     _fusion = _k.atan_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3230,6 +3363,8 @@ class SinhBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 319, '- name: sinh(Tensor self) -> Tensor\n  forward: sinh(self)\n  self: grad * cosh(self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.sinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3275,6 +3410,8 @@ class CoshBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 323, '- name: cosh(Tensor self) -> Tensor\n  forward: cosh(self)\n  self: grad * sinh(self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.cosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3320,6 +3457,8 @@ class AsinhBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 327, '- name: asinh(Tensor self) -> Tensor\n  forward: asinh(self)\n  self: grad / sqrt(self * self + 1)',
+                               ((('self',), 'proven'),))
     _fusion = _k.asinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3365,6 +3504,8 @@ class AcoshBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 331, '- name: acosh(Tensor self) -> Tensor\n  forward: acosh(self)\n  self: grad / sqrt(self * self - 1)',
+                               ((('self',), 'proven'),))
     _fusion = _k.acosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3410,6 +3551,8 @@ class AtanhBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 335, '- name: atanh(Tensor self) -> Tensor\n  forward: atanh(self)\n  self: grad / (1 - self * self)',
+                               ((('self',), 'proven'),))
     _fusion = _k.atanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3455,6 +3598,8 @@ class ErfBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 339, '- name: erf(Tensor self) -> Tensor\n  forward: erf(self)\n  self: 2 / sqrt(pi) * exp(-self * self) * grad',
+                               ((('self',), 'proven'),))
     _fusion = _k.erf_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3500,6 +3645,8 @@ class ErfcBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 343, '- name: erfc(Tensor self) -> Tensor\n  forward: erfc(self)\n  self: -2 / sqrt(pi) * exp(-self * self) * grad',
+                               ((('self',), 'proven'),))
     _fusion = _k.erfc_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3544,6 +3691,8 @@ class LogitBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_eps", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 347, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  self: logit_backward(grad, self, eps)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -3594,6 +3743,8 @@ class FloorBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 350, '- name: floor(Tensor self) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3628,6 +3779,8 @@ class CeilBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 353, '- name: ceil(Tensor self) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3662,6 +3815,8 @@ class RoundBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 356, '- name: round(Tensor self) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3696,6 +3851,8 @@ class RoundBackward1(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 359, '- name: round.decimals(Tensor self, *, int decimals) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3730,6 +3887,8 @@ class TruncBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 362, '- name: trunc(Tensor self) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3764,6 +3923,8 @@ class FracBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 365, '- name: frac(Tensor self) -> Tensor\n  self: grad',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -3799,6 +3960,8 @@ class ClampBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_min", "_sv_max", )
     _saved_tensor_slots = ("_sv_self", "_sv_min", "_sv_max", )
+    _formula_row = _FormulaRow("formulas.yaml", 368, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
+                               ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -3869,6 +4032,8 @@ class ClampBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_v_min", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 372, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -3928,6 +4093,8 @@ class ClampMinBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_min", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 376, '- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  forward: where(self < min, min, self)\n  inplace: true\n  self: where(self >= min, grad, 0)',
+                               ((('self',), 'proven'),))
     _fusion = _k.clamp_min_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3981,6 +4148,8 @@ class ClampMaxBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 381, '- name: clamp_max(Tensor self, Scalar max) -> Tensor\n  forward: where(self > max, max, self)\n  inplace: true\n  self: where(self <= max, grad, 0)',
+                               ((('self',), 'proven'),))
     _fusion = _k.clamp_max_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4034,6 +4203,8 @@ class NanToNumBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 386, "- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor\n  self: grad * isfinite(self)\n\n# ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------",
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4078,6 +4249,8 @@ class GeluBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_approximate", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 391, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  self: gelu_backward(grad, self, approximate)",
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4129,6 +4302,8 @@ class SiluBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 394, '- name: silu(Tensor self) -> Tensor\n  forward: self * sigmoid(self)\n  self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))',
+                               ((('self',), 'proven'),))
     _fusion = _k.silu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4174,6 +4349,8 @@ class MishBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 398, '- name: mish(Tensor self) -> Tensor\n  forward: self * tanh(log1p(exp(self)))\n  self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))',
+                               ((('self',), 'proven'),))
     _fusion = _k.mish_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4219,6 +4396,8 @@ class SoftplusBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_beta", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 402, '- name: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n  forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)\n  self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))',
+                               ((('self',), 'proven'),))
     _fusion = _k.softplus_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4279,6 +4458,8 @@ class EluBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_alpha", "_v_scale", "_v_input_scale", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 406, '- name: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  inplace: true\n  self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))',
+                               ((('self',), 'proven'),))
     _fusion = _k.elu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4345,6 +4526,8 @@ class CeluBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_alpha", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 411, '- name: celu(Tensor self, Scalar alpha=1.0) -> Tensor\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: where(self > 0, grad, grad * exp(self / alpha))',
+                               ((('self',), 'proven'),))
     _fusion = _k.celu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4398,6 +4581,8 @@ class LeakyReluBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_negative_slope", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 415, '- name: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n  forward: where(self > 0, self, self * negative_slope)\n  inplace: true\n  self: where(self > 0, grad, grad * negative_slope)',
+                               ((('self',), 'proven'),))
     _fusion = _k.leaky_relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4451,6 +4636,8 @@ class HardtanhBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_min_val", "_v_max_val", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 420, '- name: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n  forward: where(self < min_val, min_val, where(self > max_val, max_val, self))\n  inplace: true\n  self: where(self > min_val and self < max_val, grad, 0)',
+                               ((('self',), 'proven'),))
     _fusion = _k.hardtanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4510,6 +4697,8 @@ class HardsigmoidBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 425, '- name: hardsigmoid(Tensor self) -> Tensor\n  forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))\n  self: where(self > -3 and self < 3, grad / 6, 0)',
+                               ((('self',), 'proven'),))
     _fusion = _k.hardsigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4557,6 +4746,8 @@ class HardswishBackward0(_Node):
     """
     __slots__ = ("_sv_self", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 429, '- name: hardswish(Tensor self) -> Tensor\n  forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))\n  self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))\n\n# ---- binary -------------------------------------------------------------------------------------------',
+                               ((('self',), 'proven'),))
     _fusion = _k.hardswish_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4602,6 +4793,8 @@ class DivBackward2(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", "_v_rounding_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 435, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
+                               ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4669,6 +4862,8 @@ class DivBackward3(_Node):
     """
     __slots__ = ("_v_other", "_v_rounding_mode", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 439, '- name: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n  self: zero_if_rounding(grad / other, rounding_mode)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_other = None
@@ -4719,6 +4914,8 @@ class FmaxBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 442, '- name: fmax(Tensor self, Tensor other) -> Tensor\n  self: where(self >= other or isnan(other), grad, 0)\n  other: where(self >= other or isnan(other), 0, grad)',
+                               ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4780,6 +4977,8 @@ class FminBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 446, '- name: fmin(Tensor self, Tensor other) -> Tensor\n  self: where(self <= other or isnan(other), grad, 0)\n  other: where(self <= other or isnan(other), 0, grad)',
+                               ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4842,6 +5041,8 @@ class Atan2Backward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 450, '- name: atan2(Tensor self, Tensor other) -> Tensor\n  forward: atan2(self, other)\n  self: grad * other / (self * self + other * other)\n  other: -grad * self / (self * self + other * other)',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.atan2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4903,6 +5104,8 @@ class HypotBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", "_sv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 455, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.hypot_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4971,6 +5174,8 @@ class RemainderBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 460, '- name: remainder.Scalar(Tensor self, Scalar other) -> Tensor\n  self: grad',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -5006,6 +5211,8 @@ class RemainderBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 463, '- name: remainder.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad\n  other: -grad * floor(self / other)',
+                               ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5066,6 +5273,8 @@ class FmodBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 467, '- name: fmod.Scalar(Tensor self, Scalar other) -> Tensor\n  self: grad',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -5101,6 +5310,8 @@ class FmodBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 470, '- name: fmod.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad\n  other: -grad * sign(self / other) * floor(abs(self / other))',
+                               ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5163,6 +5374,8 @@ class LerpBackward0(_Node):
     """
     __slots__ = ("_v_weight", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 474, '- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight',
+                               ((('self',), 'proven'), (('end',), 'proven')))
     _fusion = _k.lerp_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5214,6 +5427,8 @@ class LerpBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_end", "_sv_weight", )
     _saved_tensor_slots = ("_sv_self", "_sv_end", "_sv_weight", )
+    _formula_row = _FormulaRow("formulas.yaml", 479, '- name: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight\n  weight: grad * (end - self)',
+                               ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
     _fusion = _k.lerp_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5291,6 +5506,8 @@ class AddcmulBackward0(_Node):
     """
     __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
+    _formula_row = _FormulaRow("formulas.yaml", 485, '- name: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 * tensor2\n  self: grad\n  tensor1: grad * tensor2 * value\n  tensor2: grad * tensor1 * value',
+                               ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fusion = _k.addcmul_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5366,6 +5583,8 @@ class AddcdivBackward0(_Node):
     """
     __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
+    _formula_row = _FormulaRow("formulas.yaml", 491, '- name: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 / tensor2\n  self: grad\n  tensor1: grad * value / tensor2\n  tensor2: -grad * value * tensor1 / (tensor2 * tensor2)',
+                               ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fusion = _k.addcdiv_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5438,6 +5657,8 @@ class ProdBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 508, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  self: prod_backward(grad, self, result)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5490,6 +5711,8 @@ class ProdBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 511, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  self: prod_dim_backward(grad, self, dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5547,6 +5770,8 @@ class MaxBackward0(_Node):
     """
     __slots__ = ("_sv_indices", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
+    _formula_row = _FormulaRow("formulas.yaml", 514, '- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_indices = None
@@ -5611,6 +5836,8 @@ class MaxBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 517, '- name: max(Tensor self) -> Tensor\n  self: evenly_distribute_backward(grad, self, result)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5663,6 +5890,8 @@ class MinBackward0(_Node):
     """
     __slots__ = ("_sv_indices", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
+    _formula_row = _FormulaRow("formulas.yaml", 520, '- name: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_indices = None
@@ -5727,6 +5956,8 @@ class MinBackward1(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 523, '- name: min(Tensor self) -> Tensor\n  self: evenly_distribute_backward(grad, self, result)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5779,6 +6010,8 @@ class AmaxBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 526, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5845,6 +6078,8 @@ class AminBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 529, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5911,6 +6146,8 @@ class LogsumexpBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 536, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5986,6 +6223,8 @@ class VarBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 539, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  self: var_backward(grad, self, dim, correction, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6050,6 +6289,8 @@ class StdBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 542, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6124,6 +6365,8 @@ class VarMeanBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", )
+    _formula_row = _FormulaRow("formulas.yaml", 545, '- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6200,6 +6443,8 @@ class StdMeanBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result0", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result0", )
+    _formula_row = _FormulaRow("formulas.yaml", 548, '- name: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6286,6 +6531,8 @@ class LinalgVectorNormBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_ord", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 551, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6359,6 +6606,8 @@ class CumsumBackward0(_Node):
     """
     __slots__ = ("_v_dim", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 554, '- name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  self: flip(cumsum(flip(grad, [dim]), dim), [dim])',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -6404,6 +6653,8 @@ class CumprodBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 557, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  self: cumprod_backward(grad, self, dim, result)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6465,6 +6716,8 @@ class AddmmBackward0(_Node):
     """
     __slots__ = ("_sv_mat1", "_sv_mat2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_mat1", "_sv_mat2", )
+    _formula_row = _FormulaRow("formulas.yaml", 562, '- name: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  self: grad * beta\n  mat1: mm(grad, mat2.t()) * alpha\n  mat2: mm(mat1.t(), grad) * alpha',
+                               ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_mat1 = None
@@ -6553,6 +6806,8 @@ class BaddbmmBackward0(_Node):
     """
     __slots__ = ("_sv_batch1", "_sv_batch2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_batch1", "_sv_batch2", )
+    _formula_row = _FormulaRow("formulas.yaml", 567, "- name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  self: grad * beta\n  batch1: bmm(grad, batch2.transpose(1, 2)) * alpha\n  batch2: bmm(batch1.transpose(1, 2), grad) * alpha\n\n# ---- shape ops and indexing ---------------------------------------------------------------------------\n# squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):\n# their row function returns the result, and the Python-facing squeeze_ commits it into self.",
+                               ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_batch1 = None
@@ -6635,6 +6890,8 @@ class SqueezeBackward2(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 576, '- name: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -6676,6 +6933,8 @@ class SqueezeBackward3(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 579, '- name: squeeze_(Tensor(a!) self) -> Tensor(a!)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -6717,6 +6976,8 @@ class SqueezeBackward4(_Node):
     """
     __slots__ = ("_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 582, '- name: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dim = None
@@ -6765,6 +7026,8 @@ class SqueezeBackward5(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 585, '- name: squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -6806,6 +7069,8 @@ class RepeatBackward0(_Node):
     """
     __slots__ = ("_v_repeats", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 588, '- name: repeat(Tensor self, SymInt[] repeats) -> Tensor\n  self: repeat_backward(grad, repeats, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_repeats = None
@@ -6854,6 +7119,8 @@ class IndexBackward0(_Node):
     """
     __slots__ = ("_v_indices", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 591, '- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor\n  self: index_put(zeros_like_sized(grad, self.sym_sizes()), indices, grad, True)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_indices = None
@@ -6904,6 +7171,8 @@ class IndexPutBackward0(_Node):
     """
     __slots__ = ("_sv_values", "_v_indices", "_v_accumulate", )
     _saved_tensor_slots = ("_sv_values", )
+    _formula_row = _FormulaRow("formulas.yaml", 594, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
+                               ((('self',), 'hand-written'), (('values',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_values = None
@@ -6974,6 +7243,8 @@ class GatherBackward0(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 598, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7034,6 +7305,8 @@ class ScatterBackward0(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 602, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
+                               ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7091,6 +7364,8 @@ class ScatterBackward1(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 607, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7143,6 +7418,8 @@ class ScatterAddBackward0(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 611, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
+                               ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7200,6 +7477,8 @@ class IndexSelectBackward0(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 616, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7260,6 +7539,8 @@ class IndexAddBackward0(_Node):
     """
     __slots__ = ("_sv_index", "_v_dim", "_v_alpha", "_v_source_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
+    _formula_row = _FormulaRow("formulas.yaml", 620, '- name: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor\n  self: grad\n  index: non_differentiable\n  source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha',
+                               ((('self',), 'hand-written'), (('source',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -7335,6 +7616,8 @@ class MaskedFillBackward0(_Node):
     """
     __slots__ = ("_sv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
+    _formula_row = _FormulaRow("formulas.yaml", 625, '- name: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  mask: non_differentiable',
+                               ((('self',), 'proven'),))
     _fusion = _k.masked_fill_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -7383,6 +7666,8 @@ class MaskedFillBackward1(_Node):
     """
     __slots__ = ("_sv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
+    _formula_row = _FormulaRow("formulas.yaml", 631, '- name: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  value: where(mask, grad, 0)\n  mask: non_differentiable',
+                               ((('self',), 'proven'), (('value',), 'proven')))
     _fusion = _k.masked_fill_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -7433,6 +7718,8 @@ class FlipBackward0(_Node):
     """
     __slots__ = ("_v_dims", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 638, '- name: flip(Tensor self, int[] dims) -> Tensor\n  self: flip(grad, dims)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_dims = None
@@ -7474,6 +7761,8 @@ class RollBackward0(_Node):
     """
     __slots__ = ("_v_shifts", "_v_dims", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 641, '- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor\n  self: roll(grad, neg_list(shifts), dims)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_shifts = None
@@ -7522,6 +7811,8 @@ class TrilBackward0(_Node):
     """
     __slots__ = ("_v_diagonal", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 644, '- name: tril(Tensor self, int diagonal=0) -> Tensor\n  self: tril(grad, diagonal)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_diagonal = None
@@ -7563,6 +7854,8 @@ class TriuBackward0(_Node):
     """
     __slots__ = ("_v_diagonal", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 647, '- name: triu(Tensor self, int diagonal=0) -> Tensor\n  self: triu(grad, diagonal)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_diagonal = None
@@ -7604,6 +7897,8 @@ class DiagonalBackward0(_Node):
     """
     __slots__ = ("_v_offset", "_v_dim1", "_v_dim2", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 650, '- name: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n  self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_offset = None
@@ -7666,6 +7961,8 @@ class DiagonalBackwardBackward0(_Node):
     """
     __slots__ = ("_v_offset", "_v_dim1", "_v_dim2", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 653, '- name: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor\n  grad_output: diagonal(grad, offset, dim1, dim2)',
+                               ((('grad_output',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_offset = None
@@ -7721,6 +8018,8 @@ class ConstantPadNdBackward0(_Node):
     """
     __slots__ = ("_v_pad", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 656, '- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor\n  self: constant_pad_nd(grad, neg_list(pad), 0)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_pad = None
@@ -7763,6 +8062,8 @@ class SortBackward0(_Node):
     """
     __slots__ = ("_sv_indices", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
+    _formula_row = _FormulaRow("formulas.yaml", 659, '- name: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_indices = None
@@ -7823,6 +8124,8 @@ class TopkBackward0(_Node):
     """
     __slots__ = ("_sv_indices", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
+    _formula_row = _FormulaRow("formulas.yaml", 663, '- name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]\n\n# ---- torch.nn.functional rows ------------------------------------------------------------------------',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_indices = None
@@ -7880,6 +8183,8 @@ class SoftmaxBackward0(_Node):
     """
     __slots__ = ("_sv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 669, '- name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  self: result * (grad - sum_dim_IntList(grad * result, dim, True))',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_result = None
@@ -7932,6 +8237,8 @@ class LogSoftmaxBackward0(_Node):
     """
     __slots__ = ("_sv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_result", )
+    _formula_row = _FormulaRow("formulas.yaml", 672, '- name: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  self: log_softmax_backward_data(grad, result, dim)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_result = None
@@ -7984,6 +8291,8 @@ class XlogyBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
+    _formula_row = _FormulaRow("formulas.yaml", 675, '- name: xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: where(self == 0, 0, self * log(other))\n  self: where(self == 0 and other <= 0, 0, grad * log(other))\n  other: grad * self / other',
+                               ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.xlogy_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -8044,6 +8353,8 @@ class MseLossBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
+    _formula_row = _FormulaRow("formulas.yaml", 680, '- name: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)\n  target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)',
+                               ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8119,6 +8430,8 @@ class SmoothL1LossBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_beta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
+    _formula_row = _FormulaRow("formulas.yaml", 684, '- name: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor\n  self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)\n  target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)',
+                               ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8201,6 +8514,8 @@ class HuberLossBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_delta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
+    _formula_row = _FormulaRow("formulas.yaml", 688, '- name: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor\n  self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)\n  target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)',
+                               ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8288,6 +8603,8 @@ class NllLossBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", "_v_reduction", "_v_ignore_index", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", )
+    _formula_row = _FormulaRow("formulas.yaml", 692, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8373,6 +8690,8 @@ class BinaryCrossEntropyBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", )
+    _formula_row = _FormulaRow("formulas.yaml", 697, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
+                               ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8448,6 +8767,8 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     """
     __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", )
+    _formula_row = _FormulaRow("formulas.yaml", 701, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
+                               ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -8532,6 +8853,8 @@ class NativeLayerNormBackward0(_Node):
     """
     __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_v_normalized_shape", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
+    _formula_row = _FormulaRow("formulas.yaml", 705, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
+                               ((('input', 'weight', 'bias'), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_input = None
@@ -8632,6 +8955,8 @@ class EmbeddingBackward0(_Node):
     """
     __slots__ = ("_sv_indices", "_v_padding_idx", "_v_scale_grad_by_freq", "_v_weight_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
+    _formula_row = _FormulaRow("formulas.yaml", 709, "- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
+                               ((('weight',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_indices = None
@@ -8696,6 +9021,8 @@ class FillBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 715, '- name: fill.Scalar(Tensor self, Scalar value) -> Tensor\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8731,6 +9058,8 @@ class FillBackward1(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 718, '- name: fill.Tensor(Tensor self, Tensor value) -> Tensor\n  self: zeros_like(grad)\n  value: sum(grad)',
+                               ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8771,6 +9100,8 @@ class FillBackward2(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 722, '- name: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8806,6 +9137,8 @@ class FillBackward3(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 725, '- name: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)\n  self: zeros_like(grad)\n  value: sum(grad)',
+                               ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8846,6 +9179,8 @@ class ZeroBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 729, '- name: zero_(Tensor(a!) self) -> Tensor(a!)\n  self: zeros_like(grad)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8880,6 +9215,8 @@ class ReshapeAliasBackward0(_Node):
     """
     __slots__ = ("_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 732, '- name: _reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)\n  self: reshape(grad, self.sym_sizes())',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
@@ -8924,6 +9261,8 @@ class CopyBackward0(_Node):
     """
     __slots__ = ()
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 735, "- name: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)\n  self: zeros_like(grad)\n  src: grad\n\n# an in-place op on a view regenerates the view's grad_fn as as_strided of the base (AsStridedBackward0)",
+                               ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._init_node(next_edges, in_meta, n_inputs)
@@ -8964,6 +9303,8 @@ class AsStridedBackward0(_Node):
     """
     __slots__ = ("_v_size", "_v_stride", "_v_storage_offset", "_v_self_sym_sizes", )
     _saved_tensor_slots = ()
+    _formula_row = _FormulaRow("formulas.yaml", 740, '- name: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)\n  self: as_strided_backward(grad, self.sym_sizes(), size, stride, storage_offset)',
+                               ((('self',), 'hand-written'),))
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_size = None

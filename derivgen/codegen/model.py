@@ -56,6 +56,8 @@ class RowModel:
     row_hash: str = ""
     inplace_saves_original_self: bool = False
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
+    # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
+    formula_origins: list = field(default_factory=list)
 
 
 def _available_ops(entries):
@@ -186,6 +188,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
             expr = light_simplify(derive_vjp(fwd, x, GRAD))
+            model.formula_origins.append((tuple(f.names), "derived"))
         else:
             try:
                 expr = parse_formula(f.text, scope)
@@ -193,6 +196,9 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
             if fwd is not None and len(f.names) == 1 and len(schema.returns) == 1:
                 _prove(entry, f, expr, fwd)
+                model.formula_origins.append((tuple(f.names), "proven"))
+            else:
+                model.formula_origins.append((tuple(f.names), "hand-written"))
         if not _mentions_tensor(expr, scope):
             # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
             expr = sp.Function("full_like")(GRAD, expr)

@@ -85,6 +85,8 @@ def render_all(table_path):
     ops, by_name = [], {}
     for row in models:
         row.wrapper = render_wrapper(row)
+        row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
+        row.origins_literal = repr(tuple(row.formula_origins))
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)
