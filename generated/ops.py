@@ -16,6 +16,7 @@ import collections
 from derivgen.ops import binding as _b
 from derivgen.ops import forwards as _fw
 from derivgen.core import grad_mode as _grad_mode
+from derivgen.core import observe as _observe
 from derivgen.ops.inplace import check_inplace as _check_inplace
 from derivgen.ops.inplace import commit_inplace as _commit_inplace
 from derivgen.ops.inplace import inplace_target as _inplace_target
@@ -65,6 +66,8 @@ def _meta_opt(t):
 
 def abs_default(self):
     """abs(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(abs_default):
+        return _observe.call_op('aten::abs', abs_default, {'self': self})
     result = _k.abs_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -76,6 +79,8 @@ def abs_default(self):
 
 def abs__default(self):
     """In-place abs: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(abs__default):
+        return _observe.call_op('aten::abs_', abs__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -90,6 +95,8 @@ def abs__default(self):
 
 def add_Tensor(self, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(add_Tensor):
+        return _observe.call_op('aten::add', add_Tensor, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -101,6 +108,8 @@ def add_Tensor(self, other, *, alpha=1):
 
 def add__Tensor(self, other, *, alpha=1):
     """In-place add.Tensor: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(add__Tensor):
+        return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -115,6 +124,8 @@ def add__Tensor(self, other, *, alpha=1):
 
 def add_Scalar(self, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(add_Scalar):
+        return _observe.call_op('aten::add', add_Scalar, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.add_Scalar_forward.forward1(self, (other, alpha))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AddBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -125,12 +136,16 @@ def add_Scalar(self, other, alpha=1):
 
 def all_default(self):
     """all(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(all_default):
+        return _observe.call_op('aten::all', all_default, {'self': self})
     result = _fw.all(self._array)
     return _Tensor._make(result, None, 0)
 
 
 def bmm_default(self, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(bmm_default):
+        return _observe.call_op('aten::bmm', bmm_default, {'self': self, 'mat2': mat2})
     result = _fw.bmm(self._array, mat2._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
@@ -145,6 +160,8 @@ def bmm_default(self, mat2):
 
 def cat_default(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(cat_default):
+        return _observe.call_op('aten::cat', cat_default, {'tensors': tensors, 'dim': dim})
     result = _fw.cat([t._array for t in tensors], dim)
     if _needs_grad(*tensors):
         grad_fn = CatBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
@@ -157,6 +174,8 @@ def cat_default(tensors, dim=0):
 
 def clone_default(self, *, memory_format=None):
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(clone_default):
+        return _observe.call_op('aten::clone', clone_default, {'self': self, 'memory_format': memory_format})
     result = _fw.clone(self._array, memory_format=memory_format)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CloneBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -167,6 +186,8 @@ def clone_default(self, *, memory_format=None):
 
 def _to_copy_default(self, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(_to_copy_default):
+        return _observe.call_op('aten::_to_copy', _to_copy_default, {'self': self, 'dtype': dtype})
     result = _fw._to_copy(self._array, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -177,6 +198,8 @@ def _to_copy_default(self, *, dtype=None):
 
 def cos_default(self):
     """cos(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(cos_default):
+        return _observe.call_op('aten::cos', cos_default, {'self': self})
     result = _k.cos_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -188,6 +211,8 @@ def cos_default(self):
 
 def cos__default(self):
     """In-place cos: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(cos__default):
+        return _observe.call_op('aten::cos_', cos__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -202,6 +227,8 @@ def cos__default(self):
 
 def div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(div_Tensor):
+        return _observe.call_op('aten::div', div_Tensor, {'self': self, 'other': other})
     result = _k.div_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -216,6 +243,8 @@ def div_Tensor(self, other):
 
 def div__Tensor(self, other):
     """In-place div.Tensor: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(div__Tensor):
+        return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -233,6 +262,8 @@ def div__Tensor(self, other):
 
 def div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(div_Scalar):
+        return _observe.call_op('aten::div', div_Scalar, {'self': self, 'other': other})
     result = _k.div_Scalar_forward.forward1(self, (other,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -244,6 +275,8 @@ def div_Scalar(self, other):
 
 def dot_default(self, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(dot_default):
+        return _observe.call_op('aten::dot', dot_default, {'self': self, 'tensor': tensor})
     result = _fw.dot(self._array, tensor._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
@@ -258,12 +291,16 @@ def dot_default(self, tensor):
 
 def eq_Tensor(self, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(eq_Tensor):
+        return _observe.call_op('aten::eq', eq_Tensor, {'self': self, 'other': other})
     result = _k.eq_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def exp_default(self):
     """exp(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(exp_default):
+        return _observe.call_op('aten::exp', exp_default, {'self': self})
     result = _k.exp_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -275,6 +312,8 @@ def exp_default(self):
 
 def exp__default(self):
     """In-place exp: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(exp__default):
+        return _observe.call_op('aten::exp_', exp__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -289,6 +328,8 @@ def exp__default(self):
 
 def expand_default(self, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(expand_default):
+        return _observe.call_op('aten::expand', expand_default, {'self': self, 'size': size, 'implicit': implicit})
     result = _fw.expand(self._array, size, implicit=implicit)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -305,24 +346,32 @@ def expand_default(self, size, *, implicit=False):
 
 def ge_Tensor(self, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(ge_Tensor):
+        return _observe.call_op('aten::ge', ge_Tensor, {'self': self, 'other': other})
     result = _k.ge_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def gt_Tensor(self, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(gt_Tensor):
+        return _observe.call_op('aten::gt', gt_Tensor, {'self': self, 'other': other})
     result = _k.gt_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def le_Tensor(self, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(le_Tensor):
+        return _observe.call_op('aten::le', le_Tensor, {'self': self, 'other': other})
     result = _k.le_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def log_default(self):
     """log(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(log_default):
+        return _observe.call_op('aten::log', log_default, {'self': self})
     result = _k.log_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -334,6 +383,8 @@ def log_default(self):
 
 def log__default(self):
     """In-place log: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(log__default):
+        return _observe.call_op('aten::log_', log__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -348,12 +399,16 @@ def log__default(self):
 
 def lt_Tensor(self, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(lt_Tensor):
+        return _observe.call_op('aten::lt', lt_Tensor, {'self': self, 'other': other})
     result = _k.lt_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def maximum_default(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(maximum_default):
+        return _observe.call_op('aten::maximum', maximum_default, {'self': self, 'other': other})
     result = _k.maximum_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -368,6 +423,8 @@ def maximum_default(self, other):
 
 def mean_default(self, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mean_default):
+        return _observe.call_op('aten::mean', mean_default, {'self': self, 'dtype': dtype})
     result = _fw.mean(_value(self), dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -380,6 +437,8 @@ def mean_default(self, *, dtype=None):
 
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mean_dim):
+        return _observe.call_op('aten::mean', mean_dim, {'self': self, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype})
     result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -393,6 +452,8 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 
 def minimum_default(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(minimum_default):
+        return _observe.call_op('aten::minimum', minimum_default, {'self': self, 'other': other})
     result = _k.minimum_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -407,6 +468,8 @@ def minimum_default(self, other):
 
 def mm_default(self, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mm_default):
+        return _observe.call_op('aten::mm', mm_default, {'self': self, 'mat2': mat2})
     result = _fw.mm(self._array, mat2._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
@@ -421,6 +484,8 @@ def mm_default(self, mat2):
 
 def mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mul_Tensor):
+        return _observe.call_op('aten::mul', mul_Tensor, {'self': self, 'other': other})
     result = _k.mul_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -435,6 +500,8 @@ def mul_Tensor(self, other):
 
 def mul__Tensor(self, other):
     """In-place mul.Tensor: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(mul__Tensor):
+        return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -452,6 +519,8 @@ def mul__Tensor(self, other):
 
 def mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mul_Scalar):
+        return _observe.call_op('aten::mul', mul_Scalar, {'self': self, 'other': other})
     result = _k.mul_Scalar_forward.forward1(self, (other,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MulBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -463,6 +532,8 @@ def mul_Scalar(self, other):
 
 def mv_default(self, vec):
     """mv(Tensor self, Tensor vec) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mv_default):
+        return _observe.call_op('aten::mv', mv_default, {'self': self, 'vec': vec})
     result = _fw.mv(self._array, vec._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
         grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
@@ -477,12 +548,16 @@ def mv_default(self, vec):
 
 def ne_Tensor(self, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(ne_Tensor):
+        return _observe.call_op('aten::ne', ne_Tensor, {'self': self, 'other': other})
     result = _k.ne_Tensor_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def neg_default(self):
     """neg(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(neg_default):
+        return _observe.call_op('aten::neg', neg_default, {'self': self})
     result = _k.neg_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -493,6 +568,8 @@ def neg_default(self):
 
 def neg__default(self):
     """In-place neg: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(neg__default):
+        return _observe.call_op('aten::neg_', neg__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -506,6 +583,8 @@ def neg__default(self):
 
 def permute_default(self, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(permute_default):
+        return _observe.call_op('aten::permute', permute_default, {'self': self, 'dims': dims})
     result = _fw.permute(self._array, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -522,6 +601,8 @@ def permute_default(self, dims):
 
 def pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(pow_Tensor_Scalar):
+        return _observe.call_op('aten::pow', pow_Tensor_Scalar, {'self': self, 'exponent': exponent})
     result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -534,6 +615,8 @@ def pow_Tensor_Scalar(self, exponent):
 
 def pow__Tensor_Scalar(self, exponent):
     """In-place pow.Tensor_Scalar: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
+        return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -549,6 +632,8 @@ def pow__Tensor_Scalar(self, exponent):
 
 def pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(pow_Tensor_Tensor):
+        return _observe.call_op('aten::pow', pow_Tensor_Tensor, {'self': self, 'exponent': exponent})
     result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
@@ -564,6 +649,8 @@ def pow_Tensor_Tensor(self, exponent):
 
 def pow_Scalar(self, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(pow_Scalar):
+        return _observe.call_op('aten::pow', pow_Scalar, {'self': self, 'exponent': exponent})
     result = _k.pow_Scalar_forward.forward1(exponent, (self,))
     if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward2((_edge(exponent), ), (_meta(exponent), ), 1)
@@ -576,6 +663,8 @@ def pow_Scalar(self, exponent):
 
 def reciprocal_default(self):
     """reciprocal(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(reciprocal_default):
+        return _observe.call_op('aten::reciprocal', reciprocal_default, {'self': self})
     result = _k.reciprocal_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReciprocalBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -587,6 +676,8 @@ def reciprocal_default(self):
 
 def relu_default(self):
     """relu(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(relu_default):
+        return _observe.call_op('aten::relu', relu_default, {'self': self})
     result = _k.relu_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -598,6 +689,8 @@ def relu_default(self):
 
 def relu__default(self):
     """In-place relu: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(relu__default):
+        return _observe.call_op('aten::relu_', relu__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -612,6 +705,8 @@ def relu__default(self):
 
 def rsub_Tensor(self, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(rsub_Tensor):
+        return _observe.call_op('aten::rsub', rsub_Tensor, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RsubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -623,6 +718,8 @@ def rsub_Tensor(self, other, *, alpha=1):
 
 def rsub_Scalar(self, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(rsub_Scalar):
+        return _observe.call_op('aten::rsub', rsub_Scalar, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsubBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -634,6 +731,8 @@ def rsub_Scalar(self, other, alpha=1):
 
 def select_int(self, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(select_int):
+        return _observe.call_op('aten::select', select_int, {'self': self, 'dim': dim, 'index': index})
     result = _fw.select_int(self._array, dim, index)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -652,6 +751,8 @@ def select_int(self, dim, index):
 
 def select_backward_default(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(select_backward_default):
+        return _observe.call_op('aten::select_backward', select_backward_default, {'grad_output': grad_output, 'input_sizes': input_sizes, 'dim': dim, 'index': index})
     result = _fw.select_backward(grad_output._array, input_sizes, dim, index)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SelectBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
@@ -664,6 +765,8 @@ def select_backward_default(grad_output, input_sizes, dim, index):
 
 def sigmoid_default(self):
     """sigmoid(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sigmoid_default):
+        return _observe.call_op('aten::sigmoid', sigmoid_default, {'self': self})
     result = _k.sigmoid_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -675,6 +778,8 @@ def sigmoid_default(self):
 
 def sigmoid__default(self):
     """In-place sigmoid: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(sigmoid__default):
+        return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -689,6 +794,8 @@ def sigmoid__default(self):
 
 def sign_default(self):
     """sign(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sign_default):
+        return _observe.call_op('aten::sign', sign_default, {'self': self})
     result = _k.sign_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SignBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -699,6 +806,8 @@ def sign_default(self):
 
 def sin_default(self):
     """sin(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sin_default):
+        return _observe.call_op('aten::sin', sin_default, {'self': self})
     result = _k.sin_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -710,6 +819,8 @@ def sin_default(self):
 
 def sin__default(self):
     """In-place sin: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(sin__default):
+        return _observe.call_op('aten::sin_', sin__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -724,6 +835,8 @@ def sin__default(self):
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(slice_Tensor):
+        return _observe.call_op('aten::slice', slice_Tensor, {'self': self, 'dim': dim, 'start': start, 'end': end, 'step': step})
     result = _fw.slice_Tensor(self._array, dim, start, end, step)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SliceBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -744,6 +857,8 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
 
 def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(slice_backward_default):
+        return _observe.call_op('aten::slice_backward', slice_backward_default, {'grad_output': grad_output, 'input_sizes': input_sizes, 'dim': dim, 'start': start, 'end': end, 'step': step})
     result = _fw.slice_backward(grad_output._array, input_sizes, dim, start, end, step)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SliceBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
@@ -758,6 +873,8 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
 
 def split_Tensor(self, split_size, dim=0):
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    if _observe.ACTIVE and _observe.wanted(split_Tensor):
+        return _observe.call_op('aten::split', split_Tensor, {'self': self, 'split_size': split_size, 'dim': dim})
     result = _fw.split_Tensor(self._array, split_size, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
@@ -772,6 +889,8 @@ def split_Tensor(self, split_size, dim=0):
 
 def split_with_sizes_default(self, split_sizes, dim=0):
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    if _observe.ACTIVE and _observe.wanted(split_with_sizes_default):
+        return _observe.call_op('aten::split_with_sizes', split_with_sizes_default, {'self': self, 'split_sizes': split_sizes, 'dim': dim})
     result = _fw.split_with_sizes(self._array, split_sizes, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
@@ -786,6 +905,8 @@ def split_with_sizes_default(self, split_sizes, dim=0):
 
 def sqrt_default(self):
     """sqrt(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sqrt_default):
+        return _observe.call_op('aten::sqrt', sqrt_default, {'self': self})
     result = _k.sqrt_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -797,6 +918,8 @@ def sqrt_default(self):
 
 def sqrt__default(self):
     """In-place sqrt: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(sqrt__default):
+        return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -811,6 +934,8 @@ def sqrt__default(self):
 
 def squeeze_default(self):
     """squeeze(Tensor(a) self) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze_default):
+        return _observe.call_op('aten::squeeze', squeeze_default, {'self': self})
     result = _fw.squeeze(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -827,6 +952,8 @@ def squeeze_default(self):
 
 def squeeze_dim(self, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze_dim):
+        return _observe.call_op('aten::squeeze', squeeze_dim, {'self': self, 'dim': dim})
     result = _fw.squeeze_dim(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -844,6 +971,8 @@ def squeeze_dim(self, dim):
 
 def stack_default(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(stack_default):
+        return _observe.call_op('aten::stack', stack_default, {'tensors': tensors, 'dim': dim})
     result = _fw.stack([t._array for t in tensors], dim)
     if _needs_grad(*tensors):
         grad_fn = StackBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
@@ -855,6 +984,8 @@ def stack_default(tensors, dim=0):
 
 def sub_Tensor(self, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sub_Tensor):
+        return _observe.call_op('aten::sub', sub_Tensor, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -866,6 +997,8 @@ def sub_Tensor(self, other, *, alpha=1):
 
 def sub__Tensor(self, other, *, alpha=1):
     """In-place sub.Tensor: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(sub__Tensor):
+        return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -880,6 +1013,8 @@ def sub__Tensor(self, other, *, alpha=1):
 
 def sub_Scalar(self, other, alpha=1):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sub_Scalar):
+        return _observe.call_op('aten::sub', sub_Scalar, {'self': self, 'other': other, 'alpha': alpha})
     result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SubBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -890,6 +1025,8 @@ def sub_Scalar(self, other, alpha=1):
 
 def sum_default(self, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sum_default):
+        return _observe.call_op('aten::sum', sum_default, {'self': self, 'dtype': dtype})
     result = _fw.sum(_value(self), dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -901,6 +1038,8 @@ def sum_default(self, *, dtype=None):
 
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sum_dim_IntList):
+        return _observe.call_op('aten::sum', sum_dim_IntList, {'self': self, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype})
     result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -914,6 +1053,8 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
 
 def t_default(self):
     """t(Tensor(a) self) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(t_default):
+        return _observe.call_op('aten::t', t_default, {'self': self})
     result = _fw.t(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -929,6 +1070,8 @@ def t_default(self):
 
 def tanh_default(self):
     """tanh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(tanh_default):
+        return _observe.call_op('aten::tanh', tanh_default, {'self': self})
     result = _k.tanh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -940,6 +1083,8 @@ def tanh_default(self):
 
 def tanh__default(self):
     """In-place tanh: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(tanh__default):
+        return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -954,6 +1099,8 @@ def tanh__default(self):
 
 def transpose_int(self, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(transpose_int):
+        return _observe.call_op('aten::transpose', transpose_int, {'self': self, 'dim0': dim0, 'dim1': dim1})
     result = _fw.transpose_int(self._array, dim0, dim1)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TransposeBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -971,6 +1118,8 @@ def transpose_int(self, dim0, dim1):
 
 def unbind_int(self, dim=0):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    if _observe.ACTIVE and _observe.wanted(unbind_int):
+        return _observe.call_op('aten::unbind', unbind_int, {'self': self, 'dim': dim})
     result = _fw.unbind_int(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
@@ -984,6 +1133,8 @@ def unbind_int(self, dim=0):
 
 def unsqueeze_default(self, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(unsqueeze_default):
+        return _observe.call_op('aten::unsqueeze', unsqueeze_default, {'self': self, 'dim': dim})
     result = _fw.unsqueeze(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1000,6 +1151,8 @@ def unsqueeze_default(self, dim):
 
 def view_default(self, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(view_default):
+        return _observe.call_op('aten::view', view_default, {'self': self, 'size': size})
     result = _fw.view(self._array, size)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1016,6 +1169,8 @@ def view_default(self, size):
 
 def _unsafe_view_default(self, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(_unsafe_view_default):
+        return _observe.call_op('aten::_unsafe_view', _unsafe_view_default, {'self': self, 'size': size})
     result = _fw._unsafe_view(self._array, size)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1027,6 +1182,8 @@ def _unsafe_view_default(self, size):
 
 def where_self(condition, self, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(where_self):
+        return _observe.call_op('aten::where', where_self, {'condition': condition, 'self': self, 'other': other})
     result = _k.where_self_forward.forward((condition, self, other), ())
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = WhereBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1039,6 +1196,8 @@ def where_self(condition, self, other):
 
 def exp2_default(self):
     """exp2(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(exp2_default):
+        return _observe.call_op('aten::exp2', exp2_default, {'self': self})
     result = _k.exp2_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Exp2Backward0((_edge(self), ), (_meta(self), ), 1)
@@ -1050,6 +1209,8 @@ def exp2_default(self):
 
 def expm1_default(self):
     """expm1(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(expm1_default):
+        return _observe.call_op('aten::expm1', expm1_default, {'self': self})
     result = _k.expm1_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Expm1Backward0((_edge(self), ), (_meta(self), ), 1)
@@ -1061,6 +1222,8 @@ def expm1_default(self):
 
 def log2_default(self):
     """log2(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(log2_default):
+        return _observe.call_op('aten::log2', log2_default, {'self': self})
     result = _k.log2_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log2Backward0((_edge(self), ), (_meta(self), ), 1)
@@ -1072,6 +1235,8 @@ def log2_default(self):
 
 def log10_default(self):
     """log10(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(log10_default):
+        return _observe.call_op('aten::log10', log10_default, {'self': self})
     result = _k.log10_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log10Backward0((_edge(self), ), (_meta(self), ), 1)
@@ -1083,6 +1248,8 @@ def log10_default(self):
 
 def log1p_default(self):
     """log1p(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(log1p_default):
+        return _observe.call_op('aten::log1p', log1p_default, {'self': self})
     result = _k.log1p_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log1PBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1094,6 +1261,8 @@ def log1p_default(self):
 
 def rsqrt_default(self):
     """rsqrt(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(rsqrt_default):
+        return _observe.call_op('aten::rsqrt', rsqrt_default, {'self': self})
     result = _k.rsqrt_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsqrtBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1105,6 +1274,8 @@ def rsqrt_default(self):
 
 def tan_default(self):
     """tan(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(tan_default):
+        return _observe.call_op('aten::tan', tan_default, {'self': self})
     result = _k.tan_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1116,6 +1287,8 @@ def tan_default(self):
 
 def asin_default(self):
     """asin(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(asin_default):
+        return _observe.call_op('aten::asin', asin_default, {'self': self})
     result = _k.asin_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1127,6 +1300,8 @@ def asin_default(self):
 
 def acos_default(self):
     """acos(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(acos_default):
+        return _observe.call_op('aten::acos', acos_default, {'self': self})
     result = _k.acos_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcosBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1138,6 +1313,8 @@ def acos_default(self):
 
 def atan_default(self):
     """atan(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(atan_default):
+        return _observe.call_op('aten::atan', atan_default, {'self': self})
     result = _k.atan_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1149,6 +1326,8 @@ def atan_default(self):
 
 def sinh_default(self):
     """sinh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(sinh_default):
+        return _observe.call_op('aten::sinh', sinh_default, {'self': self})
     result = _k.sinh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinhBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1160,6 +1339,8 @@ def sinh_default(self):
 
 def cosh_default(self):
     """cosh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(cosh_default):
+        return _observe.call_op('aten::cosh', cosh_default, {'self': self})
     result = _k.cosh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CoshBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1171,6 +1352,8 @@ def cosh_default(self):
 
 def asinh_default(self):
     """asinh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(asinh_default):
+        return _observe.call_op('aten::asinh', asinh_default, {'self': self})
     result = _k.asinh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinhBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1182,6 +1365,8 @@ def asinh_default(self):
 
 def acosh_default(self):
     """acosh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(acosh_default):
+        return _observe.call_op('aten::acosh', acosh_default, {'self': self})
     result = _k.acosh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcoshBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1193,6 +1378,8 @@ def acosh_default(self):
 
 def atanh_default(self):
     """atanh(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(atanh_default):
+        return _observe.call_op('aten::atanh', atanh_default, {'self': self})
     result = _k.atanh_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanhBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1204,6 +1391,8 @@ def atanh_default(self):
 
 def erf_default(self):
     """erf(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(erf_default):
+        return _observe.call_op('aten::erf', erf_default, {'self': self})
     result = _k.erf_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1215,6 +1404,8 @@ def erf_default(self):
 
 def erfc_default(self):
     """erfc(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(erfc_default):
+        return _observe.call_op('aten::erfc', erfc_default, {'self': self})
     result = _k.erfc_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfcBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1226,6 +1417,8 @@ def erfc_default(self):
 
 def logit_default(self, eps=None):
     """logit(Tensor self, float? eps=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(logit_default):
+        return _observe.call_op('aten::logit', logit_default, {'self': self, 'eps': eps})
     result = _fw.logit(self._array, eps)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogitBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1238,6 +1431,8 @@ def logit_default(self, eps=None):
 
 def floor_default(self):
     """floor(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(floor_default):
+        return _observe.call_op('aten::floor', floor_default, {'self': self})
     result = _fw.floor(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FloorBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1248,6 +1443,8 @@ def floor_default(self):
 
 def ceil_default(self):
     """ceil(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(ceil_default):
+        return _observe.call_op('aten::ceil', ceil_default, {'self': self})
     result = _fw.ceil(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeilBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1258,6 +1455,8 @@ def ceil_default(self):
 
 def round_default(self):
     """round(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(round_default):
+        return _observe.call_op('aten::round', round_default, {'self': self})
     result = _fw.round(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1268,6 +1467,8 @@ def round_default(self):
 
 def round_decimals(self, *, decimals):
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(round_decimals):
+        return _observe.call_op('aten::round', round_decimals, {'self': self, 'decimals': decimals})
     result = _fw.round_decimals(self._array, decimals=decimals)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -1278,6 +1479,8 @@ def round_decimals(self, *, decimals):
 
 def trunc_default(self):
     """trunc(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(trunc_default):
+        return _observe.call_op('aten::trunc', trunc_default, {'self': self})
     result = _fw.trunc(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TruncBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1288,6 +1491,8 @@ def trunc_default(self):
 
 def frac_default(self):
     """frac(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(frac_default):
+        return _observe.call_op('aten::frac', frac_default, {'self': self})
     result = _fw.frac(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FracBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1298,6 +1503,8 @@ def frac_default(self):
 
 def clamp_Tensor(self, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(clamp_Tensor):
+        return _observe.call_op('aten::clamp', clamp_Tensor, {'self': self, 'min': min, 'max': max})
     result = _fw.clamp_Tensor(self._array, (None if min is None else min._array), (None if max is None else max._array))
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_edge(self), _edge_opt(min), _edge_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
@@ -1314,6 +1521,8 @@ def clamp_Tensor(self, min=None, max=None):
 
 def clamp_default(self, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(clamp_default):
+        return _observe.call_op('aten::clamp', clamp_default, {'self': self, 'min': min, 'max': max})
     result = _fw.clamp(self._array, min, max)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -1327,6 +1536,8 @@ def clamp_default(self, min=None, max=None):
 
 def clamp__default(self, min=None, max=None):
     """In-place clamp: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(clamp__default):
+        return _observe.call_op('aten::clamp_', clamp__default, {'self': self, 'min': min, 'max': max})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1343,6 +1554,8 @@ def clamp__default(self, min=None, max=None):
 
 def clamp_min_default(self, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(clamp_min_default):
+        return _observe.call_op('aten::clamp_min', clamp_min_default, {'self': self, 'min': min})
     result = _k.clamp_min_forward.forward1(self, (min,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1355,6 +1568,8 @@ def clamp_min_default(self, min):
 
 def clamp_min__default(self, min):
     """In-place clamp_min: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(clamp_min__default):
+        return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1370,6 +1585,8 @@ def clamp_min__default(self, min):
 
 def clamp_max_default(self, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(clamp_max_default):
+        return _observe.call_op('aten::clamp_max', clamp_max_default, {'self': self, 'max': max})
     result = _k.clamp_max_forward.forward1(self, (max,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1382,6 +1599,8 @@ def clamp_max_default(self, max):
 
 def clamp_max__default(self, max):
     """In-place clamp_max: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(clamp_max__default):
+        return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1397,6 +1616,8 @@ def clamp_max__default(self, max):
 
 def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(nan_to_num_default):
+        return _observe.call_op('aten::nan_to_num', nan_to_num_default, {'self': self, 'nan': nan, 'posinf': posinf, 'neginf': neginf})
     result = _fw.nan_to_num(self._array, nan, posinf, neginf)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1408,6 +1629,8 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
 
 def gelu_default(self, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(gelu_default):
+        return _observe.call_op('aten::gelu', gelu_default, {'self': self, 'approximate': approximate})
     result = _fw.gelu(self._array, approximate=approximate)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GeluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1420,6 +1643,8 @@ def gelu_default(self, *, approximate='none'):
 
 def silu_default(self):
     """silu(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(silu_default):
+        return _observe.call_op('aten::silu', silu_default, {'self': self})
     result = _k.silu_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SiluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1431,6 +1656,8 @@ def silu_default(self):
 
 def mish_default(self):
     """mish(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mish_default):
+        return _observe.call_op('aten::mish', mish_default, {'self': self})
     result = _k.mish_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MishBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1442,6 +1669,8 @@ def mish_default(self):
 
 def softplus_default(self, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(softplus_default):
+        return _observe.call_op('aten::softplus', softplus_default, {'self': self, 'beta': beta, 'threshold': threshold})
     result = _k.softplus_forward.forward1(self, (beta, threshold))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftplusBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1455,6 +1684,8 @@ def softplus_default(self, beta=1, threshold=20):
 
 def elu_default(self, alpha=1, scale=1, input_scale=1):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(elu_default):
+        return _observe.call_op('aten::elu', elu_default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
     result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1469,6 +1700,8 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
 
 def elu__default(self, alpha=1, scale=1, input_scale=1):
     """In-place elu: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(elu__default):
+        return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1486,6 +1719,8 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
 
 def celu_default(self, alpha=1.0):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(celu_default):
+        return _observe.call_op('aten::celu', celu_default, {'self': self, 'alpha': alpha})
     result = _k.celu_forward.forward1(self, (alpha,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1498,6 +1733,8 @@ def celu_default(self, alpha=1.0):
 
 def leaky_relu_default(self, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(leaky_relu_default):
+        return _observe.call_op('aten::leaky_relu', leaky_relu_default, {'self': self, 'negative_slope': negative_slope})
     result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1510,6 +1747,8 @@ def leaky_relu_default(self, negative_slope=0.01):
 
 def leaky_relu__default(self, negative_slope=0.01):
     """In-place leaky_relu: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
+        return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1525,6 +1764,8 @@ def leaky_relu__default(self, negative_slope=0.01):
 
 def hardtanh_default(self, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(hardtanh_default):
+        return _observe.call_op('aten::hardtanh', hardtanh_default, {'self': self, 'min_val': min_val, 'max_val': max_val})
     result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1538,6 +1779,8 @@ def hardtanh_default(self, min_val=-1, max_val=1):
 
 def hardtanh__default(self, min_val=-1, max_val=1):
     """In-place hardtanh: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(hardtanh__default):
+        return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1554,6 +1797,8 @@ def hardtanh__default(self, min_val=-1, max_val=1):
 
 def hardsigmoid_default(self):
     """hardsigmoid(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(hardsigmoid_default):
+        return _observe.call_op('aten::hardsigmoid', hardsigmoid_default, {'self': self})
     result = _k.hardsigmoid_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardsigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1565,6 +1810,8 @@ def hardsigmoid_default(self):
 
 def hardswish_default(self):
     """hardswish(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(hardswish_default):
+        return _observe.call_op('aten::hardswish', hardswish_default, {'self': self})
     result = _k.hardswish_forward.forward1(self)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardswishBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1576,6 +1823,8 @@ def hardswish_default(self):
 
 def div_Tensor_mode(self, other, *, rounding_mode):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(div_Tensor_mode):
+        return _observe.call_op('aten::div', div_Tensor_mode, {'self': self, 'other': other, 'rounding_mode': rounding_mode})
     result = _fw.div_Tensor_mode(self._array, other._array, rounding_mode=rounding_mode)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1591,6 +1840,8 @@ def div_Tensor_mode(self, other, *, rounding_mode):
 
 def div_Scalar_mode(self, other, *, rounding_mode):
     """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(div_Scalar_mode):
+        return _observe.call_op('aten::div', div_Scalar_mode, {'self': self, 'other': other, 'rounding_mode': rounding_mode})
     result = _fw.div_Scalar_mode(self._array, other, rounding_mode=rounding_mode)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward3((_edge(self), ), (_meta(self), ), 1)
@@ -1603,6 +1854,8 @@ def div_Scalar_mode(self, other, *, rounding_mode):
 
 def fmax_default(self, other):
     """fmax(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fmax_default):
+        return _observe.call_op('aten::fmax', fmax_default, {'self': self, 'other': other})
     result = _fw.fmax(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1617,6 +1870,8 @@ def fmax_default(self, other):
 
 def fmin_default(self, other):
     """fmin(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fmin_default):
+        return _observe.call_op('aten::fmin', fmin_default, {'self': self, 'other': other})
     result = _fw.fmin(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1631,6 +1886,8 @@ def fmin_default(self, other):
 
 def atan2_default(self, other):
     """atan2(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(atan2_default):
+        return _observe.call_op('aten::atan2', atan2_default, {'self': self, 'other': other})
     result = _k.atan2_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1645,6 +1902,8 @@ def atan2_default(self, other):
 
 def hypot_default(self, other):
     """hypot(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(hypot_default):
+        return _observe.call_op('aten::hypot', hypot_default, {'self': self, 'other': other})
     result = _k.hypot_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1660,6 +1919,8 @@ def hypot_default(self, other):
 
 def remainder_Scalar(self, other):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(remainder_Scalar):
+        return _observe.call_op('aten::remainder', remainder_Scalar, {'self': self, 'other': other})
     result = _fw.remainder_Scalar(self._array, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RemainderBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1670,6 +1931,8 @@ def remainder_Scalar(self, other):
 
 def remainder_Tensor(self, other):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(remainder_Tensor):
+        return _observe.call_op('aten::remainder', remainder_Tensor, {'self': self, 'other': other})
     result = _fw.remainder_Tensor(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1684,6 +1947,8 @@ def remainder_Tensor(self, other):
 
 def fmod_Scalar(self, other):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fmod_Scalar):
+        return _observe.call_op('aten::fmod', fmod_Scalar, {'self': self, 'other': other})
     result = _fw.fmod_Scalar(self._array, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FmodBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1694,6 +1959,8 @@ def fmod_Scalar(self, other):
 
 def fmod_Tensor(self, other):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fmod_Tensor):
+        return _observe.call_op('aten::fmod', fmod_Tensor, {'self': self, 'other': other})
     result = _fw.fmod_Tensor(self._array, other._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -1708,6 +1975,8 @@ def fmod_Tensor(self, other):
 
 def lerp_Scalar(self, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(lerp_Scalar):
+        return _observe.call_op('aten::lerp', lerp_Scalar, {'self': self, 'end': end, 'weight': weight})
     result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
         grad_fn = LerpBackward0((_edge(self), _edge(end), ), (_meta(self), _meta(end), ), 1)
@@ -1719,6 +1988,8 @@ def lerp_Scalar(self, end, weight):
 
 def lerp_Tensor(self, end, weight):
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(lerp_Tensor):
+        return _observe.call_op('aten::lerp', lerp_Tensor, {'self': self, 'end': end, 'weight': weight})
     result = _k.lerp_Tensor_forward.forward((self, end, weight), ())
     if _needs_grad(self, end, weight):
         grad_fn = LerpBackward1((_edge(self), _edge(end), _edge(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
@@ -1735,6 +2006,8 @@ def lerp_Tensor(self, end, weight):
 
 def addcmul_default(self, tensor1, tensor2, *, value=1):
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(addcmul_default):
+        return _observe.call_op('aten::addcmul', addcmul_default, {'self': self, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value})
     result = _k.addcmul_forward.forward((self, tensor1, tensor2), (value,))
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcmulBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
@@ -1750,6 +2023,8 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
 
 def addcdiv_default(self, tensor1, tensor2, *, value=1):
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(addcdiv_default):
+        return _observe.call_op('aten::addcdiv', addcdiv_default, {'self': self, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value})
     result = _k.addcdiv_forward.forward((self, tensor1, tensor2), (value,))
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcdivBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
@@ -1765,24 +2040,32 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
 
 def logical_and_default(self, other):
     """logical_and(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(logical_and_default):
+        return _observe.call_op('aten::logical_and', logical_and_default, {'self': self, 'other': other})
     result = _k.logical_and_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def logical_or_default(self, other):
     """logical_or(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(logical_or_default):
+        return _observe.call_op('aten::logical_or', logical_or_default, {'self': self, 'other': other})
     result = _k.logical_or_forward.forward2(self, other)
     return _Tensor._make(result, None, 0)
 
 
 def logical_not_default(self):
     """logical_not(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(logical_not_default):
+        return _observe.call_op('aten::logical_not', logical_not_default, {'self': self})
     result = _k.logical_not_forward.forward1(self)
     return _Tensor._make(result, None, 0)
 
 
 def prod_default(self, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(prod_default):
+        return _observe.call_op('aten::prod', prod_default, {'self': self, 'dtype': dtype})
     result = _fw.prod(self._array, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1795,6 +2078,8 @@ def prod_default(self, *, dtype=None):
 
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(prod_dim_int):
+        return _observe.call_op('aten::prod', prod_dim_int, {'self': self, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype})
     result = _fw.prod_dim_int(self._array, dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -1811,6 +2096,8 @@ _max_dim_return = collections.namedtuple("max", ['values', 'indices'])
 
 def max_dim(self, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if _observe.ACTIVE and _observe.wanted(max_dim):
+        return _observe.call_op('aten::max', max_dim, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.max_dim(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1826,6 +2113,8 @@ def max_dim(self, dim, keepdim=False):
 
 def max_default(self):
     """max(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(max_default):
+        return _observe.call_op('aten::max', max_default, {'self': self})
     result = _fw.max(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -1841,6 +2130,8 @@ _min_dim_return = collections.namedtuple("min", ['values', 'indices'])
 
 def min_dim(self, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if _observe.ACTIVE and _observe.wanted(min_dim):
+        return _observe.call_op('aten::min', min_dim, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.min_dim(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1856,6 +2147,8 @@ def min_dim(self, dim, keepdim=False):
 
 def min_default(self):
     """min(Tensor self) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(min_default):
+        return _observe.call_op('aten::min', min_default, {'self': self})
     result = _fw.min(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -1868,6 +2161,8 @@ def min_default(self):
 
 def amax_default(self, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(amax_default):
+        return _observe.call_op('aten::amax', amax_default, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.amax(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1882,6 +2177,8 @@ def amax_default(self, dim=(), keepdim=False):
 
 def amin_default(self, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(amin_default):
+        return _observe.call_op('aten::amin', amin_default, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.amin(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AminBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1896,18 +2193,24 @@ def amin_default(self, dim=(), keepdim=False):
 
 def argmax_default(self, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(argmax_default):
+        return _observe.call_op('aten::argmax', argmax_default, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.argmax(self._array, dim, keepdim)
     return _Tensor._make(result, None, 0)
 
 
 def argmin_default(self, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(argmin_default):
+        return _observe.call_op('aten::argmin', argmin_default, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.argmin(self._array, dim, keepdim)
     return _Tensor._make(result, None, 0)
 
 
 def logsumexp_default(self, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(logsumexp_default):
+        return _observe.call_op('aten::logsumexp', logsumexp_default, {'self': self, 'dim': dim, 'keepdim': keepdim})
     result = _fw.logsumexp(self._array, dim, keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1923,6 +2226,8 @@ def logsumexp_default(self, dim, keepdim=False):
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(var_correction):
+        return _observe.call_op('aten::var', var_correction, {'self': self, 'dim': dim, 'correction': correction, 'keepdim': keepdim})
     result = _fw.var_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1937,6 +2242,8 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(std_correction):
+        return _observe.call_op('aten::std', std_correction, {'self': self, 'dim': dim, 'correction': correction, 'keepdim': keepdim})
     result = _fw.std_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -1955,6 +2262,8 @@ _var_mean_correction_return = collections.namedtuple("var_mean", ['result0', 're
 
 def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if _observe.ACTIVE and _observe.wanted(var_mean_correction):
+        return _observe.call_op('aten::var_mean', var_mean_correction, {'self': self, 'dim': dim, 'correction': correction, 'keepdim': keepdim})
     result = _fw.var_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_edge(self), ), (_meta(self), ), 2)
@@ -1974,6 +2283,8 @@ _std_mean_correction_return = collections.namedtuple("std_mean", ['result0', 're
 
 def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if _observe.ACTIVE and _observe.wanted(std_mean_correction):
+        return _observe.call_op('aten::std_mean', std_mean_correction, {'self': self, 'dim': dim, 'correction': correction, 'keepdim': keepdim})
     result = _fw.std_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_edge(self), ), (_meta(self), ), 2)
@@ -1991,6 +2302,8 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(linalg_vector_norm_default):
+        return _observe.call_op('aten::linalg_vector_norm', linalg_vector_norm_default, {'self': self, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype})
     result = _fw.linalg_vector_norm(self._array, ord, dim, keepdim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2006,6 +2319,8 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
 
 def cumsum_default(self, dim, *, dtype=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(cumsum_default):
+        return _observe.call_op('aten::cumsum', cumsum_default, {'self': self, 'dim': dim, 'dtype': dtype})
     result = _fw.cumsum(self._array, dim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2017,6 +2332,8 @@ def cumsum_default(self, dim, *, dtype=None):
 
 def cumprod_default(self, dim, *, dtype=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(cumprod_default):
+        return _observe.call_op('aten::cumprod', cumprod_default, {'self': self, 'dim': dim, 'dtype': dtype})
     result = _fw.cumprod(self._array, dim, dtype=dtype)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2030,6 +2347,8 @@ def cumprod_default(self, dim, *, dtype=None):
 
 def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(addmm_default):
+        return _observe.call_op('aten::addmm', addmm_default, {'self': self, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha})
     result = _fw.addmm(self._array, mat1._array, mat2._array, beta=beta, alpha=alpha)
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_edge(self), _edge(mat1), _edge(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
@@ -2046,6 +2365,8 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
 
 def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(baddbmm_default):
+        return _observe.call_op('aten::baddbmm', baddbmm_default, {'self': self, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha})
     result = _fw.baddbmm(self._array, batch1._array, batch2._array, beta=beta, alpha=alpha)
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_edge(self), _edge(batch1), _edge(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
@@ -2062,6 +2383,8 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
 
 def squeeze_dims(self, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze_dims):
+        return _observe.call_op('aten::squeeze', squeeze_dims, {'self': self, 'dim': dim})
     result = _fw.squeeze_dims(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
@@ -2078,6 +2401,8 @@ def squeeze_dims(self, dim):
 
 def squeeze__default(self):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze__default):
+        return _observe.call_op('aten::squeeze_', squeeze__default, {'self': self})
     result = _fw.squeeze_(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
@@ -2089,6 +2414,8 @@ def squeeze__default(self):
 
 def squeeze__dim(self, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze__dim):
+        return _observe.call_op('aten::squeeze_', squeeze__dim, {'self': self, 'dim': dim})
     result = _fw.squeeze__dim(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
@@ -2101,6 +2428,8 @@ def squeeze__dim(self, dim):
 
 def squeeze__dims(self, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(squeeze__dims):
+        return _observe.call_op('aten::squeeze_', squeeze__dims, {'self': self, 'dim': dim})
     result = _fw.squeeze__dims(self._array, dim)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
@@ -2112,6 +2441,8 @@ def squeeze__dims(self, dim):
 
 def repeat_default(self, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(repeat_default):
+        return _observe.call_op('aten::repeat', repeat_default, {'self': self, 'repeats': repeats})
     result = _fw.repeat(self._array, repeats)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2124,6 +2455,8 @@ def repeat_default(self, repeats):
 
 def index_Tensor(self, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(index_Tensor):
+        return _observe.call_op('aten::index', index_Tensor, {'self': self, 'indices': indices})
     result = _fw.index_Tensor(self._array, [None if t is None else t._array for t in indices])
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2136,6 +2469,8 @@ def index_Tensor(self, indices):
 
 def index_put_default(self, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(index_put_default):
+        return _observe.call_op('aten::index_put', index_put_default, {'self': self, 'indices': indices, 'values': values, 'accumulate': accumulate})
     result = _fw.index_put(self._array, [None if t is None else t._array for t in indices], values._array, accumulate)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
@@ -2150,6 +2485,8 @@ def index_put_default(self, indices, values, accumulate=False):
 
 def gather_default(self, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(gather_default):
+        return _observe.call_op('aten::gather', gather_default, {'self': self, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad})
     result = _fw.gather(self._array, dim, index._array, sparse_grad=sparse_grad)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2163,6 +2500,8 @@ def gather_default(self, dim, index, *, sparse_grad=False):
 
 def scatter_src(self, dim, index, src):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(scatter_src):
+        return _observe.call_op('aten::scatter', scatter_src, {'self': self, 'dim': dim, 'index': index, 'src': src})
     result = _fw.scatter_src(self._array, dim, index._array, src._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
@@ -2176,6 +2515,8 @@ def scatter_src(self, dim, index, src):
 
 def scatter_value(self, dim, index, value):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(scatter_value):
+        return _observe.call_op('aten::scatter', scatter_value, {'self': self, 'dim': dim, 'index': index, 'value': value})
     result = _fw.scatter_value(self._array, dim, index._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_edge(self), ), (_meta(self), ), 1)
@@ -2188,6 +2529,8 @@ def scatter_value(self, dim, index, value):
 
 def scatter_add_default(self, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(scatter_add_default):
+        return _observe.call_op('aten::scatter_add', scatter_add_default, {'self': self, 'dim': dim, 'index': index, 'src': src})
     result = _fw.scatter_add(self._array, dim, index._array, src._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
@@ -2201,6 +2544,8 @@ def scatter_add_default(self, dim, index, src):
 
 def index_select_default(self, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(index_select_default):
+        return _observe.call_op('aten::index_select', index_select_default, {'self': self, 'dim': dim, 'index': index})
     result = _fw.index_select(self._array, dim, index._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2214,6 +2559,8 @@ def index_select_default(self, dim, index):
 
 def index_add_default(self, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(index_add_default):
+        return _observe.call_op('aten::index_add', index_add_default, {'self': self, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha})
     result = _fw.index_add(self._array, dim, index._array, source._array, alpha=alpha)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
@@ -2229,6 +2576,8 @@ def index_add_default(self, dim, index, source, *, alpha=1):
 
 def masked_fill_Scalar(self, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(masked_fill_Scalar):
+        return _observe.call_op('aten::masked_fill', masked_fill_Scalar, {'self': self, 'mask': mask, 'value': value})
     result = _k.masked_fill_Scalar_forward.forward2(self, mask, (value,))
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2240,6 +2589,8 @@ def masked_fill_Scalar(self, mask, value):
 
 def masked_fill__Scalar(self, mask, value):
     """In-place masked_fill.Scalar: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
+        return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2254,6 +2605,8 @@ def masked_fill__Scalar(self, mask, value):
 
 def masked_fill_Tensor(self, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(masked_fill_Tensor):
+        return _observe.call_op('aten::masked_fill', masked_fill_Tensor, {'self': self, 'mask': mask, 'value': value})
     result = _k.masked_fill_Tensor_forward.forward((self, mask, value), ())
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
@@ -2266,6 +2619,8 @@ def masked_fill_Tensor(self, mask, value):
 
 def masked_fill__Tensor(self, mask, value):
     """In-place masked_fill.Tensor: writes the result into self (version bumped)."""
+    if _observe.ACTIVE and _observe.wanted(masked_fill__Tensor):
+        return _observe.call_op('aten::masked_fill_', masked_fill__Tensor, {'self': self, 'mask': mask, 'value': value})
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
@@ -2281,6 +2636,8 @@ def masked_fill__Tensor(self, mask, value):
 
 def flip_default(self, dims):
     """flip(Tensor self, int[] dims) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(flip_default):
+        return _observe.call_op('aten::flip', flip_default, {'self': self, 'dims': dims})
     result = _fw.flip(self._array, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FlipBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2292,6 +2649,8 @@ def flip_default(self, dims):
 
 def roll_default(self, shifts, dims=()):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(roll_default):
+        return _observe.call_op('aten::roll', roll_default, {'self': self, 'shifts': shifts, 'dims': dims})
     result = _fw.roll(self._array, shifts, dims)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RollBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2304,6 +2663,8 @@ def roll_default(self, shifts, dims=()):
 
 def tril_default(self, diagonal=0):
     """tril(Tensor self, int diagonal=0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(tril_default):
+        return _observe.call_op('aten::tril', tril_default, {'self': self, 'diagonal': diagonal})
     result = _fw.tril(self._array, diagonal)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TrilBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2315,6 +2676,8 @@ def tril_default(self, diagonal=0):
 
 def triu_default(self, diagonal=0):
     """triu(Tensor self, int diagonal=0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(triu_default):
+        return _observe.call_op('aten::triu', triu_default, {'self': self, 'diagonal': diagonal})
     result = _fw.triu(self._array, diagonal)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TriuBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2326,6 +2689,8 @@ def triu_default(self, diagonal=0):
 
 def diagonal_default(self, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(diagonal_default):
+        return _observe.call_op('aten::diagonal', diagonal_default, {'self': self, 'offset': offset, 'dim1': dim1, 'dim2': dim2})
     result = _fw.diagonal(self._array, offset, dim1, dim2)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DiagonalBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2345,6 +2710,8 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
 
 def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(diagonal_backward_default):
+        return _observe.call_op('aten::diagonal_backward', diagonal_backward_default, {'grad_output': grad_output, 'input_sizes': input_sizes, 'offset': offset, 'dim1': dim1, 'dim2': dim2})
     result = _fw.diagonal_backward(grad_output._array, input_sizes, offset, dim1, dim2)
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = DiagonalBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
@@ -2358,6 +2725,8 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
 
 def constant_pad_nd_default(self, pad, value=0):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(constant_pad_nd_default):
+        return _observe.call_op('aten::constant_pad_nd', constant_pad_nd_default, {'self': self, 'pad': pad, 'value': value})
     result = _fw.constant_pad_nd(self._array, pad, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ConstantPadNdBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2372,6 +2741,8 @@ _sort_default_return = collections.namedtuple("sort", ['values', 'indices'])
 
 def sort_default(self, dim=-1, descending=False):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    if _observe.ACTIVE and _observe.wanted(sort_default):
+        return _observe.call_op('aten::sort', sort_default, {'self': self, 'dim': dim, 'descending': descending})
     result = _fw.sort(self._array, dim, descending)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2389,6 +2760,8 @@ _topk_default_return = collections.namedtuple("topk", ['values', 'indices'])
 
 def topk_default(self, k, dim=-1, largest=True, sorted=True):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    if _observe.ACTIVE and _observe.wanted(topk_default):
+        return _observe.call_op('aten::topk', topk_default, {'self': self, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted})
     result = _fw.topk(self._array, k, dim, largest, sorted)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2403,6 +2776,8 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
 
 def _softmax_default(self, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(_softmax_default):
+        return _observe.call_op('aten::_softmax', _softmax_default, {'self': self, 'dim': dim, 'half_to_float': half_to_float})
     result = _fw._softmax(self._array, dim, half_to_float)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2415,6 +2790,8 @@ def _softmax_default(self, dim, half_to_float):
 
 def _log_softmax_default(self, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(_log_softmax_default):
+        return _observe.call_op('aten::_log_softmax', _log_softmax_default, {'self': self, 'dim': dim, 'half_to_float': half_to_float})
     result = _fw._log_softmax(self._array, dim, half_to_float)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogSoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2427,6 +2804,8 @@ def _log_softmax_default(self, dim, half_to_float):
 
 def xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(xlogy_Tensor):
+        return _observe.call_op('aten::xlogy', xlogy_Tensor, {'self': self, 'other': other})
     result = _k.xlogy_Tensor_forward.forward2(self, other)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
@@ -2441,6 +2820,8 @@ def xlogy_Tensor(self, other):
 
 def mse_loss_default(self, target, reduction='Mean'):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(mse_loss_default):
+        return _observe.call_op('aten::mse_loss', mse_loss_default, {'self': self, 'target': target, 'reduction': reduction})
     result = _fw.mse_loss(self._array, target._array, reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
@@ -2457,6 +2838,8 @@ def mse_loss_default(self, target, reduction='Mean'):
 
 def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(smooth_l1_loss_default):
+        return _observe.call_op('aten::smooth_l1_loss', smooth_l1_loss_default, {'self': self, 'target': target, 'reduction': reduction, 'beta': beta})
     result = _fw.smooth_l1_loss(self._array, target._array, reduction, beta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
@@ -2474,6 +2857,8 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
 
 def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(huber_loss_default):
+        return _observe.call_op('aten::huber_loss', huber_loss_default, {'self': self, 'target': target, 'reduction': reduction, 'delta': delta})
     result = _fw.huber_loss(self._array, target._array, reduction, delta)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
@@ -2494,6 +2879,8 @@ _nll_loss_forward_default_return = collections.namedtuple("nll_loss_forward", ['
 
 def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    if _observe.ACTIVE and _observe.wanted(nll_loss_forward_default):
+        return _observe.call_op('aten::nll_loss_forward', nll_loss_forward_default, {'self': self, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index})
     result = _fw.nll_loss_forward(self._array, target._array, (None if weight is None else weight._array), reduction, ignore_index)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2511,6 +2898,8 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
 
 def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(binary_cross_entropy_default):
+        return _observe.call_op('aten::binary_cross_entropy', binary_cross_entropy_default, {'self': self, 'target': target, 'weight': weight, 'reduction': reduction})
     result = _fw.binary_cross_entropy(self._array, target._array, (None if weight is None else weight._array), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
@@ -2528,6 +2917,8 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
 
 def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weight=None, reduction='Mean'):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(binary_cross_entropy_with_logits_default):
+        return _observe.call_op('aten::binary_cross_entropy_with_logits', binary_cross_entropy_with_logits_default, {'self': self, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction})
     result = _fw.binary_cross_entropy_with_logits(self._array, target._array, (None if weight is None else weight._array), (None if pos_weight is None else pos_weight._array), reduction)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
@@ -2550,6 +2941,8 @@ _native_layer_norm_default_return = collections.namedtuple("native_layer_norm", 
 
 def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
+    if _observe.ACTIVE and _observe.wanted(native_layer_norm_default):
+        return _observe.call_op('aten::native_layer_norm', native_layer_norm_default, {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps})
     result = _fw.native_layer_norm(input._array, normalized_shape, (None if weight is None else weight._array), (None if bias is None else bias._array), eps)
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
@@ -2571,6 +2964,8 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
 
 def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(embedding_default):
+        return _observe.call_op('aten::embedding', embedding_default, {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse})
     result = _fw.embedding(weight._array, indices._array, padding_idx, scale_grad_by_freq, sparse)
     if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_edge(weight), ), (_meta(weight), ), 1)
@@ -2585,6 +2980,8 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 
 def fill_Scalar(self, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fill_Scalar):
+        return _observe.call_op('aten::fill', fill_Scalar, {'self': self, 'value': value})
     result = _fw.fill_Scalar(self._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2595,6 +2992,8 @@ def fill_Scalar(self, value):
 
 def fill_Tensor(self, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    if _observe.ACTIVE and _observe.wanted(fill_Tensor):
+        return _observe.call_op('aten::fill', fill_Tensor, {'self': self, 'value': value})
     result = _fw.fill_Tensor(self._array, value._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
@@ -2605,6 +3004,8 @@ def fill_Tensor(self, value):
 
 def fill__Scalar(self, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(fill__Scalar):
+        return _observe.call_op('aten::fill_', fill__Scalar, {'self': self, 'value': value})
     result = _fw.fill__Scalar(self._array, value)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward2((_edge(self), ), (_meta(self), ), 1)
@@ -2615,6 +3016,8 @@ def fill__Scalar(self, value):
 
 def fill__Tensor(self, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(fill__Tensor):
+        return _observe.call_op('aten::fill_', fill__Tensor, {'self': self, 'value': value})
     result = _fw.fill__Tensor(self._array, value._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward3((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
@@ -2625,6 +3028,8 @@ def fill__Tensor(self, value):
 
 def zero__default(self):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(zero__default):
+        return _observe.call_op('aten::zero_', zero__default, {'self': self})
     result = _fw.zero_(self._array)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ZeroBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2635,6 +3040,8 @@ def zero__default(self):
 
 def _reshape_alias_default(self, size, stride):
     """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(_reshape_alias_default):
+        return _observe.call_op('aten::_reshape_alias', _reshape_alias_default, {'self': self, 'size': size, 'stride': stride})
     result = _fw._reshape_alias(self._array, size, stride)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
@@ -2651,6 +3058,8 @@ def _reshape_alias_default(self, size, stride):
 
 def copy__default(self, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    if _observe.ACTIVE and _observe.wanted(copy__default):
+        return _observe.call_op('aten::copy_', copy__default, {'self': self, 'src': src, 'non_blocking': non_blocking})
     result = _fw.copy_(self._array, src._array, non_blocking)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = CopyBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
@@ -2661,6 +3070,8 @@ def copy__default(self, src, non_blocking=False):
 
 def as_strided_default(self, size, stride, storage_offset=None):
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    if _observe.ACTIVE and _observe.wanted(as_strided_default):
+        return _observe.call_op('aten::as_strided', as_strided_default, {'self': self, 'size': size, 'stride': stride, 'storage_offset': storage_offset})
     result = _fw.as_strided(self._array, size, stride, storage_offset)
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsStridedBackward0((_edge(self), ), (_meta(self), ), 1)

@@ -45,6 +45,7 @@ import numpy as np
 from derivgen.kernels.buffers import empty
 from derivgen.kernels.dispatch import FUSION_THRESHOLD, _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from derivgen.kernels.jit import _writable
+from derivgen.core import observe
 from derivgen.core.pending import Pending, discard, snapshot
 from derivgen.core.shapes import is_expandable_to, sum_to
 
@@ -125,6 +126,20 @@ def defer(op, tensors, scalars):
 # thread's Pending must finish before that thread's next in-place write (which flushes first), and a
 # Pending is computed once.
 _COMPUTE_LOCK = threading.RLock()
+
+
+class _LastRegion(threading.local):
+    nodes = ()  # the nodes of this thread's last fused region (what a profiler or make_dot outlines)
+
+
+_last = _LastRegion()
+
+
+def last_region():
+    """The nodes of the region this thread fused last (recorded only while an observer listens), once:
+    the reference is dropped so that the graph is not kept alive."""
+    nodes, _last.nodes = _last.nodes, ()
+    return nodes
 
 
 def compute(p):
@@ -251,7 +266,10 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
     region.sort(key=lambda n: -n._seq)  # a node's inputs were made before it: parents come first
     try:
         with _COMPUTE_LOCK:
-            return _run_region(region, member, grad, needed, keep_graph)
+            out = _run_region(region, member, grad, needed, keep_graph)
+        if observe.ACTIVE:
+            _last.nodes = tuple(region)
+        return out
     except _Bail:
         return None
 
