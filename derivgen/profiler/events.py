@@ -5,7 +5,18 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def _library_dirs():
+    """derivgen's own folders (the package and the generated package, installed from generated/)."""
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    try:
+        import derivgen.generated as generated
+        dirs.append(os.path.dirname(os.path.abspath(generated.__file__)))
+    except ImportError:
+        pass
+    return tuple(d + os.sep for d in dirs)
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 ENGINE_PREFIX = "autograd::engine::evaluate_function: "
 
@@ -45,7 +56,7 @@ def user_stack():
     """The caller's frames outside derivgen, innermost first, as ``file(line): function``."""
     frames = traceback.extract_stack()[:-1]
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)
-            if not f.filename.startswith(_PACKAGE_DIR)]
+            if not f.filename.startswith(_LIBRARY_DIRS)]
 
 
 def node_sequence_nr(node):

@@ -93,10 +93,10 @@ class profile:
         tid = thread_id()
         outer = Event(ENGINE_PREFIX + node.name(), "cpu_op", start, end, tid, seq, is_backward=True)
         inner = Event(node.name(), "cpu_op", start, end, tid, seq, is_backward=True)
-        if fused_with:
-            names = [n.name() for n in fused_with]
-            outer.extra["Fused nodes"] = names
-            outer.extra["Fused sequence numbers"] = [node_sequence_nr(n) for n in fused_with]
+        others = [n for n in fused_with if n is not node]
+        if others:  # the nodes that ran in the same kernel as this one
+            outer.extra["Fused nodes"] = [n.name() for n in others]
+            outer.extra["Fused sequence numbers"] = [node_sequence_nr(n) for n in others]
         self._add(outer)
         self._add(inner)
 
