@@ -75,8 +75,9 @@ def _unique_bases(entries):
     return {b for b, n in count.items() if n == 1}
 
 
-def build_models(entries):
-    """Return (models, problems) for every row; raise TableError on the first bad row."""
+def build_models(entries, progress=None):
+    """Return the model of every row; raise TableError on the first bad row. ``progress(done, total,
+    row name)`` is called after each row (parsing and proving formulas is the slow part)."""
     forwards = {}
     for e in entries:
         if e.forward is not None:
@@ -93,7 +94,11 @@ def build_models(entries):
     opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
                        and not e.schema.base.endswith("_")})
     available = _available_ops(entries)
-    models = [_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available) for e in entries]
+    models = []
+    for e in entries:
+        models.append(_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available))
+        if progress is not None:
+            progress(len(models), len(entries), e.name)
     return models
 
 

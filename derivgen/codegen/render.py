@@ -69,10 +69,11 @@ class _Op:
         self.commit = name.endswith("_") and not inplace
 
 
-def render_all(table_path):
-    """Return {relative path: file text} for everything under generated/."""
+def render_all(table_path, progress=None):
+    """Return {relative path: file text} for everything under generated/. ``progress(done, total, row)``
+    is called as each row is built."""
     entries = load_table(table_path)
-    models = build_models(entries)
+    models = build_models(entries, progress)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
     helpers_sha = runtime_helpers_hash()
