@@ -110,7 +110,8 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
     else:
         param_map = {}
 
-    dot = Digraph(node_attr=dict(NODE_ATTR), graph_attr=dict(size="12,12"))
+    dot = Digraph(node_attr=dict(NODE_ATTR), graph_attr=dict(size="12,12"),
+                  edge_attr=dict(fontsize="9", fontname="monospace") if annotate else None)
     seen = set()
 
     def get_var_name(v, name=None, extra=""):
