@@ -3,7 +3,6 @@ a fresh interpreter and compared, ignoring Graphviz's version comment."""
 import os
 import re
 import shutil
-import sys
 
 import pytest
 

@@ -1,13 +1,11 @@
 """``derivgen graph script.py``: runs the script and draws the tensor it marks (``__graph__``, ``--var``,
 ``--expr`` as a path, never evaluated), numbering the run with ``--backward``."""
 import shutil
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.support.paths import REPO
 from tests.support.runner import run_python
 
 SCRIPT = textwrap.dedent("""
