@@ -1,4 +1,8 @@
-"""``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/) and ``warmup``."""
+"""``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/), ``warmup``, ``explain``
+(a node class's row, formulas and kernels) and ``graph`` (draw a script's autograd graph).
+
+This module is on the generator side and imports nothing of the runtime: ``warmup`` and ``graph`` need
+it, so they import it lazily or run in a subprocess."""
 import argparse
 import os
 import subprocess
@@ -20,13 +24,19 @@ def cmd_generate(args):
     from .table import TableError
     table = args.table or _default_table()
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(table)), "generated")
+    from .progress import ProgressBar, wanted
+    bar = ProgressBar("derivgen generate") if wanted(args.progress) else None
     start = time.perf_counter()
     try:
-        files = render_all(table)
+        files = render_all(table, progress=bar)
     except TableError as exc:
+        if bar is not None:
+            bar.close()
         print(f"derivgen: error: {exc}", file=sys.stderr)
         print("derivgen: nothing in generated/ was changed", file=sys.stderr)
         return 2
+    if bar is not None:
+        bar.close()
     if args.check:
         stale = stale_files(files, out)
         if stale:
@@ -54,6 +64,24 @@ def cmd_warmup(args):
     return subprocess.call(cmd)
 
 
+def cmd_explain(args):
+    from .explain import ExplainError, explain
+    table = args.table or _default_table()
+    generated = args.generated or os.path.join(os.path.dirname(os.path.abspath(table)), "generated")
+    try:
+        sys.stdout.write(explain(args.node, generated))
+    except (ExplainError, OSError) as exc:
+        print(f"derivgen explain: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_graph(args):
+    """Run ``python -m derivgen.viz`` (the runtime) in a subprocess with the arguments as given."""
+    import subprocess
+    return subprocess.run([sys.executable, "-m", "derivgen.viz"] + args.graph_args).returncode
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="derivgen", description="derivgen: formula table -> autograd nodes")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -61,11 +89,24 @@ def main(argv=None):
     g.add_argument("--table", help="the formula table (default: ./formulas.yaml)")
     g.add_argument("--out", help="output folder (default: generated/ beside the table)")
     g.add_argument("--check", action="store_true", help="only check that generated/ is current; exit 1 if not")
+    g.add_argument("--progress", action="store_true", help="show a progress bar (default: only on a terminal)")
     g.set_defaults(func=cmd_generate)
     w = sub.add_parser("warmup", help="compile and cache every kernel (float32 and float64)")
     w.add_argument("--quiet", action="store_true")
     w.add_argument("--jobs", type=int, default=1, help="compile in this many processes")
     w.set_defaults(func=cmd_warmup)
+    e = sub.add_parser("explain", help="show a node class's table row, how its formulas were made, its kernels")
+    e.add_argument("node", help="a node class name, e.g. MulBackward0")
+    e.add_argument("--table", help="the formula table (default: ./formulas.yaml)")
+    e.add_argument("--generated", help="the generated folder (default: generated/ beside the table)")
+    e.set_defaults(func=cmd_explain)
+    gr = sub.add_parser("graph", add_help=False,
+                        help="run a script and draw its autograd graph (see `derivgen graph --help`)")
+    gr.add_argument("graph_args", nargs=argparse.REMAINDER)
+    gr.set_defaults(func=cmd_graph)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "graph":  # every argument, --help included, belongs to the graph command
+        return cmd_graph(argparse.Namespace(graph_args=argv[1:]))
     args = parser.parse_args(argv)
     return args.func(args)
 

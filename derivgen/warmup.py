@@ -8,6 +8,7 @@ import numpy as np
 
 from derivgen.generated import kernels
 from derivgen.kernels.dispatch import Elementwise
+from derivgen.progress import ProgressBar
 
 
 def _kernels():
@@ -53,18 +54,15 @@ def warmup(verbose=True, jobs=1):
     total = 2 * len(items)
     start = time.perf_counter()
     done = 0
+    bar = ProgressBar("derivgen warmup") if verbose else None
     for name, k in items:
         for dtype in (np.float32, np.float64):
             _exercise(k, dtype)
             done += 1
-            if verbose:
-                width = 30
-                filled = int(width * done / total)
-                sys.stderr.write(f"\rderivgen warmup [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                                 f"{name[:40]:<40}")
-                sys.stderr.flush()
-    if verbose:
-        sys.stderr.write("\n")
+            if bar is not None:
+                bar(done, total, name)
+    if bar is not None:
+        bar.close()
         print(f"derivgen: {len(items)} kernels compiled and cached for float32 and float64 "
               f"in {time.perf_counter() - start:.1f} s")
     return 0

@@ -14,10 +14,10 @@ PACKAGE = os.path.join(REPO, "derivgen")
 
 # bottom to top; a module may import its own layer and the layers listed before it
 RUNTIME_LAYERS = ["config", "kernels", "core", "engine", "ops", "generated", "api"]
-SHARED = {"version"}  # importable by the generator and the runtime alike
+SHARED = {"version", "progress"}  # importable by the generator and the runtime alike
 GENERATOR = "generator"
 GENERATOR_PACKAGES = {"table", "symbolic", "codegen"}
-GENERATOR_MODULES = {"cli", "__main__"}
+GENERATOR_MODULES = {"cli", "__main__", "explain"}
 
 
 def layer_of(module):

@@ -56,6 +56,8 @@ class RowModel:
     row_hash: str = ""
     inplace_saves_original_self: bool = False
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
+    # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
+    formula_origins: list = field(default_factory=list)
 
 
 def _available_ops(entries):
@@ -73,8 +75,9 @@ def _unique_bases(entries):
     return {b for b, n in count.items() if n == 1}
 
 
-def build_models(entries):
-    """Return (models, problems) for every row; raise TableError on the first bad row."""
+def build_models(entries, progress=None):
+    """Return the model of every row; raise TableError on the first bad row. ``progress(done, total,
+    row name)`` is called after each row (parsing and proving formulas is the slow part)."""
     forwards = {}
     for e in entries:
         if e.forward is not None:
@@ -91,7 +94,11 @@ def build_models(entries):
     opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
                        and not e.schema.base.endswith("_")})
     available = _available_ops(entries)
-    models = [_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available) for e in entries]
+    models = []
+    for e in entries:
+        models.append(_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available))
+        if progress is not None:
+            progress(len(models), len(entries), e.name)
     return models
 
 
@@ -186,6 +193,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
             expr = light_simplify(derive_vjp(fwd, x, GRAD))
+            model.formula_origins.append((tuple(f.names), "derived"))
         else:
             try:
                 expr = parse_formula(f.text, scope)
@@ -193,6 +201,9 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
             if fwd is not None and len(f.names) == 1 and len(schema.returns) == 1:
                 _prove(entry, f, expr, fwd)
+                model.formula_origins.append((tuple(f.names), "proven"))
+            else:
+                model.formula_origins.append((tuple(f.names), "hand-written"))
         if not _mentions_tensor(expr, scope):
             # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
             expr = sp.Function("full_like")(GRAD, expr)

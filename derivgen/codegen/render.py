@@ -69,10 +69,11 @@ class _Op:
         self.commit = name.endswith("_") and not inplace
 
 
-def render_all(table_path):
-    """Return {relative path: file text} for everything under generated/."""
+def render_all(table_path, progress=None):
+    """Return {relative path: file text} for everything under generated/. ``progress(done, total, row)``
+    is called as each row is built."""
     entries = load_table(table_path)
-    models = build_models(entries)
+    models = build_models(entries, progress)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
     helpers_sha = runtime_helpers_hash()
@@ -85,6 +86,8 @@ def render_all(table_path):
     ops, by_name = [], {}
     for row in models:
         row.wrapper = render_wrapper(row)
+        row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
+        row.origins_literal = repr(tuple(row.formula_origins))
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)

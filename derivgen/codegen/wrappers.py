@@ -107,11 +107,19 @@ def _output_save_lines(row, result_var):
     return lines
 
 
+def _observe_lines(op_name, fn_name, args):
+    """The prologue every op function starts with: one flag test when no one watches; when the profiler
+    (or another observer) does, the call is made again through ``call_op``, which records it."""
+    kwargs = ", ".join(f"{a.name!r}: {a.name}" for a in args)
+    return [f"if _observe.ACTIVE and _observe.wanted({fn_name}):",
+            f"    return _observe.call_op({op_name!r}, {fn_name}, {{{kwargs}}})"]
+
+
 def render_wrapper(row):
     e = row.entry
     schema = e.schema
     name = schema.row_name
-    body = []
+    body = _observe_lines(f"aten::{schema.base}", name, schema.args)
     view_args = ", self._vc" if row.view else ""
     body.append(f"result = {_forward_call(row)}")
     if row.outputs_list:
@@ -196,7 +204,7 @@ def render_inplace_wrapper(row):
     e = row.entry
     schema = e.schema
     name = f"{schema.base}__{schema.overload or 'default'}"
-    body = ["_check_inplace(self)"]
+    body = _observe_lines(f"aten::{schema.base}_", name, schema.args) + ["_check_inplace(self)"]
     if row.class_name:
         edges, metas, needs = _edges(row)
         body.append("grad_fn = None")

@@ -179,6 +179,31 @@ RELEASED = _released_marker()
 _NEEDS = {True: (True,), False: (False,)}
 
 
+class FormulaRow(tuple):
+    """The table row a generated node class was compiled from: ``file``, ``line``, ``text`` (the row as
+    written in the table) and ``origins`` (per formula: its input names and whether sympy derived it,
+    proved it against the forward, or it is hand-written). ``str()`` is the text and ``file:line``."""
+    __slots__ = ()
+
+    def __new__(cls, file, line, text, origins=()):
+        return tuple.__new__(cls, (file, line, text, origins))
+
+    file = property(lambda self: self[0])
+    line = property(lambda self: self[1])
+    text = property(lambda self: self[2])
+    origins = property(lambda self: self[3])
+
+    @property
+    def location(self):
+        return f"{self[0]}:{self[1]}"
+
+    def __str__(self):
+        return f"{self[2]}\n({self.location})"
+
+    def __repr__(self):
+        return f"FormulaRow({self.location})"
+
+
 class Node:
     """Base class of every backward node (generated ``*Backward<N>``, AccumulateGrad, GraphRoot).
 
@@ -190,6 +215,8 @@ class Node:
 
     # Names of SavedVariable slots, set by each generated class.
     _saved_tensor_slots = ()
+    # The table row of a generated class (a FormulaRow); None for hand-written nodes.
+    _formula_row = None
     # Elementwise nodes: per input, (one-element VJP, its array and number arguments); the engine may
     # then run a chain of such nodes as one kernel (derivgen/engine/fusion.py).
     _fusion = None
@@ -233,6 +260,11 @@ class Node:
 
     def _sequence_nr(self):
         return self._seq
+
+    def formula(self):
+        """The table row this node's class was generated from (a ``FormulaRow``: ``text``, ``file``,
+        ``line``, ``location`` as ``formulas.yaml:LINE``), or None for a hand-written node."""
+        return self._formula_row
 
     def _set_sequence_nr(self, n):
         self._seq = int(n)

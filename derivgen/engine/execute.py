@@ -12,9 +12,11 @@ from sys import getrefcount as _getrefcount
 import numpy as np
 
 from derivgen.core import anomaly
+from derivgen.core import observe
 
 from derivgen.kernels.buffers import sole_owner
 from derivgen.config import settings as _cfg
+from derivgen.engine import fusion
 from derivgen.engine.fusion import run_region
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.node import _NEEDS, AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
@@ -43,7 +45,8 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     owned = {}
 
     deps = _compute_dependencies(root)
-    if not graph and inputs is None and not anomaly._state.enabled:
+    watch = observe.ACTIVE  # a profiler or recorder listens: the general loop reports each node
+    if not graph and inputs is None and not anomaly._state.enabled and not watch:
         with set_grad_enabled(False):
             _execute_plain(root, buffers, deps, keep_graph)
         return []
@@ -87,12 +90,15 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 _capture(captures[fn], buf, captured)
             if needed is not None and fn not in needed:
                 continue
+            watched = observe.node_start(fn) if watch else None
             if (not graph and type(fn) is AccumulateGrad and fn._pre_hooks is None and fn._post_hooks is None
                     and fn._tensor_pre_hooks is None):
                 # the common leaf case: take ownership of an engine-made gradient instead of copying it
                 g = buf[0]
                 if g is not None:
                     accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=bool(buf_owned and buf_owned[0]))
+                if watched is not None:
+                    observe.node_end(watched)
                 continue
             fused = None
             if fuse and fn._fusion is not None:
@@ -108,6 +114,8 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 nexts = fn._next
             else:
                 nexts, outs = fused
+            if watched is not None:
+                observe.node_end(watched, fusion.last_region() if fused is not None else ())
             for i in range(len(nexts)):
                 nxt, nr = nexts[i]
                 if nxt is None:

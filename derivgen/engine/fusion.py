@@ -49,6 +49,9 @@ from derivgen.kernels.jit import _writable
 from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
+from derivgen.core import observe
+
+
 
 MAX_REGION = 48      # nodes per fused backward kernel (bounds its size and its compile time)
 MAX_OPS = 32          # a deferred expression past this many ops is computed before growing further
@@ -110,6 +113,20 @@ def defer(op, tensors, scalars):
 # thread's Pending must finish before that thread's next in-place write (which flushes first), and a
 # Pending is computed once.
 _COMPUTE_LOCK = threading.RLock()
+
+
+class _LastRegion(threading.local):
+    nodes = ()  # the nodes of this thread's last fused region (what a profiler or make_dot outlines)
+
+
+_last = _LastRegion()
+
+
+def last_region():
+    """The nodes of the region this thread fused last (recorded only while an observer listens), once:
+    the reference is dropped so that the graph is not kept alive."""
+    nodes, _last.nodes = _last.nodes, ()
+    return nodes
 
 
 def compute(p):
@@ -232,7 +249,10 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
     region.sort(key=lambda n: -n._seq)  # a node's inputs were made before it: parents come first
     try:
         with _COMPUTE_LOCK:
-            return _run_region(region, member, grad, needed, keep_graph)
+            out = _run_region(region, member, grad, needed, keep_graph)
+        if observe.ACTIVE:
+            _last.nodes = tuple(region)
+        return out
     except _Bail:
         return None
 

@@ -6,6 +6,8 @@ Numba cache of every kernel (Numba freezes callees from other files into a cache
 what kernels call; the Python-side dispatcher lives in ``dispatch.py``.
 """
 import functools
+import hashlib
+import importlib.util
 import math
 import os
 import tempfile
@@ -33,12 +35,16 @@ def _writable(path):
 
 
 class _UserCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
-    """Numba's cache for every kernel whose source is a file of derivgen (the generated library, the
-    hand-written loops) or of a fused kernel: one directory per source folder under
-    ``<settings.cache_dir>/numba``, never ``__pycache__`` beside the installed package. Entries are keyed
-    by the source file's content hash (Numba's source stamp), so an edited kernel file never meets its
-    old compiled code."""
+    """Numba's cache for every kernel whose source is a file of derivgen (the package, the generated
+    library, fused kernels): one directory per source folder under ``<settings.cache_dir>/numba``, never
+    ``__pycache__`` beside the installed package. Other libraries' and the user's own Numba functions
+    keep Numba's usual locations.
+
+    An entry is keyed by the source file's content hash and by the hash of derivgen's shared kernel
+    helpers (``derivgen/kernels/*.py``): Numba freezes callees from other files into a cached kernel, so
+    an edited helper must invalidate every kernel that may have inlined it."""
     root = None
+    sources = ()   # folders whose files this locator serves
 
     def __init__(self, py_func, py_file):
         self._py_file = py_file
@@ -48,11 +54,28 @@ class _UserCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
     def get_cache_path(self):
         return self._cache_path
 
+    def get_source_stamp(self):
+        return (super().get_source_stamp(), _helpers_stamp())
+
     @classmethod
     def from_function(cls, py_func, py_file):
         if cls.root is None:
             return None
+        path = os.path.abspath(py_file)
+        if not any(path.startswith(src + os.sep) for src in cls.sources):
+            return None
         return super().from_function(py_func, py_file)
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers_stamp():
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as fh:
+                h.update(name.encode() + b"\0" + fh.read())
+    return h.hexdigest()
 
 
 def _choose_cache():
@@ -64,6 +87,11 @@ def _choose_cache():
                  os.path.join(tempfile.gettempdir(), f"derivgen-numba-{os.getuid() if hasattr(os, 'getuid') else 0}")):
         if _writable(root):
             _UserCacheLocator.root = root
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            generated = importlib.util.find_spec("derivgen.generated")
+            _UserCacheLocator.sources = tuple(os.path.abspath(p) for p in (
+                package, _cfg.fusion_dir,
+                os.path.dirname(generated.origin) if generated and generated.origin else package))
             if _UserCacheLocator not in CacheImpl._locator_classes:
                 CacheImpl._locator_classes.insert(0, _UserCacheLocator)
             return True

@@ -1,0 +1,70 @@
+"""The switch between the runtime and whoever watches it run (the profiler, the recorder of the
+backward's execution order that ``derivgen.viz`` draws).
+
+``ACTIVE`` is the one flag the hot paths read: each generated op tests it on entry and ``backward()``
+tests it once per call. It is False unless an observer is registered, so watching costs nothing when
+no one watches. Observers live in higher layers and register themselves here; this module imports
+nothing of the runtime.
+
+An observer has four methods, each given what it needs and returning a token handed back at the end:
+``op_start(name, args) -> token``, ``op_end(token, result)``, ``node_start(node) -> token`` and
+``node_end(token, fused_with)`` (``fused_with``: the other nodes a fused region ran in the same kernel).
+"""
+import threading
+
+ACTIVE = False
+_observers = []
+_lock = threading.Lock()
+
+
+class _Current(threading.local):
+    fn = None  # the op function this thread is recording now (its body runs without recording again)
+
+
+_current = _Current()
+
+
+def add_observer(observer):
+    global ACTIVE
+    with _lock:
+        _observers.append(observer)
+        ACTIVE = True
+
+
+def remove_observer(observer):
+    global ACTIVE
+    with _lock:
+        if observer in _observers:
+            _observers.remove(observer)
+        ACTIVE = bool(_observers)
+
+
+def wanted(fn):
+    """Whether a call of op function ``fn`` should be recorded: not when it is the call ``call_op``
+    itself makes."""
+    return _current.fn is not fn
+
+
+def call_op(name, fn, kwargs):
+    """Run ``fn(**kwargs)`` (a generated op) between every observer's ``op_start`` and ``op_end``."""
+    observers = list(_observers)
+    tokens = [o.op_start(name, kwargs) for o in observers]
+    cur = _current
+    prev, cur.fn = cur.fn, fn
+    result = None
+    try:
+        result = fn(**kwargs)
+    finally:
+        cur.fn = prev
+        for o, t in zip(observers, tokens):
+            o.op_end(t, result)
+    return result
+
+
+def node_start(node):
+    return [(o, o.node_start(node)) for o in list(_observers)]
+
+
+def node_end(tokens, fused_with=()):
+    for o, t in tokens:
+        o.node_end(t, fused_with)

@@ -1,0 +1,5 @@
+import sys
+
+from derivgen.viz.script import main
+
+sys.exit(main())
