@@ -38,6 +38,7 @@ if _ops is not None:
     from derivgen import autograd  # noqa: F401,E402
     from derivgen import nn  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402
+    from derivgen import optim  # noqa: F401,E402
 
     def is_tensor(obj):
         return isinstance(obj, Tensor)
