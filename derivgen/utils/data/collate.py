@@ -38,12 +38,12 @@ def default_collate(batch):
     if isinstance(elem, collections.abc.Mapping):
         return {key: default_collate([d[key] for d in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a named tuple keeps its type
-        return type(elem)(*(default_collate(list(samples)) for samples in zip(*batch)))
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(samples)) for samples in zip(*batch)]
+        return [default_collate(samples) for samples in zip(*batch)]
     raise TypeError(_ERROR.format(type(elem)))
 
 
