@@ -29,7 +29,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     a = _check_tensor("isclose", input, "input", 1)
     b = _check_tensor("isclose", other, "other", 2)
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{_SHORT[b.dtype]} did not match {_SHORT[a.dtype]}")
+        raise RuntimeError(f"{_SHORT[a.dtype]} did not match {_SHORT[b.dtype]}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

@@ -14,9 +14,15 @@ def _size_args(size):
     return tuple(size)
 
 
-def reshape(self, *shape):
+def reshape(self, *shape, **kwargs):
     """torch's reshape: a view (ViewBackward0) of a contiguous tensor, _reshape_alias
-    (ReshapeAliasBackward0) when a non-contiguous tensor can still be viewed, else clone + _unsafe_view."""
+    (ReshapeAliasBackward0) when a non-contiguous tensor can still be viewed, else clone + _unsafe_view.
+    The shape is varargs, one sequence, or torch's keyword ``shape=``."""
+    if kwargs:
+        if shape or set(kwargs) != {"shape"}:
+            raise TypeError(f"reshape() got an unexpected keyword argument '{next(k for k in kwargs if k != 'shape')}'"
+                            if set(kwargs) - {"shape"} else "reshape() got multiple values for argument 'shape'")
+        shape = (kwargs["shape"],)
     shape = _size_args(shape)
     try:
         viewed = np.reshape(self._array, _resolve(shape, self._array.size), copy=False)
