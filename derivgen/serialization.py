@@ -61,7 +61,7 @@ class _Writer:
         key = id(t)
         if key not in self._index:
             self._index[key] = len(self.arrays)
-            self.arrays.append(np.ascontiguousarray(t.detach()._array))
+            self.arrays.append(np.array(t.detach()._array, order="C", copy=True))  # 0-dim stays 0-dim
         return {"tensor": self._index[key], "requires_grad": bool(t.requires_grad)}
 
 
