@@ -16,6 +16,8 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if differentiable or fused:
+            raise NotImplementedError("derivgen.optim.SGD: differentiable and fused are not supported")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
                     "differentiable": differentiable, "fused": fused}

@@ -121,3 +121,23 @@ def test_parameter_without_gradient_is_left_alone():
     opt.step()
     assert b.grad is None and b.tolist() == [3.0]
     assert b not in opt.state and a in opt.state
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adagrad"])
+def test_non_contiguous_and_0_dim_parameters(name):
+    """A parameter over a transposed numpy array (updated in place: the array sees the steps) and a
+    0-dim parameter, against torch."""
+    def go(lib):
+        base = np.arange(6.0).reshape(2, 3).T.copy(order="F") / 7  # Fortran order: a non-contiguous view
+        p = lib.from_numpy(base).requires_grad_(True)
+        s = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+        opt = getattr(lib.optim, name)([p, s], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        for _ in range(3):
+            opt.zero_grad()
+            ((p * p * p).sum() + s * s).backward()
+            opt.step()
+        assert np.array_equal(base, p.detach().numpy())  # written through to the caller's array
+        return p.detach().numpy().copy(), s.item()
+    (p1, s1), (p2, s2) = go(derivgen), go(torch)
+    np.testing.assert_allclose(p1, p2, rtol=1e-12, atol=0)
+    assert s1 == pytest.approx(s2, rel=1e-12)
