@@ -14,6 +14,12 @@ _EPOCH_DEPRECATION_WARNING = (
     "the closed form is used instead of the new chainable form, where available. Please open an issue if you "
     "are unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
 
+_ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call "
+    "them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in "
+    "PyTorch skipping the first value of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+
 
 def _group_values(optimizer, key):
     return [group[key] for group in optimizer.param_groups]
@@ -51,6 +57,8 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=2)
         self._step_count += 1
         self._get_lr_called_within_step = True
         try:

@@ -113,6 +113,7 @@ class Optimizer:
                     g._vc[0] += 1
 
     def step(self, closure=None):
+        self._opt_called = True  # read by lr_scheduler to warn about calls in the wrong order
         loss = None
         if closure is not None:
             with enable_grad():

@@ -81,3 +81,17 @@ def test_lambda_count_must_match_groups(torch):
     with pytest.raises(ValueError) as info:
         torch.optim.lr_scheduler.LambdaLR(opt, [lambda e: 1.0, lambda e: 2.0])
     assert str(info.value) == "Expected 1 lr_lambdas, but got 2"
+
+
+def test_warns_when_stepped_before_the_optimizer(torch):
+    import warnings
+    opt = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 2)
+    with pytest.warns(UserWarning, match=r"^Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"):
+        sched.step()
+    opt2 = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)
+    sched2 = torch.optim.lr_scheduler.StepLR(opt2, 2)
+    opt2.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched2.step()
