@@ -7,7 +7,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor, wrap_scalar
 from derivgen.engine.api import backward as _backward
-from derivgen.ops import composites
+from derivgen.ops import closeness, composites
 from derivgen.ops.indexing import getitem, setitem
 
 
@@ -95,6 +95,8 @@ def install(ops):
             setattr(Tensor, dunder, inplace(name))
 
     for name, fn in composites.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in closeness.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(composites.T)
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.kernels.promotion import combine, promote_types  # noqa: F401  (promote_types: core's API)
+from derivgen.core.device import CPU as _CPU
+from derivgen.core.device import check_device
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
@@ -229,7 +231,14 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return _CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def cuda(self, device=None, non_blocking=False):
+        check_device("cuda")
 
     # ---- conversions ---------------------------------------------------------------------------
     def numpy(self):
