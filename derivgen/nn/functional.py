@@ -9,6 +9,12 @@ from derivgen.ops import composites as _c
 from derivgen.ops.ops_module import ops as _ops
 
 
+def _in_place(input, out, inplace):
+    """torch's ``inplace=True``: write ``out`` into ``input`` and return ``input`` (recorded as a copy_,
+    where torch has an in-place row per activation; the values and gradients are the same)."""
+    return input.copy_(out) if inplace else out
+
+
 def relu(input, inplace=False):
     return _ops().relu_(input) if inplace else _ops().relu(input)
 
@@ -30,11 +36,11 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _ops().silu(input)
+    return _in_place(input, _ops().silu(input), inplace)
 
 
 def mish(input, inplace=False):
-    return _ops().mish(input)
+    return _in_place(input, _ops().mish(input), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -42,35 +48,44 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _ops().elu(input, alpha)
+    return _in_place(input, _ops().elu(input, alpha), inplace)
 
 
 def selu(input, inplace=False):
-    return _c.selu(input)
+    return _in_place(input, _c.selu(input), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _ops().celu(input, alpha)
+    return _in_place(input, _ops().celu(input, alpha), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _ops().leaky_relu(input, negative_slope)
+    return _in_place(input, _ops().leaky_relu(input, negative_slope), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _ops().hardtanh(input, min_val, max_val)
+    return _in_place(input, _ops().hardtanh(input, min_val, max_val), inplace)
 
 
 def relu6(input, inplace=False):
-    return _ops().hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _ops().hardsigmoid(input)
+    return _in_place(input, _ops().hardsigmoid(input), inplace)
 
 
 def hardswish(input, inplace=False):
-    return _ops().hardswish(input)
+    return _in_place(input, _ops().hardswish(input), inplace)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, else ``value`` (a ``where``: WhereBackward0, where
+    torch records ThresholdBackward0; same values and gradients)."""
+    ops = _ops()
+    from derivgen.ops.factories import full_like
+    out = ops.where(ops.gt(input, threshold), input, full_like(input, value))
+    return _in_place(input, out, inplace)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -92,11 +107,44 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     """torch's dropout; ``generator`` (a numpy Generator, e.g. ``derivgen.manual_seed(0)``) makes the mask
     reproducible. Identity (no node) when ``training`` is False."""
-    return _c.dropout(input, p, training, generator)
+    out = _c.dropout(input, p, training, generator)
+    return _in_place(input, out, inplace and out is not input)
 
 
 def linear(input, weight, bias=None):
     return _c.linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``, with torch's
+    argument checks; computed as one matmul of ``input1`` with the weight, then a product with
+    ``input2`` summed over ``j`` (torch's graph has a ``_trilinear``; values and gradients agree)."""
+    ops = _ops()
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
+                               f"{input2.shape[i]}")
+    out_f, in1_f, in2_f = weight.shape
+    if input1.shape[-1] != in1_f:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {in1_f}")
+    if input2.shape[-1] != in2_f:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {in2_f}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_f):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but "
+                           f"expected {out_f}")
+    batch = tuple(input1.shape[:-1])
+    x1 = _c.reshape(input1, (-1, in1_f))
+    x2 = _c.reshape(input2, (-1, 1, in2_f))
+    w = _c.reshape(ops.permute(weight, [1, 0, 2]), (in1_f, out_f * in2_f))
+    t = _c.reshape(_c.matmul(x1, w), (-1, out_f, in2_f))
+    out = ops.sum(ops.mul(t, x2), [2])
+    if bias is not None:
+        out = ops.add(out, bias)
+    return _c.reshape(out, batch + (out_f,))
 
 
 def _reduction(reduction, size_average=None, reduce=None):

@@ -1,0 +1,41 @@
+"""``derivgen.nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
+from derivgen.core.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """torch's ``nn.Parameter``: shares ``data``'s values (and version counter), is a leaf, and requires
+    grad by default. Assigning one as a Module attribute registers it (see ``Module.__setattr__``)."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            import numpy as np
+            from derivgen.core import dtypes
+            data = Tensor._make(np.empty((0,), dtypes.get_default_dtype().np))
+        p = object.__new__(cls)
+        p._init(data._array, vc=data._vc)
+        p.requires_grad = requires_grad
+        return p
+
+    def __init__(self, data=None, requires_grad=True):
+        pass  # everything happened in __new__
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(Tensor._make(self._array.copy()), self.requires_grad)
+        if self._grad is not None:
+            result._grad = Tensor._make(self._grad._array.copy())
+        memo[id(self)] = result
+        return result
+
+    def __reduce__(self):
+        return (_rebuild_parameter, (self._array, self.requires_grad))
+
+
+def _rebuild_parameter(array, requires_grad):
+    return Parameter(Tensor._make(array), requires_grad)
