@@ -297,7 +297,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = weight.shape[0] + padding_idx
     else:
         padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return _ops().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch's ``embedding_renorm_``: rescale, in place and outside autograd, each row of ``weight`` that
+    ``input`` looks up whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``."""
+    import numpy as np
+    w = weight._array
+    rows = np.unique(np.asarray(input._array).reshape(-1))
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = max_norm / (norms[over] + 1e-7)
+        w[rows[over]] = (w[rows[over]] * scale[:, None]).astype(w.dtype)
+        weight._vc[0] += 1
 
 
 def pad(input, pad, mode="constant", value=None):

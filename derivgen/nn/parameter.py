@@ -27,9 +27,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = Parameter(Tensor._make(self._array.copy()), self.requires_grad)
-        if self._grad is not None:
-            result._grad = Tensor._make(self._grad._array.copy())
+        result = Parameter(Tensor._make(self._array.copy()), self.requires_grad)  # torch copies no grad
         memo[id(self)] = result
         return result
 
