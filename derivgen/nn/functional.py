@@ -9,10 +9,14 @@ from derivgen.ops import composites as _c
 from derivgen.ops.ops_module import ops as _ops
 
 
-def _in_place(input, out, inplace):
-    """torch's ``inplace=True``: write ``out`` into ``input`` and return ``input`` (recorded as a copy_,
-    where torch has an in-place row per activation; the values and gradients are the same)."""
-    return input.copy_(out) if inplace else out
+def _in_place(input, fn, inplace):
+    """``fn(input)``, or with torch's ``inplace=True`` that result written into ``input``, which is
+    returned. The table has no in-place row per activation, so this computes ``fn`` on a clone (the saved
+    input must not be the tensor being overwritten) and records a copy_: torch's values and gradients,
+    with CloneBackward0 and CopyBackward0 nodes where torch has one in-place node."""
+    if not inplace:
+        return fn(input)
+    return input.copy_(fn(_ops().clone(input)))
 
 
 def relu(input, inplace=False):
@@ -36,11 +40,11 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _in_place(input, _ops().silu(input), inplace)
+    return _in_place(input, _ops().silu, inplace)
 
 
 def mish(input, inplace=False):
-    return _in_place(input, _ops().mish(input), inplace)
+    return _in_place(input, _ops().mish, inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -48,23 +52,23 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _in_place(input, _ops().elu(input, alpha), inplace)
+    return _in_place(input, lambda x: _ops().elu(x, alpha), inplace)
 
 
 def selu(input, inplace=False):
-    return _in_place(input, _c.selu(input), inplace)
+    return _in_place(input, _c.selu, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _in_place(input, _ops().celu(input, alpha), inplace)
+    return _in_place(input, lambda x: _ops().celu(x, alpha), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _in_place(input, _ops().leaky_relu(input, negative_slope), inplace)
+    return _in_place(input, lambda x: _ops().leaky_relu(x, negative_slope), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _in_place(input, _ops().hardtanh(input, min_val, max_val), inplace)
+    return _in_place(input, lambda x: _ops().hardtanh(x, min_val, max_val), inplace)
 
 
 def relu6(input, inplace=False):
@@ -72,11 +76,11 @@ def relu6(input, inplace=False):
 
 
 def hardsigmoid(input, inplace=False):
-    return _in_place(input, _ops().hardsigmoid(input), inplace)
+    return _in_place(input, _ops().hardsigmoid, inplace)
 
 
 def hardswish(input, inplace=False):
-    return _in_place(input, _ops().hardswish(input), inplace)
+    return _in_place(input, _ops().hardswish, inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -84,13 +88,20 @@ def threshold(input, threshold, value, inplace=False):
     torch records ThresholdBackward0; same values and gradients)."""
     ops = _ops()
     from derivgen.ops.factories import full_like
-    out = ops.where(ops.gt(input, threshold), input, full_like(input, value))
-    return _in_place(input, out, inplace)
+    return _in_place(input, lambda x: ops.where(ops.gt(x, threshold), x, full_like(x, value)), inplace)
+
+
+def _implicit_softmax_dim(name, ndim, stacklevel):
+    """torch's ``_get_softmax_dim``: dim 0 for 0-, 1- and 3-d inputs, else 1, with its deprecation warning."""
+    import warnings
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _implicit_softmax_dim("softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return _ops()._softmax(input, dim, False)
@@ -98,7 +109,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _implicit_softmax_dim("log_softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return _ops()._log_softmax(input, dim, False)
@@ -107,8 +118,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     """torch's dropout; ``generator`` (a numpy Generator, e.g. ``derivgen.manual_seed(0)``) makes the mask
     reproducible. Identity (no node) when ``training`` is False."""
-    out = _c.dropout(input, p, training, generator)
-    return _in_place(input, out, inplace and out is not input)
+    if not training or p == 0:
+        return _c.dropout(input, p, training, generator)
+    return _in_place(input, lambda x: _c.dropout(x, p, training, generator), inplace)
 
 
 def linear(input, weight, bias=None):
@@ -124,8 +136,8 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
     for i in range(input1.dim() - 1):
         if input1.shape[i] != input2.shape[i]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
-                               f"{input2.shape[i]}")
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{input1.shape[i]} and {input2.shape[i]}")
     out_f, in1_f, in2_f = weight.shape
     if input1.shape[-1] != in1_f:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
