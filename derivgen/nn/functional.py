@@ -190,8 +190,25 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    return _ops().nll_loss_forward(input, target, weight, _reduction(reduction, size_average, reduce),
-                                   ignore_index)[0]
+    return _nll(input, target, weight, _reduction(reduction, size_average, reduce), ignore_index)
+
+
+def _nll(input, target, weight, reduction, ignore_index):
+    """nll_loss_forward for (C,) and (N, C) inputs; an (N, C, d1, ...) input is moved to (N*d1*..., C)
+    first (torch has nll_loss2d rows for that; the values and gradients are the same)."""
+    ops = _ops()
+    if input.dim() <= 2:
+        return ops.nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
+    n, c = input.shape[0], input.shape[1]
+    expected = (n,) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        if input.dim() == 4:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    perm = [0] + list(range(2, input.dim())) + [1]
+    flat = _c.reshape(ops.permute(input, perm), (-1, c))
+    out = ops.nll_loss_forward(flat, _c.reshape(target, (-1,)), weight, reduction, ignore_index)[0]
+    return _c.reshape(out, expected) if reduction == 0 else out
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -216,7 +233,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if r == 2:
             return ops.neg(ops.sum(prod))
         return ops.neg(ops.sum(prod, [class_dim]))
-    nll = ops.nll_loss_forward(logp, target, weight, r, ignore_index)[0]
+    nll = _nll(logp, target, weight, r, ignore_index)
     if label_smoothing <= 0:
         return nll
     ignore_mask = ops.eq(target, ignore_index)
