@@ -457,11 +457,13 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)  # per-module versions written by state_dict()
         state_dict = OrderedDict(state_dict)
 
         def load(module, local_state_dict, prefix=""):
-            module._load_from_state_dict(local_state_dict, prefix, {}, True, missing_keys, unexpected_keys,
-                                         error_msgs)
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."

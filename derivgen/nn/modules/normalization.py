@@ -1,4 +1,4 @@
-"""``LayerNorm`` (``GroupNorm`` lives in ``groupnorm.py``, over the conv branch's ``F.group_norm``)."""
+"""``LayerNorm`` and ``GroupNorm``."""
 import numbers
 
 from derivgen.nn import functional as F
@@ -42,3 +42,35 @@ class LayerNorm(Module):
     def extra_repr(self):
         return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
                 + f", bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalises each of ``num_groups`` channel groups per sample; per-channel weight ones and bias zeros
+    when ``affine``."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if self.affine:
+            self.weight = Parameter(empty(num_channels, dtype=dtype))
+            self.bias = Parameter(empty(num_channels, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
