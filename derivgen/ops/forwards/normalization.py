@@ -44,8 +44,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         out = centered * invstd.reshape(shape)
         save_mean, save_invstd = mean, invstd
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
         scale = (dt(1) / np.sqrt(running_var.astype(input.dtype) + dt(eps))).astype(input.dtype)
         out = (input - running_mean.astype(input.dtype).reshape(shape)) * scale.reshape(shape)
         save_mean, save_invstd = np.empty(0, input.dtype), np.empty(0, input.dtype)

@@ -38,6 +38,8 @@ def pool_geometry(self, name, kernel_size, stride, padding, dilation, ceil_mode)
     s = _two(stride, name, "stride", allow_empty=True) or list(k)
     p = _two(padding, name, "padding")
     d = _two(dilation, name, "dilation")
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
     if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     if min(k) <= 0:
