@@ -19,23 +19,31 @@ from derivgen.ops.forwards.conv import (
 from derivgen.ops.formula_fns.shapes import _composite_reshape, _ops
 
 
-def _bias_grad(grad, bias):
-    return None if bias is None else np.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)), dtype=grad.dtype)
+def _bias_grad(grad, bias, mask):
+    return None if bias is None or not mask[2] else np.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)), dtype=grad.dtype)
 
 
-def convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: A002
+def convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,  # noqa: A002
+                         grad_input_mask):
+    """(input, weight, bias) gradients; only those ``grad_input_mask`` asks for are computed (a first
+    layer's input needs none: its col2im is half of the backward)."""
+    gi = gw = None
     n_spatial = weight.ndim - 2
     g = np.ascontiguousarray(_as_2d(grad, n_spatial))
     x = np.ascontiguousarray(_as_2d(input, n_spatial))
     w = np.ascontiguousarray(_as_2d(weight, n_spatial))
     s, p, d = _pair(stride, n_spatial, 1), _pair(padding, n_spatial, 0), _pair(dilation, n_spatial, 1)
-    if not transposed:
-        gi = conv_input_grad(g, w, x.shape, s, p, d, groups)
-        gw = conv_weight_grad(x, g, w.shape, s, p, d, groups)
-    else:
-        gi = conv2d_arrays(g, w, s, p, d, groups)[:, :, :x.shape[2], :x.shape[3]]
-        gw = conv_weight_grad(g, x, w.shape, s, p, d, groups)
-    return gi.reshape(input.shape), gw.reshape(weight.shape), _bias_grad(grad, bias)
+    if grad_input_mask[0]:
+        if not transposed:
+            gi = conv_input_grad(g, w, x.shape, s, p, d, groups)
+        else:
+            gi = conv2d_arrays(g, w, s, p, d, groups)[:, :, :x.shape[2], :x.shape[3]]
+        gi = gi.reshape(input.shape)
+    if grad_input_mask[1]:
+        gw = conv_weight_grad(x, g, w.shape, s, p, d, groups) if not transposed else \
+            conv_weight_grad(g, x, w.shape, s, p, d, groups)
+        gw = gw.reshape(weight.shape)
+    return gi, gw, _bias_grad(grad, bias, grad_input_mask)
 
 
 def _input_grad_graph(grad, weight, input_shape, stride, padding, dilation, groups):
@@ -64,18 +72,21 @@ def _weight_grad_graph(x, grad, weight_shape, stride, padding, dilation, groups)
 
 
 def convolution_backward_graph(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding,  # noqa: A002
-                               groups):
+                               groups, grad_input_mask):
     ops = _ops()
-    if not transposed:
+    gi = gw = gb = None
+    if grad_input_mask[0] and not transposed:
         gi = _input_grad_graph(grad, weight, tuple(input.shape), stride, padding, dilation, groups)
-        gw = _weight_grad_graph(input, grad, tuple(weight.shape), stride, padding, dilation, groups)
-    else:
+    elif grad_input_mask[0]:
         gi = ops.convolution(grad, weight, None, list(stride), list(padding), list(dilation), False,
                              [0] * len(stride), groups)
         if tuple(gi.shape) != tuple(input.shape):
             gi = gi[tuple(slice(0, s) for s in input.shape)]
-        gw = _weight_grad_graph(grad, input, tuple(weight.shape), stride, padding, dilation, groups)
-    gb = None if bias is None else ops.sum(grad, [0] + list(range(2, grad.dim())))
+    if grad_input_mask[1]:
+        gw = _weight_grad_graph(input, grad, tuple(weight.shape), stride, padding, dilation, groups) if not transposed \
+            else _weight_grad_graph(grad, input, tuple(weight.shape), stride, padding, dilation, groups)
+    if bias is not None and grad_input_mask[2]:
+        gb = ops.sum(grad, [0] + list(range(2, grad.dim())))
     return gi, gw, gb
 
 
