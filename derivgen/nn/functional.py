@@ -354,3 +354,18 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
         raise NotImplementedError(f"derivgen: pad mode {mode!r} is not supported (only 'constant')")
     return _ops().constant_pad_nd(input, list(pad), 0.0 if value is None else value)
+
+
+from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    batch_norm,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    group_norm,
+    instance_norm,
+    max_pool1d,
+    max_pool2d,
+)
