@@ -3,6 +3,7 @@
 weight, fan-in uniform bias; derivgen's random stream) and printed form."""
 import math
 
+from derivgen.core.tensor import Size
 from derivgen.nn import functional as F
 from derivgen.nn import init
 from derivgen.nn.modules.module import Module
@@ -158,7 +159,7 @@ class _ConvTransposeNd(_ConvNd):
         for i, size in enumerate(output_size):
             if size < min_sizes[i] or size > max_sizes[i]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {min_sizes} "
-                                 f"to {max_sizes} (for an input of {input.size()[2:]})")
+                                 f"to {max_sizes} (for an input of {Size(input.size()[2:])})")
         return tuple(output_size[d] - min_sizes[d] for d in range(num_spatial_dims))
 
     def forward(self, input, output_size=None):

@@ -48,17 +48,20 @@ class GroupNorm(Module):
     """Normalises each of ``num_groups`` channel groups per sample; per-channel weight ones and bias zeros
     when ``affine``."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
         if self.affine:
             self.weight = Parameter(empty(num_channels, dtype=dtype))
-            self.bias = Parameter(empty(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -67,10 +70,12 @@ class GroupNorm(Module):
     def reset_parameters(self):
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
+        return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}"
+                .format(**self.__dict__, use_bias=self.bias is not None))
