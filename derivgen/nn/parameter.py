@@ -37,3 +37,22 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array, requires_grad):
     return Parameter(Tensor._make(array), requires_grad)
+
+
+class Buffer(Tensor):
+    """torch's ``nn.Buffer``: a Tensor that registers itself as a buffer when assigned as a Module attribute
+    (``persistent=False`` keeps it out of ``state_dict``); it shares ``data``'s values, without history."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            import numpy as np
+            from derivgen.core import dtypes
+            data = Tensor._make(np.empty((0,), dtypes.get_default_dtype().np))
+        b = object.__new__(cls)
+        b._init(data._array, vc=data._vc)
+        b._requires_grad = data.requires_grad
+        b.persistent = persistent
+        return b
+
+    def __init__(self, data=None, *, persistent=True):
+        pass  # everything happened in __new__

@@ -236,3 +236,18 @@ def test_parameter(torch):
     import copy
     q = copy.deepcopy(p)
     assert type(q) is type(p) and q.requires_grad and q.tolist() == [1.0, 2.0] and q.grad is None
+
+
+def test_buffer_assignment(torch):
+    nn = torch.nn
+    m = nn.Module()
+    m.stats = nn.Buffer(torch.zeros(2))
+    m.tmp = nn.Buffer(torch.ones(1), persistent=False)
+    assert [n for n, _ in m.named_buffers()] == ["stats", "tmp"] and list(m.state_dict()) == ["stats"]
+    m.stats = torch.ones(3)  # a plain tensor replaces a registered buffer
+    assert tuple(m.stats.shape) == (3,) and list(m.state_dict()) == ["stats"]
+    m.tmp = torch.zeros(1)
+    assert list(m.state_dict()) == ["stats"]  # still not persistent
+    with pytest.raises(TypeError, match=r"cannot assign 'int' as buffer 'stats' \(torch.nn.Buffer, torch.Tensor or "
+                                        r"None expected\)"):
+        m.stats = 3

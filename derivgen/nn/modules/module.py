@@ -12,7 +12,7 @@ from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.node import add_hook
 from derivgen.core.tensor import Tensor
-from derivgen.nn.parameter import Parameter
+from derivgen.nn.parameter import Buffer, Parameter
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -206,11 +206,15 @@ class Module:
             modules[name] = value
             return
         buffers = self.__dict__.get("_buffers")
-        if buffers is not None and name in buffers:
+        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            buffers[name] = value
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
