@@ -170,22 +170,40 @@ def _reduction(reduction, size_average=None, reduce=None):
     return enum[reduction]
 
 
+def _broadcast_target(input, target):
+    """torch's pointwise losses: warn when the target's size differs from the input's, then broadcast
+    both (with the broadcast's error when they cannot be)."""
+    if tuple(target.shape) == tuple(input.shape):
+        return input, target
+    import warnings
+    warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
+                  "size.", stacklevel=3)
+    from derivgen.kernels.dispatch import broadcast_shape
+    shape = broadcast_shape([tuple(input.shape), tuple(target.shape)])
+    return _ops().expand(input, shape), _ops().expand(target, shape)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    input, target = _broadcast_target(input, target)
     return _ops().mse_loss(input, target, _reduction(reduction, size_average, reduce))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch's l1_loss is ``(input - target).abs()`` then mean / sum (no row of its own)."""
+    input, target = _broadcast_target(input, target)
     loss = _ops().abs(_ops().sub(input, target))
     r = _reduction(reduction, size_average, reduce)
     return _ops().mean(loss) if r == 1 else _ops().sum(loss) if r == 2 else loss
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    input, target = _broadcast_target(input, target)
     return _ops().smooth_l1_loss(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    input, target = _broadcast_target(input, target)
     return _ops().huber_loss(input, target, _reduction(reduction), delta)
 
 

@@ -212,6 +212,16 @@ BAD_INPUTS = [
     ("Bilinear-batch", lambda nn: nn.Bilinear(3, 2, 4), lambda T: (T.ones(5, 3), T.ones(4, 2))),
     ("Embedding-float", lambda nn: nn.Embedding(4, 2), lambda T: (T.ones(3),)),
     ("Unflatten-size", lambda nn: nn.Unflatten(1, (2, 3)), lambda T: (T.ones(4, 5),)),
+    ("Unflatten-inferred", lambda nn: nn.Unflatten(1, (2, -1)), lambda T: (T.ones(2, 5),)),
+    ("Flatten-dim", lambda nn: nn.Flatten(2), lambda T: (T.ones(2),)),
+    ("Flatten-order", lambda nn: nn.Flatten(2, 1), lambda T: (T.ones(2, 3, 4),)),
+    ("LayerNorm-shape", lambda nn: nn.LayerNorm((3, 4)), lambda T: (T.ones(2, 4, 3),)),
+    ("Embedding-range", lambda nn: nn.Embedding(4, 2), lambda T: (T.tensor([1, 4]),)),
+    ("Linear-0d", lambda nn: nn.Linear(3, 2), lambda T: (T.tensor(1.0),)),
+    ("Linear-1d", lambda nn: nn.Linear(3, 2), lambda T: (T.ones(4),)),
+    ("Softmax-dim", lambda nn: nn.Softmax(dim=3), lambda T: (T.ones(2, 3),)),
+    ("Sequential-chain", lambda nn: nn.Sequential(nn.Linear(2, 3), nn.Linear(4, 1)), lambda T: (T.ones(1, 2),)),
+    ("Bilinear-dims", lambda nn: nn.Bilinear(2, 3, 4), lambda T: (T.ones(5, 2), T.ones(5, 1, 3))),
 ]
 
 

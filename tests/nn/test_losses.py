@@ -122,13 +122,31 @@ BAD = [
     ("MSE-reduction", lambda T: T.nn.MSELoss(reduction="foo")(T.zeros(3), T.zeros(3))),
     ("BCE-size", lambda T: T.nn.BCELoss()(T.full((3,), 0.5), T.full((4,), 0.5))),
     ("BCEWithLogits-size", lambda T: T.nn.BCEWithLogitsLoss()(T.zeros(3), T.zeros(4))),
+    ("MSE-not-broadcastable", lambda T: T.nn.MSELoss()(T.ones(2, 3), T.ones(3, 2))),
     ("NLL-4d-target", lambda T: T.nn.NLLLoss()(T.zeros(2, 4, 3, 2), T.zeros(2, 3, 3, dtype=T.int64))),
     ("NLL-3d-target", lambda T: T.nn.NLLLoss()(T.zeros(2, 4, 3), T.zeros(2, 2, dtype=T.int64))),
 ]
 
 
+@pytest.mark.filterwarnings("ignore:Using a target size")  # both libraries warn before raising
 @pytest.mark.parametrize("name,fn", BAD, ids=[c[0] for c in BAD])
 def test_loss_errors_match_torch(name, fn):
     expected = _error(torch, fn)
     assert expected is not None
     assert _error(derivgen, fn) == expected
+
+
+@pytest.mark.parametrize("loss", ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"])
+def test_pointwise_losses_warn_and_broadcast_a_different_target_like_torch(loss):
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    y = np.random.default_rng(1).standard_normal((3,))
+    values = []
+    for lib in (torch, derivgen):
+        inp = lib.from_numpy(x.copy()).requires_grad_(True)
+        with pytest.warns(UserWarning, match=r"Using a target size \((torch|derivgen).Size\(\[3\]\)\) that is different "
+                                             r"to the input size \((torch|derivgen).Size\(\[4, 3\]\)\)"):
+            out = getattr(lib.nn, loss)()(inp, lib.from_numpy(y.copy()))
+        out.backward()
+        values.append((out.item(), to_numpy(inp.grad)))
+    assert values[1][0] == pytest.approx(values[0][0], rel=1e-12)
+    np.testing.assert_allclose(values[1][1], values[0][1], rtol=1e-12)
