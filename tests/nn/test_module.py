@@ -251,3 +251,21 @@ def test_buffer_assignment(torch):
     with pytest.raises(TypeError, match=r"cannot assign 'int' as buffer 'stats' \(torch.nn.Buffer, torch.Tensor or "
                                         r"None expected\)"):
         m.stats = 3
+
+
+def test_deepcopy_pickle_and_tied_parameters(torch):
+    import copy
+    import pickle
+    nn = torch.nn
+    net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    net(torch.ones(4, 2)).sum().backward()
+    for clone in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+        assert clone[0].weight is not net[0].weight and isinstance(clone[0].weight, nn.Parameter)
+        assert clone[0].weight.requires_grad and clone[0].weight.tolist() == net[0].weight.tolist()
+        assert list(clone.state_dict()) == list(net.state_dict())
+        assert clone[1].num_batches_tracked.item() == 1
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    b.weight = a.weight  # tied: listed once by parameters(), under both names in state_dict
+    tied = nn.Sequential(a, b)
+    assert [n for n, _ in tied.named_parameters()] == ["0.weight", "0.bias", "1.bias"]
+    assert list(tied.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
