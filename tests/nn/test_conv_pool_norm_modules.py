@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import derivgen
-from tests.support.nn_parity import copy_weights, same_text, to_numpy
+from tests.support.nn_parity import same_text, to_numpy
 from tests.nn.test_layers_parity import TOLERANCE, _inputs, _pair, _run
 
 torch = pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed (the oracle)")

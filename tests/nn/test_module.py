@@ -173,6 +173,10 @@ def test_attribute_protocol(torch):
         m.nope
     with pytest.raises(TypeError, match=r"cannot assign 'int' as parameter 'w' \(torch.nn.Parameter or None expected\)"):
         m.w = 1
+    with pytest.raises(TypeError) as err:
+        m.w = torch.zeros(1)
+    assert same_text(str(err.value)) == ("cannot assign 'torch.FloatTensor' as parameter 'w' (torch.nn.Parameter or "
+                                         "None expected)")
     with pytest.raises(TypeError, match=r"cannot assign 'str' as child module 'sub' \(torch.nn.Module or None expected\)"):
         m.sub = "x"
     with pytest.raises(KeyError) as err:

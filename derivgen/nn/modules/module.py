@@ -40,7 +40,7 @@ def _addindent(s_, num_spaces):
 def _typename(obj):
     """torch.typename: the qualified class name of a non-tensor (``int``, ``builtins`` dropped)."""
     if isinstance(obj, Tensor):
-        return "derivgen.Tensor"
+        return obj.type()
     module = type(obj).__module__
     name = type(obj).__qualname__
     return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
