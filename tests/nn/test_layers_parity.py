@@ -238,3 +238,17 @@ def test_implicit_softmax_dim_warns_like_torch():
             lib.nn.Softmax()(lib.ones(2, 3))
         with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax has been deprecated"):
             lib.nn.LogSoftmax()(lib.ones(2, 3))
+
+
+@pytest.mark.parametrize("build", [lambda nn: nn.ELU(inplace=True), lambda nn: nn.SiLU(inplace=True),
+                                   lambda nn: nn.ReLU(inplace=True), lambda nn: nn.Hardswish(inplace=True),
+                                   lambda nn: nn.Dropout(0.5, inplace=True)])
+def test_inplace_modules_write_into_their_input(build):
+    for lib in (torch, derivgen):
+        x = lib.from_numpy(np.linspace(-2, 2, 6)).requires_grad_(True)
+        y = x * 1
+        out = build(lib.nn)(y)
+        assert out is y and y._version > 0
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place "
+                                               "operation."):
+            build(lib.nn)(x)
