@@ -297,6 +297,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     ops = _ops()
     if size_average is not None or reduce is not None:
         reduction = ["none", "mean", "sum"][_reduction("mean", size_average, reduce)]
+    elif reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
     if log_target:
         out = ops.mul(ops.exp(target), ops.sub(target, input))
     else:

@@ -71,6 +71,7 @@ def _loss_run(lib, build, reduction, x, y, dtype):
     return to_numpy(out), to_numpy(inp.grad)
 
 
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss")  # KLDivLoss, both libraries
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("name,build,xkind,ykind,shape", LOSSES, ids=[c[0] for c in LOSSES])
@@ -150,3 +151,10 @@ def test_pointwise_losses_warn_and_broadcast_a_different_target_like_torch(loss)
         values.append((out.item(), to_numpy(inp.grad)))
     assert values[1][0] == pytest.approx(values[0][0], rel=1e-12)
     np.testing.assert_allclose(values[1][1], values[0][1], rtol=1e-12)
+
+
+def test_kl_div_mean_warns_like_torch():
+    for lib in (torch, derivgen):
+        with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss by both the batch size and "
+                                             "the support size."):
+            lib.nn.KLDivLoss()(lib.zeros(2, 3), lib.full((2, 3), 0.5))
