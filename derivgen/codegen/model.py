@@ -130,6 +130,7 @@ def _formula_scope(entry, inline_ops, opaque_ops):
             s.lists.add(a.name)
     s.tensors.add("grad")
     s.lists.add("grads")
+    s.values.add("grad_input_mask")  # torch's name: which differentiable inputs need a gradient
     for r in entry.schema.returns:
         if r.is_tensor_list:
             s.lists.add(r.name)
@@ -374,6 +375,8 @@ def _lower_bodies(model, entry, parsed, low, scope):
         used = set()
         for _, expr in parsed:
             used |= {s.name for s in expr.free_symbols}
+        if "grad_input_mask" in used:
+            head.append("grad_input_mask = needs")
         if not multi:
             head += ["grad = grads[0]", "if grad is None:", "    return [None] * len(node._next)"]
             if f"grad_{returns[slots[0]].name}" in used:

@@ -1,2 +1,6 @@
-"""``derivgen.nn``: the functional layer of torch.nn (``derivgen.nn.functional``)."""
+"""``derivgen.nn``: torch.nn's modules (``Module``, ``Linear``, containers, activations, losses, ...),
+``Parameter``, ``functional`` and ``init``, with torch's names, signatures, texts and printed forms."""
 from derivgen.nn import functional  # noqa: F401
+from derivgen.nn import init  # noqa: F401
+from derivgen.nn.modules import *  # noqa: F401,F403
+from derivgen.nn.parameter import Buffer, Parameter  # noqa: F401

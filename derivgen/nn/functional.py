@@ -8,6 +8,18 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 from derivgen.ops import composites as _c
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
+from derivgen.kernels.dispatch import broadcast_shape
+from derivgen.ops.factories import full_like
+
+
+def _in_place(input, fn, inplace):
+    """``fn(input)``, or with torch's ``inplace=True`` that result written into ``input``, which is
+    returned. The table has no in-place row per activation, so this computes ``fn`` on a clone (the saved
+    input must not be the tensor being overwritten) and records a copy_: torch's values and gradients,
+    with CloneBackward0 and CopyBackward0 nodes where torch has one in-place node."""
+    if not inplace:
+        return fn(input)
+    return input.copy_(fn(aten.clone(input)))
 
 
 def relu(input, inplace=False):
@@ -31,11 +43,11 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return aten.silu(input)
+    return _in_place(input, aten.silu, inplace)
 
 
 def mish(input, inplace=False):
-    return aten.mish(input)
+    return _in_place(input, aten.mish, inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -43,40 +55,55 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return aten.elu(input, alpha)
+    return _in_place(input, lambda x: aten.elu(x, alpha), inplace)
 
 
 def selu(input, inplace=False):
-    return _c.selu(input)
+    return _in_place(input, _c.selu, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return aten.celu(input, alpha)
+    return _in_place(input, lambda x: aten.celu(x, alpha), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return aten.leaky_relu(input, negative_slope)
+    return _in_place(input, lambda x: aten.leaky_relu(x, negative_slope), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return aten.hardtanh(input, min_val, max_val)
+    return _in_place(input, lambda x: aten.hardtanh(x, min_val, max_val), inplace)
 
 
 def relu6(input, inplace=False):
-    return aten.hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return aten.hardsigmoid(input)
+    return _in_place(input, aten.hardsigmoid, inplace)
 
 
 def hardswish(input, inplace=False):
-    return aten.hardswish(input)
+    return _in_place(input, aten.hardswish, inplace)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, else ``value`` (a ``where``: WhereBackward0, where
+    torch records ThresholdBackward0; same values and gradients)."""
+    ops = aten
+    return _in_place(input, lambda x: ops.where(ops.gt(x, threshold), x, full_like(x, value)), inplace)
+
+
+def _implicit_softmax_dim(name, ndim, stacklevel):
+    """torch's ``_get_softmax_dim``: dim 0 for 0-, 1- and 3-d inputs, else 1, with its deprecation warning."""
+    import warnings
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _implicit_softmax_dim("softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return aten._softmax(input, dim, False)
@@ -84,7 +111,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _implicit_softmax_dim("log_softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return aten._log_softmax(input, dim, False)
@@ -93,11 +120,45 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     """torch's dropout; ``generator`` (a ``derivgen.Generator``, e.g. ``derivgen.manual_seed(0)``) makes the mask
     reproducible. Identity (no node) when ``training`` is False."""
-    return _c.dropout(input, p, training, generator)
+    if not training or p == 0:
+        return _c.dropout(input, p, training, generator)
+    return _in_place(input, lambda x: _c.dropout(x, p, training, generator), inplace)
 
 
 def linear(input, weight, bias=None):
     return _c.linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``, with torch's
+    argument checks; computed as one matmul of ``input1`` with the weight, then a product with
+    ``input2`` summed over ``j`` (torch's graph has a ``_trilinear``; values and gradients agree)."""
+    ops = aten
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{input1.shape[i]} and {input2.shape[i]}")
+    out_f, in1_f, in2_f = weight.shape
+    if input1.shape[-1] != in1_f:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {in1_f}")
+    if input2.shape[-1] != in2_f:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {in2_f}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_f):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but "
+                           f"expected {out_f}")
+    batch = tuple(input1.shape[:-1])
+    x1 = _c.reshape(input1, (-1, in1_f))
+    x2 = _c.reshape(input2, (-1, 1, in2_f))
+    w = _c.reshape(ops.permute(weight, [1, 0, 2]), (in1_f, out_f * in2_f))
+    t = _c.reshape(_c.matmul(x1, w), (-1, out_f, in2_f))
+    out = ops.sum(ops.mul(t, x2), [2])
+    if bias is not None:
+        out = ops.add(out, bias)
+    return _c.reshape(out, batch + (out_f,))
 
 
 def _reduction(reduction, size_average=None, reduce=None):
@@ -111,28 +172,62 @@ def _reduction(reduction, size_average=None, reduce=None):
     return enum[reduction]
 
 
+def _broadcast_target(input, target):
+    """torch's pointwise losses: warn when the target's size differs from the input's, then broadcast
+    both (with the broadcast's error when they cannot be)."""
+    if tuple(target.shape) == tuple(input.shape):
+        return input, target
+    import warnings
+    warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
+                  "size.", stacklevel=3)
+    shape = broadcast_shape([tuple(input.shape), tuple(target.shape)])
+    return aten.expand(input, shape), aten.expand(target, shape)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    input, target = _broadcast_target(input, target)
     return aten.mse_loss(input, target, _reduction(reduction, size_average, reduce))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch's l1_loss is ``(input - target).abs()`` then mean / sum (no row of its own)."""
+    input, target = _broadcast_target(input, target)
     loss = aten.abs(aten.sub(input, target))
     r = _reduction(reduction, size_average, reduce)
     return aten.mean(loss) if r == 1 else aten.sum(loss) if r == 2 else loss
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    input, target = _broadcast_target(input, target)
     return aten.smooth_l1_loss(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    input, target = _broadcast_target(input, target)
     return aten.huber_loss(input, target, _reduction(reduction), delta)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    return aten.nll_loss_forward(input, target, weight, _reduction(reduction, size_average, reduce),
-                                   ignore_index)[0]
+    return _nll(input, target, weight, _reduction(reduction, size_average, reduce), ignore_index)
+
+
+def _nll(input, target, weight, reduction, ignore_index):
+    """nll_loss_forward for (C,) and (N, C) inputs; an (N, C, d1, ...) input is moved to (N*d1*..., C)
+    first (torch has nll_loss2d rows for that; the values and gradients are the same)."""
+    ops = aten
+    if input.dim() <= 2:
+        return ops.nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
+    n, c = input.shape[0], input.shape[1]
+    expected = (n,) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        if input.dim() == 4:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    perm = [0] + list(range(2, input.dim())) + [1]
+    flat = _c.reshape(ops.permute(input, perm), (-1, c))
+    out = ops.nll_loss_forward(flat, _c.reshape(target, (-1,)), weight, reduction, ignore_index)[0]
+    return _c.reshape(out, expected) if reduction == 0 else out
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -157,7 +252,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if r == 2:
             return ops.neg(ops.sum(prod))
         return ops.neg(ops.sum(prod, [class_dim]))
-    nll = ops.nll_loss_forward(logp, target, weight, r, ignore_index)[0]
+    nll = _nll(logp, target, weight, r, ignore_index)
     if label_smoothing <= 0:
         return nll
     ignore_mask = ops.eq(target, ignore_index)
@@ -203,6 +298,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     ops = aten
     if size_average is not None or reduce is not None:
         reduction = ["none", "mean", "sum"][_reduction("mean", size_average, reduce)]
+    elif reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
     if log_target:
         out = ops.mul(ops.exp(target), ops.sub(target, input))
     else:
@@ -249,7 +350,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = weight.shape[0] + padding_idx
     else:
         padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return aten.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch's ``embedding_renorm_``: rescale, in place and outside autograd, each row of ``weight`` that
+    ``input`` looks up whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``."""
+    import numpy as np
+    w = weight._array
+    rows = np.unique(np.asarray(input._array).reshape(-1))
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = max_norm / (norms[over] + 1e-7)
+        w[rows[over]] = (w[rows[over]] * scale[:, None]).astype(w.dtype)
+        weight._vc[0] += 1
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -261,3 +378,18 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
         raise NotImplementedError(f"derivgen: pad mode {mode!r} is not supported (only 'constant')")
     return aten.constant_pad_nd(input, list(pad), 0.0 if value is None else value)
+
+
+from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    batch_norm,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    group_norm,
+    instance_norm,
+    max_pool1d,
+    max_pool2d,
+)

@@ -100,10 +100,13 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, mem
 
 
 def flatten(self, start_dim=0, end_dim=-1):
+    from derivgen.core.sizes import wrap_dim
     nd = self.dim()
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if nd == 0:
         return reshape(self, (1,))
-    s, e = start_dim % nd, end_dim % nd
     if s == e:
         return self
     shape = tuple(self.shape[:s]) + (-1,) + tuple(self.shape[e + 1:])
@@ -269,12 +272,13 @@ def narrow(self, dim, start, length):
 
 def unflatten(self, dim, sizes):
     d = wrap_dim(dim, self.dim())
+    given = list(sizes)
     sizes = list(sizes)
     if -1 in sizes:
         known = int(np.prod([s for s in sizes if s != -1]))
         sizes[sizes.index(-1)] = self.shape[d] // known if known else 0
     if int(np.prod(sizes)) != self.shape[d]:
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+        raise RuntimeError(f"unflatten: Provided sizes {given} don't multiply up to the size of dim {dim} "
                            f"({self.shape[d]}) in the input tensor")
     return aten.view(self, tuple(self.shape[:d]) + tuple(sizes) + tuple(self.shape[d + 1:]))
 

@@ -224,6 +224,38 @@ _simple("embedding", lambda r, d: [
     Sample((_t(r, d, 4, 5), _idx([[1, 0, 3], [3, 3, 2]])), {}, [0]),
     Sample((_t(r, d, 4, 5), _idx([1, 3, 3, 2]), 0), {}, [0], "a padding_idx that is not looked up")])
 
+# ---- convolution, pooling, normalisation ----------------------------------------------------------------
+
+_simple("convolution", lambda r, d: [
+    Sample((_t(r, d, 2, 3, 6, 5), _t(r, d, 4, 3, 3, 2), _t(r, d, 4), [1, 1], [0, 0], [1, 1], False, [0, 0], 1), {},
+           [0, 1, 2], "2-D, bias"),
+    Sample((_t(r, d, 2, 4, 7, 6), _t(r, d, 4, 2, 3, 3), None, [2, 1], [1, 2], [1, 2], False, [0, 0], 2), {},
+           [0, 1], "stride, padding, dilation, 2 groups"),
+    Sample((_t(r, d, 2, 4, 3, 4), _t(r, d, 4, 1, 3, 2), _t(r, d, 2), [2, 2], [1, 0], [1, 1], True, [1, 0], 2), {},
+           [0, 1, 2], "transposed, output_padding, groups"),
+    Sample((_t(r, d, 2, 3, 9), _t(r, d, 2, 3, 3), _t(r, d, 2), [2], [1], [2], False, [0], 1), {},
+           [0, 1, 2], "1-D, strided, dilated"),
+    Sample((_t(r, d, 1, 2, 4), _t(r, d, 2, 3, 3), None, [3], [1], [1], True, [2], 1), {}, [0, 1], "1-D transposed")])
+_simple("max_pool2d_with_indices", lambda r, d: [
+    Sample((_distinct(r, d, 2, 2, 5, 6), [2, 2]), {}, [0], "2x2"),
+    Sample((_distinct(r, d, 2, 5, 6), [3, 2], [2, 1], [1, 1], [1, 2], True), {}, [0],
+           "unbatched, padding, dilation, ceil_mode")])
+_simple("avg_pool2d", lambda r, d: [
+    Sample((_t(r, d, 2, 2, 5, 6), [2, 2]), {}, [0], "2x2"),
+    Sample((_t(r, d, 2, 2, 5, 6), [3, 2], [2, 2], [1, 1], True, False), {}, [0], "padding not counted, ceil_mode"),
+    Sample((_t(r, d, 2, 5, 6), [3, 3], [2, 1], [1, 1], False, True, 4), {}, [0], "unbatched, divisor_override")])
+_simple("_adaptive_avg_pool2d", lambda r, d: [Sample((_t(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
+                                              Sample((_t(r, d, 2, 5, 6), [5, 2]), {}, [0], "unbatched")])
+_simple("native_batch_norm", lambda r, d: [
+    Sample((_t(r, d, 3, 2, 4), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2, lo=0.5, signed=False), True, 0.1,
+            1e-5), {}, [0, 1, 2], "train, running stats"),
+    Sample((_t(r, d, 3, 2, 2, 2), None, None, None, None, True, 0.1, 1e-5), {}, [0], "train, no affine, no stats"),
+    Sample((_t(r, d, 4, 3), _t(r, d, 3), None, _t(r, d, 3), _t(r, d, 3, lo=0.5, signed=False), False, 0.1, 1e-5), {},
+           [0, 1], "eval")])
+_simple("native_group_norm", lambda r, d: [
+    Sample((_t(r, d, 2, 4, 3), _t(r, d, 4), _t(r, d, 4), 2, 4, 3, 2, 1e-5), {}, [0, 1, 2], "affine"),
+    Sample((_t(r, d, 2, 6, 2, 2), None, None, 2, 6, 4, 3, 1e-5), {}, [0], "no affine")])
+
 # ---- fill / zero ---------------------------------------------------------------------------------------
 
 for _name in ("fill.Scalar", "fill_.Scalar"):

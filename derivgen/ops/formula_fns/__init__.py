@@ -6,7 +6,8 @@ table row serves both paths. ``META_FUNCTIONS`` compute plain Python values from
 the same on both paths. The generator reads ``TENSOR_FUNCTIONS`` and ``META_FUNCTIONS`` to know which
 names a formula may use.
 
-The helpers live in themed modules (shapes, pointwise, reductions, losses); this package merges
+The helpers live in themed modules (shapes, pointwise, reductions, losses, conv, pooling,
+normalization); this package merges
 their registries and exposes every helper by name, which is how generated nodes call them (``_fns.name``)."""
 from derivgen.ops.formula_fns import shapes as _shapes
 from derivgen.ops.formula_fns.shapes import (  # noqa: F401
@@ -103,8 +104,30 @@ from derivgen.ops.formula_fns.losses import (  # noqa: F401
     reduction_divisor,
 )
 
+from derivgen.ops.formula_fns import conv as _conv
+from derivgen.ops.formula_fns.conv import (  # noqa: F401
+    convolution_backward,
+    convolution_backward_graph,
+)
+from derivgen.ops.formula_fns import pooling as _pooling
+from derivgen.ops.formula_fns.pooling import (  # noqa: F401
+    adaptive_avg_pool2d_backward,
+    adaptive_avg_pool2d_backward_graph,
+    avg_pool2d_backward,
+    avg_pool2d_backward_graph,
+    max_pool2d_with_indices_backward,
+    max_pool2d_with_indices_backward_graph,
+)
+from derivgen.ops.formula_fns import normalization as _normalization
+from derivgen.ops.formula_fns.normalization import (  # noqa: F401
+    batch_norm_backward,
+    batch_norm_backward_graph,
+    group_norm_backward,
+    group_norm_backward_graph,
+)
+
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _normalization):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

@@ -5,7 +5,8 @@ Each takes and returns numpy arrays (a list for ``Tensor[]`` returns, a tuple fo
 View rows (``-> Tensor(a)``) must return a numpy view of ``self``. Errors name the op and the shapes,
 with PyTorch's wording.
 
-The forwards live in themed modules (reductions, linalg, shapes, pointwise, nn, inplace); this
+The forwards live in themed modules (reductions, linalg, shapes, pointwise, nn, conv, pooling,
+normalization, inplace); this
 package exposes them all by row function name, which is how the generated ops find them."""
 from derivgen.ops.forwards.reductions import (  # noqa: F401
     _arg_reduce,
@@ -141,6 +142,16 @@ from derivgen.ops.forwards.nn import (  # noqa: F401
     nll_loss_forward,
     reduction_enum,
     smooth_l1_loss,
+)
+from derivgen.ops.forwards.conv import convolution  # noqa: F401
+from derivgen.ops.forwards.pooling import (  # noqa: F401
+    _adaptive_avg_pool2d,
+    avg_pool2d,
+    max_pool2d_with_indices,
+)
+from derivgen.ops.forwards.normalization import (  # noqa: F401
+    native_batch_norm,
+    native_group_norm,
 )
 from derivgen.ops.forwards.inplace import (  # noqa: F401
     _bcastable,

@@ -1,7 +1,7 @@
 """Shared helpers of the hand-written forwards (dtype names for messages, reduction dtypes)."""
 import numpy as np
 
-from derivgen.core.dtypes import to_numpy_dtype
+from derivgen.core.dtypes import from_numpy_dtype, to_numpy_dtype
 
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
@@ -9,6 +9,16 @@ _TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "in
 
 def _tn(a):
     return _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+
+
+def _scalar_type_name(a):
+    """torch's ScalarType name of an array's dtype (Float, Double, Long, Int, Bool)."""
+    return from_numpy_dtype(a.dtype)._legacy[:-len("Tensor")]
+
+
+def _legacy_type_name(a):
+    """torch.typename of a tensor with this array's dtype (``derivgen.FloatTensor``)."""
+    return f"derivgen.{from_numpy_dtype(a.dtype)._legacy}"
 
 
 def _reduce_dtype(self, dtype):

@@ -1,7 +1,7 @@
 """Linear-algebra forwards: mm, mv, dot, bmm, addmm, baddbmm, with torch's shape errors."""
 import numpy as np
 
-from derivgen.ops.forwards._common import _tn
+from derivgen.ops.forwards._common import _scalar_type_name, _tn
 
 
 # ---- linear algebra -------------------------------------------------------------------------
@@ -55,6 +55,9 @@ def bmm(self, mat2):
 # ---- linear algebra --------------------------------------------------------------------------
 
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    if mat1.dtype != mat2.dtype:  # addmm's own check (torch's text differs from mm's)
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar_type_name(mat1)} and "
+                           f"{_scalar_type_name(mat2)}")
     prod = mm(mat1, mat2)
     out_shape = prod.shape
     try:

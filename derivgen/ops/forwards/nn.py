@@ -2,6 +2,7 @@
 import numpy as np
 
 from derivgen.core.sizes import wrap_dim
+from derivgen.ops.forwards._common import _legacy_type_name
 from derivgen.ops.forwards import _nn_kernels
 
 
@@ -161,7 +162,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):  # noqa: A002
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     if indices.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.dtype} instead")
+                           f"Long, Int; but got {_legacy_type_name(indices)} instead (while checking arguments for "
+                           "embedding)")
     n = weight.shape[0]
     if indices.size and (indices.max() >= n or indices.min() < 0):
         raise IndexError("index out of range in self")

@@ -1,0 +1,63 @@
+"""Backward helpers of the pooling rows. Max pooling scatters ``grad`` to the saved indices; average
+pooling, plain and adaptive, applies the forward's averaging matrices transposed (see
+``derivgen/ops/forwards/pooling.py``). The graph versions use scatter_add and matmul, so their own
+derivatives come from the table."""
+import numpy as np
+
+from derivgen.core.registry import aten
+from derivgen.ops.forwards import _pool_kernels
+from derivgen.ops.forwards.pooling import adaptive_matrices, apply_pool_matrices, avg_pool2d_matrices
+from derivgen.ops.formula_fns.shapes import _T, _composite_reshape
+
+
+def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    h, w = self.shape[-2:]
+    planes = int(np.prod(self.shape[:-2]))
+    out = np.zeros((planes, h * w), grad.dtype)
+    _pool_kernels.max_pool2d_scatter(np.ascontiguousarray(grad).reshape(planes, -1),
+                                     np.ascontiguousarray(indices).reshape(planes, -1), out)
+    return out.reshape(self.shape)
+
+
+def max_pool2d_with_indices_backward_graph(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    ops = aten
+    h, w = self.shape[-2:]
+    planes = int(np.prod(tuple(self.shape[:-2])))
+    zeros = _T(np.zeros((planes, h * w), grad._array.dtype))
+    out = ops.scatter_add(zeros, 1, _composite_reshape(indices, (planes, -1)), _composite_reshape(grad, (planes, -1)))
+    return ops.view(out, tuple(self.shape))
+
+
+def avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    ah, aw = avg_pool2d_matrices(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return apply_pool_matrices(grad, ah.T, aw.T)
+
+
+def _apply_graph(grad, ah, aw):
+    """``ah.T @ grad @ aw`` with differentiable matmuls (the matrices are constants)."""
+    from derivgen.ops.composites import matmul
+    return matmul(_T(np.ascontiguousarray(ah.T)), matmul(grad, _T(aw)))
+
+
+def avg_pool2d_backward_graph(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override):
+    ah, aw = avg_pool2d_matrices(self._array, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override)
+    return _apply_graph(grad, ah, aw)
+
+
+def adaptive_avg_pool2d_backward(grad, self):
+    ah, aw = adaptive_matrices(self, list(grad.shape[-2:]))
+    return apply_pool_matrices(grad, ah.T, aw.T)
+
+
+def adaptive_avg_pool2d_backward_graph(grad, self):
+    ah, aw = adaptive_matrices(self._array, list(grad.shape[-2:]))
+    return _apply_graph(grad, ah, aw)
+
+
+TENSOR_FUNCTIONS = {
+    "max_pool2d_with_indices_backward": (max_pool2d_with_indices_backward, max_pool2d_with_indices_backward_graph),
+    "avg_pool2d_backward": (avg_pool2d_backward, avg_pool2d_backward_graph),
+    "adaptive_avg_pool2d_backward": (adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward_graph),
+}
