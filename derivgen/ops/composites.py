@@ -100,7 +100,6 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, mem
 
 
 def flatten(self, start_dim=0, end_dim=-1):
-    from derivgen.core.sizes import wrap_dim
     nd = self.dim()
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:

@@ -21,7 +21,9 @@ from derivgen.ops.formula_fns.shapes import _composite_reshape
 
 
 def _bias_grad(grad, bias, mask):
-    return None if bias is None or not mask[2] else np.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)), dtype=grad.dtype)
+    if bias is None or not mask[2]:
+        return None
+    return np.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)), dtype=grad.dtype)
 
 
 def convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,  # noqa: A002

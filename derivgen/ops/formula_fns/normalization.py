@@ -10,6 +10,7 @@ on it.
 import numpy as np
 
 from derivgen.core.registry import aten
+from derivgen.ops.forwards import _norm_kernels
 from derivgen.ops.formula_fns.shapes import _T, _composite_reshape
 
 
@@ -22,23 +23,27 @@ def _channel(v, ndim):
 
 
 def batch_norm_backward(grad, input, weight, running_mean, running_var, save_mean, save_invstd, training, eps):  # noqa: A002
-    axes = _bn_axes(input.ndim)
-    dt = input.dtype.type
+    """One pass for the per-channel sums of grad and grad * (x - mean), one for the input gradient
+    (Numba loops, see ``derivgen/ops/forwards/normalization.py``)."""
+    c = input.shape[1]
+    shape = (input.shape[0], c, -1)
+    g = np.ascontiguousarray(grad, dtype=input.dtype).reshape(shape)
+    x = np.ascontiguousarray(input).reshape(shape)
     if training:
-        mean, invstd = save_mean, save_invstd
+        mean, invstd = save_mean.astype(np.float64), save_invstd.astype(np.float64)
     else:
-        mean = running_mean.astype(input.dtype)
-        invstd = (dt(1) / np.sqrt(running_var.astype(input.dtype) + dt(eps))).astype(input.dtype)
-    xhat = (input - _channel(mean, input.ndim)) * _channel(invstd, input.ndim)
-    gw = grad if weight is None else grad * _channel(weight, input.ndim)
+        mean = running_mean.astype(np.float64)
+        invstd = 1.0 / np.sqrt(running_var.astype(np.float64) + eps)
+    sum_g, sum_gx = np.empty(c), np.empty(c)
+    _norm_kernels.channel_grad_sums(g, x, mean, sum_g, sum_gx)
+    w = np.ones(c) if weight is None else weight.astype(np.float64)
+    gx = np.empty(g.shape, input.dtype)
     if training:
-        gx = _channel(invstd, input.ndim) * (gw - np.mean(gw, axis=axes, keepdims=True, dtype=input.dtype)
-                                             - xhat * np.mean(gw * xhat, axis=axes, keepdims=True, dtype=input.dtype))
+        _norm_kernels.batch_norm_input_grad(g, x, mean, invstd, w, sum_g, sum_gx, gx)
     else:
-        gx = gw * _channel(invstd, input.ndim)
-    dw = None if weight is None else np.sum(grad * xhat, axis=axes, dtype=input.dtype)
-    db = np.sum(grad, axis=axes, dtype=input.dtype)
-    return np.asarray(gx, dtype=input.dtype), dw, db
+        _norm_kernels.channel_affine(g, (invstd * w).astype(input.dtype), np.zeros(c, input.dtype), gx)
+    dw = None if weight is None else (sum_gx * invstd).astype(input.dtype)
+    return gx.reshape(input.shape), dw, sum_g.astype(input.dtype)
 
 
 def batch_norm_backward_graph(grad, input, weight, running_mean, running_var, save_mean, save_invstd, training, eps):  # noqa: A002
@@ -65,19 +70,30 @@ def batch_norm_backward_graph(grad, input, weight, running_mean, running_var, sa
 
 
 def group_norm_backward(grad, input, mean, rstd, weight, bias, N, C, HxW, group, eps):  # noqa: A002,N803 - schema names
-    g = grad.reshape(N, group, -1)
-    x = input.reshape(N, group, -1)
-    xhat = (x - mean[:, :, None]) * rstd[:, :, None]
-    if weight is None:
-        gw = g
-    else:
-        gw = (grad.reshape(N, C, -1) * weight.reshape(1, C, 1)).reshape(N, group, -1)
-    gx = rstd[:, :, None] * (gw - np.mean(gw, axis=2, keepdims=True, dtype=input.dtype)
-                             - xhat * np.mean(gw * xhat, axis=2, keepdims=True, dtype=input.dtype))
-    per_channel = grad.reshape(N, C, -1)
-    dw = None if weight is None else np.sum(per_channel * xhat.reshape(N, C, -1), axis=(0, 2), dtype=input.dtype)
-    db = None if bias is None else np.sum(per_channel, axis=(0, 2), dtype=input.dtype)
-    return np.asarray(gx.reshape(input.shape), dtype=input.dtype), dw, db
+    """The batch-norm loops on the groups (rows of (1, N*G, C/G*S)); weight and bias sums per
+    (sample, channel) rows of (1, N*C, S), then over the samples."""
+    dt = input.dtype
+    x = np.ascontiguousarray(input)
+    g = np.ascontiguousarray(grad, dtype=dt)
+    m64, r64 = mean.astype(np.float64).reshape(-1), rstd.astype(np.float64).reshape(-1)
+    per_channel = np.repeat(np.arange(N * group), C // group)
+    rows = (1, N * C, -1)
+    sum_g, sum_gx = np.empty(N * C), np.empty(N * C)
+    _norm_kernels.channel_grad_sums(g.reshape(rows), x.reshape(rows), m64[per_channel], sum_g, sum_gx)
+    gw = g
+    if weight is not None:
+        gw = np.empty(g.shape, dt)
+        _norm_kernels.channel_affine(g.reshape(rows), np.tile(weight.astype(dt), N), np.zeros(N * C, dt),
+                                     gw.reshape(rows))
+    groups = (1, N * group, -1)
+    gsum, gsum_x = np.empty(N * group), np.empty(N * group)
+    _norm_kernels.channel_grad_sums(gw.reshape(groups), x.reshape(groups), m64, gsum, gsum_x)
+    gx = np.empty(x.shape, dt)
+    _norm_kernels.batch_norm_input_grad(gw.reshape(groups), x.reshape(groups), m64, r64, np.ones(N * group), gsum,
+                                        gsum_x, gx.reshape(groups))
+    dw = None if weight is None else (sum_gx * r64[per_channel]).reshape(N, C).sum(axis=0).astype(dt)
+    db = None if bias is None else sum_g.reshape(N, C).sum(axis=0).astype(dt)
+    return gx, dw, db
 
 
 def group_norm_backward_graph(grad, input, mean, rstd, weight, bias, N, C, HxW, group, eps):  # noqa: A002,N803

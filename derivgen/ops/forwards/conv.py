@@ -7,7 +7,8 @@ multiplied by the weight ``(groups, O/g, C/g*kh*kw)``; the product is already in
 on the LeNet-5 layers (float32, 2 cores, ms per forward): 64x1x28x28 -> 6 5x5: im2col 0.5-0.7, a
 Numba direct loop 0.9; 64x6x14x14 -> 16 5x5: im2col 1.0, Numba loop 5.9 (the loop has no cache
 blocking; BLAS has), so im2col is kept. The transposed convolution's forward is the input gradient
-of the plain one (``conv_input_grad``), as in torch.
+of the plain one (``conv_input_grad``), as in torch. The columns and products (MiBs per call) come
+from the buffer pool (``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
 
 1-D convolutions run as 2-D ones with a height of 1. Every array here is NC(H)W and C-contiguous.
 """
@@ -15,6 +16,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from derivgen.core.dtypes import from_numpy_dtype
+from derivgen.kernels import buffers
 from derivgen.ops.forwards import _conv_kernels
 
 
@@ -57,7 +59,9 @@ def im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups):
     """Columns (N, groups, C/g*kh*kw, OH*OW) of the 2-D input ``x`` (C-contiguous copy)."""
     n, c = x.shape[:2]
     win = _windows(_pad2(x, padding), kh, kw, oh, ow, stride, dilation)
-    return np.ascontiguousarray(win).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    cols = buffers.empty(win.shape, x.dtype)
+    np.copyto(cols, win)
+    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
 def conv2d_arrays(x, w, stride, padding, dilation, groups):
@@ -67,14 +71,16 @@ def conv2d_arrays(x, w, stride, padding, dilation, groups):
     oh = conv_out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = conv_out_size(wd, kw, stride[1], padding[1], dilation[1])
     cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
-    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
+    out = buffers.empty((n, groups, o // groups, oh * ow), x.dtype)
+    np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols, out=out)
     return out.reshape(n, o, oh, ow)
 
 
 def col2im_add(cols, shape, kh, kw, oh, ow, stride, padding, dilation):
     """The adjoint of im2col: add the columns (N, C, kh, kw, OH, OW) back into an input of ``shape``."""
     n, c, h, wd = shape
-    out = np.zeros((n, c, h + 2 * padding[0], wd + 2 * padding[1]), cols.dtype)
+    out = buffers.empty((n, c, h + 2 * padding[0], wd + 2 * padding[1]), cols.dtype)
+    out.fill(0)
     _conv_kernels.col2im_add(np.ascontiguousarray(cols), stride[0], stride[1], dilation[0], dilation[1], out)
     if any(padding):
         out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + wd])
@@ -87,7 +93,8 @@ def conv_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
     n, o, oh, ow = grad.shape
     _, cg, kh, kw = w.shape
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-    cols = np.matmul(wt, grad.reshape(n, groups, o // groups, oh * ow))
+    cols = buffers.empty((n, groups, cg * kh * kw, oh * ow), grad.dtype)
+    np.matmul(wt, grad.reshape(n, groups, o // groups, oh * ow), out=cols)
     cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
     return col2im_add(cols, input_shape, kh, kw, oh, ow, stride, padding, dilation)
 

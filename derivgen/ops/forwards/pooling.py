@@ -4,8 +4,8 @@ Inputs are (C, H, W) or (N, C, H, W). Max pooling is a Numba loop (``_pool_kerne
 pooling, plain and adaptive, is separable: each output is ``sum over a rectangle / (height count *
 width count)`` (or ``/ divisor_override``), so it is ``A_h @ x @ A_w.T`` with two small averaging
 matrices, two BLAS matmuls over all planes, and the backward is the same with the matrices
-transposed. Measured on 64x6x24x24 -> 12x12 (float32, ms): matrices 0.4, summing ``as_strided``
-windows in numpy 1.6.
+transposed. Measured on 64x6x24x24 with a 2x2 kernel (float32, one thread): matrices 0.22 ms, summing
+``as_strided`` windows in numpy 2.2 ms.
 """
 import numpy as np
 

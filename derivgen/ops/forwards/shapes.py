@@ -4,7 +4,6 @@ import builtins
 
 import numpy as np
 
-from derivgen.core.registry import aten
 from derivgen.core.dtypes import to_numpy_dtype
 from derivgen.core.sizes import dims_list, infer_size, wrap_dim
 from derivgen.core.tensor import promote_types
