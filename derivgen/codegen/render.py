@@ -8,6 +8,7 @@ import jinja2
 from .. import __version__
 from ..table import load_table
 from .model import build_models
+from .names import check_kernel_names, check_names
 from .wrappers import render_inplace_wrapper, render_wrapper
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
@@ -72,7 +73,9 @@ class _Op:
 def render_all(table_path):
     """Return {relative path: file text} for everything under generated/."""
     entries = load_table(table_path)
+    check_names(entries)
     models = build_models(entries)
+    check_kernel_names(models)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
     helpers_sha = runtime_helpers_hash()
