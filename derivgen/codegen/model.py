@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..ops import formula_fns
+from ..symbolic import budget
 from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
@@ -78,7 +79,7 @@ def build_models(entries):
     forwards = {}
     for e in entries:
         if e.forward is not None:
-            forwards[e.name] = _parse_forward(e)
+            forwards[e.name] = _bounded(e, _parse_forward, e)
     unique = _unique_bases(entries)
     inline_ops = {}
     for e in entries:
@@ -91,8 +92,24 @@ def build_models(entries):
     opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
                        and not e.schema.base.endswith("_")})
     available = _available_ops(entries)
-    models = [_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available) for e in entries]
+    models = [_bounded(e, _build_row, e, forwards.get(e.name), inline_ops, opaque_ops, available)
+              for e in entries]
     return models
+
+
+def _bounded(entry, work, *args):
+    """``work(*args)`` within the row's sympy time budget; running out of time, stack or memory is the
+    row's table error."""
+    seconds = budget.ROW_BUDGET_S
+    try:
+        with budget.time_budget(seconds):
+            return work(*args)
+    except budget.BudgetExceeded:
+        raise entry.error(f"sympy work on this row took longer than its budget of {seconds:g} s") from None
+    except RecursionError:
+        raise entry.error("a formula of this row is nested too deeply for sympy (RecursionError)") from None
+    except MemoryError:
+        raise entry.error("sympy ran out of memory on a formula of this row") from None
 
 
 def _inliner(fwd, entry, params):

@@ -7,6 +7,7 @@ import jinja2
 
 from .. import __version__
 from ..table import load_table
+from .literals import python_literal
 from .model import build_models
 from .names import check_kernel_names, check_names
 from .wrappers import render_inplace_wrapper, render_wrapper
@@ -39,7 +40,7 @@ def runtime_helpers_hash():
 def _param_code(a):
     code = f'"{a.name}", "{a.type}"'
     if a.has_default:
-        code += f", {a.default!r}"
+        code += f", {python_literal(a.default)}"
     if a.kwonly:
         code += ", kwonly=True"
     return code

@@ -1,6 +1,8 @@
 """Source of the per-row op functions in ``generated/ops.py`` (forward + node creation)."""
 import textwrap
 
+from .literals import python_literal
+
 
 def docstring_safe(text):
     """Table text placed inside a generated docstring: the table is untrusted, so backslashes and quotes
@@ -14,7 +16,7 @@ def _sig(args):
         if a.kwonly and not star:
             parts.append("*")
             star = True
-        parts.append(a.name + (f"={a.default!r}" if a.has_default else ""))
+        parts.append(a.name + (f"={python_literal(a.default)}" if a.has_default else ""))
     return ", ".join(parts)
 
 
