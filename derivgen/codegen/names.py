@@ -89,10 +89,13 @@ def _check_arguments(entry):
 
 
 def check_kernel_names(models):
-    """Kernels of all rows share the namespace of ``kernels/__init__.py`` with the kernel modules."""
-    owners = {m.entry.schema.py_name: m.entry for m in models if m.kernels}
+    """Kernels of all rows share the namespace of ``kernels/__init__.py`` with the kernel modules; a
+    clash is reported on the later row."""
+    owners = {}
     for m in models:
-        names = [k.name for k in m.kernels]
+        if not m.kernels:
+            continue
+        names = [m.py_name] + [k.name for k in m.kernels]
         if m.fusion_vjps:
             names.append(f"{m.py_name}_fusion")
         for name in names:
