@@ -11,7 +11,8 @@ import sympy as sp
 
 from ..ops import formula_fns
 from ..symbolic import budget
-from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
+from ..symbolic.derive import GRAD, derive_vjp, light_simplify
+from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
@@ -199,6 +200,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
 
     # ---- formulas
     parsed = []
+    proof = _row_proof(entry, fwd, scope)
     for f in entry.formulas:
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
@@ -208,12 +210,15 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 expr = parse_formula(f.text, scope)
             except FormulaError as exc:
                 raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
-            if fwd is not None and len(f.names) == 1 and len(schema.returns) == 1:
-                _prove(entry, f, expr, fwd)
+        if proof is not None and len(f.names) == 1:
+            proof.add(f.names[0], expr)
+        parsed.append((f, expr))
+    if proof is not None:
+        _prove(entry, proof)
+    for i, (f, expr) in enumerate(parsed):
         if not _mentions_tensor(expr, scope):
             # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
-            expr = sp.Function("full_like")(GRAD, expr)
-        parsed.append((f, expr))
+            parsed[i] = (f, sp.Function("full_like")(GRAD, expr))
 
     model.diff_args = [a.name for a in entry.differentiable_args]
     used = set()
@@ -351,23 +356,23 @@ def _forward_kernel(entry, fwd):
     return spec
 
 
-def _prove(entry, formula, expr, fwd):
-    """Check a hand-written formula against grad * d(forward)/d(arg) at random points."""
-    x = sp.Symbol(formula.names[0], real=True)
-    ret = entry.schema.returns[0].name
-    hand = expr.xreplace({sp.Symbol(ret, real=True): fwd})
-    derived = derive_vjp(fwd, x, GRAD)
-    symbols = sorted((hand.free_symbols | derived.free_symbols), key=lambda s: s.name)
-    bad = [s.name for s in symbols if s.name not in {a.name for a in entry.schema.args} | {"grad"}]
-    if bad or any(isinstance(a, sp.core.function.AppliedUndef) for a in sp.preorder_traversal(hand)):
-        return  # formula uses metadata or helpers: the gradient check tests it instead
-    domains = {}
-    for a in entry.schema.args:
-        if a.is_number and a.type.rstrip("?") in ("int", "SymInt"):
-            domains[a.name] = (1.0, 4.0)
-    ok, msg, _ = probe_equal(hand, derived, symbols, domains)
-    if not ok:
-        raise entry.error(f"formula for '{formula.names[0]}' disagrees with the derivative of its forward "
+def _row_proof(entry, fwd, scope):
+    """The proof of the row's formulas against its forward (rows with a forward and one output)."""
+    if fwd is None or len(entry.schema.returns) != 1:
+        return None
+    args = entry.schema.args
+    ints = [a.name for a in args if a.is_number and a.type.rstrip("?") in ("int", "SymInt")]
+    tensors = [a.name for a in args if a.is_tensor]
+    return RowProof(fwd, [a.name for a in args], tensors, ints, entry.schema.returns[0].name, scope.metadata)
+
+
+def _prove(entry, proof):
+    """Refuse the row if a hand-written formula disagrees with grad * d(forward)/d(arg) (prove.py)."""
+    bad = proof.check()
+    if bad:
+        arg, msg = bad
+        formula = next(f for f in entry.formulas if arg in f.names)
+        raise entry.error(f"formula for '{arg}' disagrees with the derivative of its forward "
                           f"({entry.forward}): {msg}", formula.line)
 
 
