@@ -15,6 +15,7 @@ from ..symbolic.derive import GRAD, derive_vjp, light_simplify
 from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
+from .kernel_types import kernel_problem
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
 # Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
@@ -111,6 +112,8 @@ def _bounded(entry, work, *args):
         raise entry.error("a formula of this row is nested too deeply for sympy (RecursionError)") from None
     except MemoryError:
         raise entry.error("sympy ran out of memory on a formula of this row") from None
+    except (KeyError, ValueError, TypeError) as exc:   # a printer or sympy refusing what it was given
+        raise entry.error(f"cannot generate code for this row: {exc}") from None
 
 
 def _inliner(fwd, entry, params):
@@ -349,6 +352,10 @@ def _forward_kernel(entry, fwd):
     spec = KernelSpec(name=f"{entry.schema.py_name}_forward", arrays=[t for t in tensors],
                       scalars=[s for s in scalars], expr=fwd, formula=entry.forward,
                       returns_bool=is_boolean(fwd), int_closed=is_int_closed(fwd))
+    problem = kernel_problem(fwd, set(tensors) | set(scalars))
+    if problem:
+        raise entry.error(f"in forward: cannot be compiled into an elementwise kernel: {problem}",
+                          entry.forward_line)
     unused = [a for a in tensors + scalars if a not in used]
     if unused and any(a in tensors for a in unused):
         raise entry.error(f"forward expression does not use tensor argument(s) {unused}", entry.forward_line)

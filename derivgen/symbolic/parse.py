@@ -156,7 +156,7 @@ class _Parser(ast.NodeVisitor):
     def visit_Compare(self, node):
         if len(node.ops) != 1:
             raise FormulaError("chained comparisons are not allowed; use 'and'")
-        a, b = self.visit(node.left), self.visit(node.comparators[0])
+        a, b = coerce_arith(self.visit(node.left)), coerce_arith(self.visit(node.comparators[0]))
         ops = {ast.Gt: sp.Gt, ast.Lt: sp.Lt, ast.GtE: sp.Ge, ast.LtE: sp.Le, ast.Eq: sp.Eq, ast.NotEq: sp.Ne}
         op = ops.get(type(node.ops[0]))
         if op is None:
@@ -260,6 +260,8 @@ def parse_formula(text, scope):
     check_bounds(tree)
     try:
         return _Parser(scope).visit(tree)
+    except TypeError as exc:          # sympy refusing an operation (``self > True``)
+        raise FormulaError(f"invalid operation: {exc}") from None
     except RecursionError:
         raise FormulaError(f"formula nested too deeply (at most {MAX_DEPTH} levels)") from None
 

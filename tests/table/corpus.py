@@ -202,5 +202,44 @@ FLAGS = [
      "'n' has type int: only Tensor arguments can have a formula"),
 ]
 
+WHERE = row("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "where(condition, self, other)",
+            condition="non_differentiable", self="where(condition, grad, 0)", other="where(condition, 0, grad)")
+
+PROOFS = [
+    ("wrong-outside-the-small-box", row(self="where(abs(self) > 10, 0, grad * cos(self))").encode(), 3, "mysin",
+     "formula for 'self' disagrees with the derivative of its forward (sin(self)): at grad=-0.751996, self=1000: "
+     "formula gives 0 but d(forward) gives -0.422906619, its one-sided limits -0.4229072408 and -0.4229059972"),
+    ("wrong-for-large-negative", row("sq(Tensor self) -> Tensor", "self * self",
+                                     self="grad * 2 * self * where(self < -500, 0.5, 1)").encode(), 3, "sq",
+     "formula for 'self' disagrees with the derivative of its forward (self * self): at grad=-0.751996, "
+     "self=-1000: formula gives 751.9956499 but d(forward) gives 1503.9913, its one-sided limits 1503.991301 "
+     "and 1503.991298"),
+    ("tie-counted-twice", row("mymax(Tensor self, Tensor other) -> Tensor", "maximum(self, other)",
+                              self="grad * (self >= other)", other="grad * (other >= self)").encode(), 4, "mymax",
+     "formula for 'other' disagrees with the derivative of its forward (maximum(self, other)): at grad=-1.59338, "
+     "other=-2.28678, self=-2.28678, where a condition switches: the formulas for self, other add up to "
+     "-3.186769141, but moving all of them together changes the forward at rate -1.593384571 (the gradient is "
+     "counted more than once)"),
+    ("wrong-value-at-a-tie", row("mymax(Tensor self, Tensor other) -> Tensor", "maximum(self, other)",
+                                 self="where(self == other, 2 * grad, grad * (self > other))",
+                                 other="grad * (other > self)").encode(), 3, "mymax",
+     "formula for 'self' disagrees with the derivative of its forward (maximum(self, other)): at grad=-0.751996, "
+     "other=1000, self=1000: formula gives -1.5039913 but d(forward) gives -0, its one-sided limits "
+     "-0.7519956499 and -0"),
+    ("wrong-at-a-threshold", row("thr(Tensor self) -> Tensor", "where(self > 1, self, 0)",
+                                 self="where(self == 1, 5 * grad, where(self > 1, grad, 0))").encode(), 3, "thr",
+     "formula for 'self' disagrees with the derivative of its forward (where(self > 1, self, 0)): at "
+     "grad=-0.751996, self=1: formula gives -3.75997825 but d(forward) gives -0, its one-sided limits -0 and "
+     "-0.7519956499"),
+    ("wrong-at-zero", row("myabs(Tensor self) -> Tensor", "abs(self)",
+                          self="grad * sign(self) + where(self == 0, grad * 3, 0)").encode(), 3, "myabs",
+     "formula for 'self' disagrees with the derivative of its forward (abs(self)): at grad=-0.751996, self=0: "
+     "formula gives -2.25598695 but d(forward) gives -0, its one-sided limits 0.7519956499 and -0.7519956499"),
+    ("wrong-formula-reading-metadata", row("sq(Tensor self) -> Tensor", "self * self",
+                                           self="2 * grad * self / self.sym_numel()").encode(), 3, "sq",
+     "formula for 'self' disagrees with the derivative of its forward (self * self): at grad=2.06653, "
+     "self=1.54773: formula gives 1.066141597 but d(forward) gives 6.396849581"),
+]
+
 CATEGORIES = {"encoding": ENCODING, "yaml": YAML_STRUCTURE, "schema": SCHEMA, "names": NAMES,
-              "formulas": FORMULAS, "bounds": BOUNDS, "flags": FLAGS}
+              "formulas": FORMULAS, "bounds": BOUNDS, "flags": FLAGS, "proofs": PROOFS}
