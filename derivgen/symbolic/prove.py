@@ -1,7 +1,7 @@
 """Prove a row's hand-written formulas against sympy's derivative of its forward, at points chosen to
 find the mistakes random points miss.
 
-``derive.probe_equal`` compares the two at random points of small boxes. On top of that, a row is
+``derive.probe_evaluators`` compares the two at random points of small boxes. On top of that, a row is
 probed:
 
 - at large magnitudes (each input at +-1e3 and +-1e6, where both sides are finite): a formula wrong
@@ -25,7 +25,7 @@ import random
 
 import sympy as sp
 
-from .derive import GRAD, derive_vjp, probe_equal, _evaluator
+from .derive import GRAD, _evaluator, derive_vjp, probe_evaluators
 
 LARGE = (1e3, -1e3, 1e6, -1e6)
 TENSOR_EDGES = (0.0, 1.0, -1.0)
@@ -85,8 +85,8 @@ class _Side:
 
     def __init__(self, arg, hand, derived, symbols):
         self.arg = arg
-        self.hand = _evaluator(hand, symbols)
         self.derived = _evaluator(derived, symbols)
+        self.hand = self.derived if hand == derived else _evaluator(hand, symbols)
 
 
 def _value(f, point):
@@ -140,14 +140,13 @@ class RowProof:
         if not self.items:
             return None
         domains = self.domains()
-        for arg, hand, derived in self.items:
-            symbols = sorted(hand.free_symbols | derived.free_symbols, key=lambda s: s.name)
-            ok, msg, _ = probe_equal(hand, derived, symbols, domains)
-            if not ok:
-                return arg, msg
         symbols = sorted(set().union(*(h.free_symbols | d.free_symbols for _, h, d in self.items)) | {GRAD},
                          key=lambda s: s.name)
         sides = [_Side(arg, h, d, symbols) for arg, h, d in self.items]
+        for side in sides:
+            ok, msg, _ = probe_evaluators(side.hand, side.derived, symbols, domains)
+            if not ok:
+                return side.arg, msg
         rng = random.Random(3)
         for point, i, rtol in self._special_points(symbols, rng):
             bad = self._check_kink(sides, symbols, point, i, rtol)

@@ -1,10 +1,10 @@
 """The table file as text and as a YAML node tree, with every decoding and YAML problem reported as a
 ``TableError`` naming file, line and (where the line lies inside a row) the entry.
 
-The YAML is checked event by event before the node tree is built: the table's shape needs a nesting
-depth of 3 (list of rows, a row's mapping, a flag list), so deeper nesting, which would make the
-recursive composer overflow the stack, is refused, and so are anchors and aliases, which the table
-format never needs and which can multiply a small file into a huge tree.
+While the node tree is built, nesting deeper than the table's shape needs (a list of rows, a row's
+mapping, a flag list: 3 levels), which would make the recursive composer overflow the stack, is
+refused, and so are anchors and aliases, which the table format never needs and which can multiply a
+small file into a huge tree.
 """
 import re
 
@@ -45,30 +45,45 @@ def _error(message, file, lines, line):
     return TableError(message, file, line, entry_at(lines, line))
 
 
-def _check_events(text, file, lines):
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+class _Refused(Exception):
+    def __init__(self, message, line):
+        super().__init__(message)
+        self.message, self.line = message, line
+
+
+class _TableLoader(yaml.SafeLoader):
+    """SafeLoader's composer, refusing anchors, aliases and nesting deeper than MAX_DEPTH before it
+    recurses into them (the composer is recursive; the parser under it is not)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
         line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
-            raise _error(f"YAML alias '*{event.anchor}' is not allowed in the table (write the value out)",
-                         file, lines, line)
+            raise _Refused(f"YAML alias '*{event.anchor}' is not allowed in the table (write the value out)", line)
         if getattr(event, "anchor", None) is not None:
-            raise _error(f"YAML anchor '&{event.anchor}' is not allowed in the table", file, lines, line)
-        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _error(f"YAML nested deeper than {MAX_DEPTH} levels: a table is a list of rows whose "
-                             "values are plain strings or a list of flags", file, lines, line)
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            depth -= 1
+            raise _Refused(f"YAML anchor '&{event.anchor}' is not allowed in the table", line)
+        nested = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+        if nested:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _Refused(f"YAML nested deeper than {MAX_DEPTH} levels: a table is a list of rows whose "
+                               "values are plain strings or a list of flags", line)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            if nested:
+                self._depth -= 1
 
 
 def compose_table(text, file):
     """The YAML node tree of ``text`` (None for an empty document)."""
     lines = text.splitlines()
     try:
-        _check_events(text, file, lines)
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_TableLoader)
+    except _Refused as exc:
+        raise _error(exc.message, file, lines, exc.line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else None
