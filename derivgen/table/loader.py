@@ -208,6 +208,11 @@ def _check_grad_usage(entry):
             if flags is not None and not flags[i]:
                 raise entry.error(f"formula uses grads[{i}], but output {i} ('{entry.schema.returns[i].name}') is "
                                   "marked non-differentiable in output_differentiability", f.line)
+        flags = entry.output_differentiability or []
+        for i, (r, flag) in enumerate(zip(entry.schema.returns, flags)):
+            if not flag and _mentions(f.text, f"grad_{r.name}"):
+                raise entry.error(f"formula uses grad_{r.name}, but output {i} ('{r.name}') is marked "
+                                  "non-differentiable in output_differentiability", f.line)
         if uses_grad and any(r.is_tensor_list for r in entry.schema.returns):
             raise entry.error("this op returns a list of tensors (Tensor[]): its formulas must use grads (one "
                               "gradient per output), not grad", f.line)
