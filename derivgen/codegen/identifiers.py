@@ -6,7 +6,6 @@ shadow one of these, or a builtin the generated code calls, so a table can never
 call its own function where the generator meant ``len`` or ``_k``. ``tests/table/test_identifiers.py``
 parses the rendered modules and fails when a template or wrapper starts using a name missing here.
 """
-import builtins
 import keyword
 
 # Module-level names bound by the templates (imports, helpers, tables) of ops.py, nodes.py,
@@ -44,7 +43,6 @@ FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "list", 
 PACKAGE_FILES = frozenset({"__init__", "nodes", "ops", "kernels", "__pycache__"})
 
 KEYWORDS = frozenset(keyword.kwlist)
-BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def why_reserved(name, *, module_level):

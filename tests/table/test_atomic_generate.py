@@ -25,7 +25,8 @@ def test_a_package_that_does_not_import_replaces_nothing(tmp_path, monkeypatch, 
     out.mkdir()
     (out / "ops.py").write_text("x = 1\n", encoding="utf-8")
     before = _state(out)
-    broken = {"__init__.py": "from . import ops\n", "ops.py": "def broken(:\n", "nodes.py": "", "kernels/__init__.py": ""}
+    broken = {"__init__.py": "from . import ops\n", "ops.py": "def broken(:\n", "nodes.py": "",
+              "kernels/__init__.py": ""}
     monkeypatch.setattr(render, "render_all", lambda table: dict(broken))
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 2
     err = capsys.readouterr().err.splitlines()
