@@ -21,6 +21,7 @@ def _default_table():
 
 def cmd_generate(args):
     from .codegen.render import render_all, stale_files, write_files
+    from .codegen.swap import ImportCheckFailed
     from .table import TableError
     table = args.table or _default_table()
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(table)), "generated")
@@ -47,7 +48,12 @@ def cmd_generate(args):
             return 1
         print(f"derivgen: {out} is current ({len(files)} files, {time.perf_counter() - start:.2f} s)")
         return 0
-    changed = write_files(files, out)
+    try:
+        changed = write_files(files, out)
+    except ImportCheckFailed as exc:
+        print(f"derivgen: error: the generated package does not import: {exc}", file=sys.stderr)
+        print("derivgen: nothing in generated/ was changed", file=sys.stderr)
+        return 2
     took = time.perf_counter() - start
     if changed:
         print(f"derivgen: wrote {len(changed)} of {len(files)} files in {out} ({took:.2f} s)")

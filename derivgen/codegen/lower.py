@@ -6,6 +6,7 @@ shape ops, backward helpers) become calls of their numpy implementation.
 
 Graph path: one Python expression over Tensors using differentiable ops, for ``create_graph=True``.
 """
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -13,7 +14,10 @@ import sympy as sp
 from ..symbolic.parse import is_opaque
 from .printers import GraphPrinter, KernelPrinter, ValuePrinter
 
-_RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel"}
+_RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel", "range", "prange"}
+# builtins a kernel body may call: a parameter of that name is renamed only in kernels that call it, so
+# ``clamp_max(Tensor self, Scalar max)`` keeps its parameter name where ``max`` is not called
+_KERNEL_BUILTINS = ("abs", "max", "min")
 
 
 @dataclass
@@ -34,7 +38,16 @@ class KernelSpec:
     args_rows: str = ""
 
     def render(self):
-        params = {a: (a + "_" if a in _RESERVED_KERNEL_NAMES else a) for a in self.arrays + self.scalars}
+        self._render(_RESERVED_KERNEL_NAMES)
+        bodies = "\n".join(self.body_scalar)
+        called = {b for b in _KERNEL_BUILTINS
+                  if b in self.arrays + self.scalars and re.search(rf"(?<![\w.]){b}\(", bodies)}
+        if called:
+            self.body_scalar.clear()
+            self._render(_RESERVED_KERNEL_NAMES | called)
+
+    def _render(self, reserved):
+        params = {a: (a + "_" if a in reserved else a) for a in self.arrays + self.scalars}
         self.params = [params[a] for a in self.arrays + self.scalars]
         # the _rows variant: every array is a C-contiguous matrix read at row i * <name>_rs (a bias row
         # is a (1, C) matrix with step 0), so the inner loop is contiguous in all of them

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import manifest
-from ..symbolic.derive import GRAD, derive_vjp, light_simplify, probe_equal
+from ..symbolic import budget
+from ..symbolic.derive import GRAD, derive_vjp, light_simplify
+from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
+from .kernel_types import kernel_problem
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
 # Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
@@ -81,7 +84,7 @@ def build_models(entries, progress=None):
     forwards = {}
     for e in entries:
         if e.forward is not None:
-            forwards[e.name] = _parse_forward(e)
+            forwards[e.name] = _bounded(e, _parse_forward, e)
     unique = _unique_bases(entries)
     inline_ops = {}
     for e in entries:
@@ -96,10 +99,27 @@ def build_models(entries, progress=None):
     available = _available_ops(entries)
     models = []
     for e in entries:
-        models.append(_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available))
+        models.append(_bounded(e, _build_row, e, forwards.get(e.name), inline_ops, opaque_ops, available))
         if progress is not None:
             progress(len(models), len(entries), e.name)
     return models
+
+
+def _bounded(entry, work, *args):
+    """``work(*args)`` within the row's sympy time budget; running out of time, stack or memory is the
+    row's table error."""
+    seconds = budget.ROW_BUDGET_S
+    try:
+        with budget.time_budget(seconds):
+            return work(*args)
+    except budget.BudgetExceeded:
+        raise entry.error(f"sympy work on this row took longer than its budget of {seconds:g} s") from None
+    except RecursionError:
+        raise entry.error("a formula of this row is nested too deeply for sympy (RecursionError)") from None
+    except MemoryError:
+        raise entry.error("sympy ran out of memory on a formula of this row") from None
+    except (KeyError, ValueError, TypeError) as exc:   # a printer or sympy refusing what it was given
+        raise entry.error(f"cannot generate code for this row: {exc}") from None
 
 
 def _inliner(fwd, entry, params):
@@ -190,6 +210,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
 
     # ---- formulas
     parsed = []
+    proof = _row_proof(entry, fwd, scope)
     for f in entry.formulas:
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
@@ -200,15 +221,17 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 expr = parse_formula(f.text, scope)
             except FormulaError as exc:
                 raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
-            if fwd is not None and len(f.names) == 1 and len(schema.returns) == 1:
-                _prove(entry, f, expr, fwd)
-                model.formula_origins.append((tuple(f.names), "proven"))
-            else:
-                model.formula_origins.append((tuple(f.names), "hand-written"))
+            proven = proof is not None and len(f.names) == 1
+            model.formula_origins.append((tuple(f.names), "proven" if proven else "hand-written"))
+        if proof is not None and len(f.names) == 1:
+            proof.add(f.names[0], expr)
+        parsed.append((f, expr))
+    if proof is not None:
+        _prove(entry, proof)
+    for i, (f, expr) in enumerate(parsed):
         if not _mentions_tensor(expr, scope):
             # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
-            expr = sp.Function("full_like")(GRAD, expr)
-        parsed.append((f, expr))
+            parsed[i] = (f, sp.Function("full_like")(GRAD, expr))
 
     model.diff_args = [a.name for a in entry.differentiable_args]
     used = set()
@@ -338,6 +361,10 @@ def _forward_kernel(entry, fwd):
     spec = KernelSpec(name=f"{entry.schema.py_name}_forward", arrays=[t for t in tensors],
                       scalars=[s for s in scalars], expr=fwd, formula=entry.forward,
                       returns_bool=is_boolean(fwd), int_closed=is_int_closed(fwd))
+    problem = kernel_problem(fwd, set(tensors) | set(scalars))
+    if problem:
+        raise entry.error(f"in forward: cannot be compiled into an elementwise kernel: {problem}",
+                          entry.forward_line)
     unused = [a for a in tensors + scalars if a not in used]
     if unused and any(a in tensors for a in unused):
         raise entry.error(f"forward expression does not use tensor argument(s) {unused}", entry.forward_line)
@@ -345,23 +372,23 @@ def _forward_kernel(entry, fwd):
     return spec
 
 
-def _prove(entry, formula, expr, fwd):
-    """Check a hand-written formula against grad * d(forward)/d(arg) at random points."""
-    x = sp.Symbol(formula.names[0], real=True)
-    ret = entry.schema.returns[0].name
-    hand = expr.xreplace({sp.Symbol(ret, real=True): fwd})
-    derived = derive_vjp(fwd, x, GRAD)
-    symbols = sorted((hand.free_symbols | derived.free_symbols), key=lambda s: s.name)
-    bad = [s.name for s in symbols if s.name not in {a.name for a in entry.schema.args} | {"grad"}]
-    if bad or any(isinstance(a, sp.core.function.AppliedUndef) for a in sp.preorder_traversal(hand)):
-        return  # formula uses metadata or helpers: the gradient check tests it instead
-    domains = {}
-    for a in entry.schema.args:
-        if a.is_number and a.type.rstrip("?") in ("int", "SymInt"):
-            domains[a.name] = (1.0, 4.0)
-    ok, msg, _ = probe_equal(hand, derived, symbols, domains)
-    if not ok:
-        raise entry.error(f"formula for '{formula.names[0]}' disagrees with the derivative of its forward "
+def _row_proof(entry, fwd, scope):
+    """The proof of the row's formulas against its forward (rows with a forward and one output)."""
+    if fwd is None or len(entry.schema.returns) != 1:
+        return None
+    args = entry.schema.args
+    ints = [a.name for a in args if a.is_number and a.type.rstrip("?") in ("int", "SymInt")]
+    tensors = [a.name for a in args if a.is_tensor]
+    return RowProof(fwd, [a.name for a in args], tensors, ints, entry.schema.returns[0].name, scope.metadata)
+
+
+def _prove(entry, proof):
+    """Refuse the row if a hand-written formula disagrees with grad * d(forward)/d(arg) (prove.py)."""
+    bad = proof.check()
+    if bad:
+        arg, msg = bad
+        formula = next(f for f in entry.formulas if arg in f.names)
+        raise entry.error(f"formula for '{arg}' disagrees with the derivative of its forward "
                           f"({entry.forward}): {msg}", formula.line)
 
 

@@ -7,7 +7,10 @@ import jinja2
 
 from ..version import __version__
 from ..table import load_table
+from .literals import python_literal
 from .model import build_models
+from .names import check_kernel_names, check_names
+from .swap import replace_tree
 from .wrappers import render_inplace_wrapper, render_wrapper
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
@@ -38,7 +41,7 @@ def runtime_helpers_hash():
 def _param_code(a):
     code = f'"{a.name}", "{a.type}"'
     if a.has_default:
-        code += f", {a.default!r}"
+        code += f", {python_literal(a.default)}"
     if a.kwonly:
         code += ", kwonly=True"
     return code
@@ -73,7 +76,9 @@ def render_all(table_path, progress=None):
     """Return {relative path: file text} for everything under generated/. ``progress(done, total, row)``
     is called as each row is built."""
     entries = load_table(table_path)
+    check_names(entries)
     models = build_models(entries, progress)
+    check_kernel_names(models)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
     helpers_sha = runtime_helpers_hash()
@@ -158,23 +163,6 @@ def stale_files(files, out_dir):
 
 
 def write_files(files, out_dir):
-    """Write changed files only (an unchanged table changes no byte); remove files no longer generated."""
-    changed = []
-    for rel, text in sorted(files.items()):
-        path = os.path.join(out_dir, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                if fh.read() == text:
-                    continue
-        except OSError:
-            pass
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        changed.append(rel)
-    for rel in sorted(existing_files(out_dir) - set(files)):
-        os.remove(os.path.join(out_dir, rel))
-        changed.append(rel + " (removed)")
-    return changed
+    """Make ``out_dir`` match ``files`` as a whole (see swap.py): an unchanged table changes no byte and
+    no modification time; a new tree that does not import replaces nothing."""
+    return replace_tree(files, out_dir, existing_files(out_dir))

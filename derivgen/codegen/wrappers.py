@@ -2,6 +2,7 @@
 import textwrap
 
 from . import manifest
+from .literals import python_literal
 
 
 def docstring_safe(text):
@@ -16,7 +17,7 @@ def _sig(args):
         if a.kwonly and not star:
             parts.append("*")
             star = True
-        parts.append(a.name + (f"={a.default!r}" if a.has_default else ""))
+        parts.append(a.name + (f"={python_literal(a.default)}" if a.has_default else ""))
     return ", ".join(parts)
 
 

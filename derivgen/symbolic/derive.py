@@ -52,8 +52,12 @@ def probe_equal(hand, derived, symbols, domains=None, n_points=64, seed=0, rtol=
 
     ``domains`` maps a symbol name to (lo, hi); by default values are drawn from [-3, 3], then from
     (0.05, 3) and (1.05, 3) when too few points fall inside the functions' domain."""
-    f_hand = _evaluator(hand, symbols)
-    f_der = _evaluator(derived, symbols)
+    return probe_evaluators(_evaluator(hand, symbols), _evaluator(derived, symbols), symbols, domains, n_points,
+                            seed, rtol)
+
+
+def probe_evaluators(f_hand, f_der, symbols, domains=None, n_points=64, seed=0, rtol=1e-8):
+    """``probe_equal`` on two functions already made from expressions by ``_evaluator``."""
     rng = random.Random(seed)
     valid = 0
     for lo, hi in ((-3.0, 3.0), (0.05, 3.0), (1.05, 3.0)):

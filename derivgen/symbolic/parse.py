@@ -8,13 +8,22 @@ whose keyword arguments travel as trailing ``Tuple(Symbol('kw_<name>'), value)``
 becomes a symbol named like PyTorch's saved attribute (``self_sym_sizes``).
 """
 import ast
+import math
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from .functions import CONSTANTS, ELEMENTWISE, as_condition
 
+# Bounds checked on the Python syntax tree before sympy sees a formula: sympy's work grows with the
+# tree's size and its recursion with the tree's depth, and exact integer arithmetic with the size of
+# literals and exponents (``0 * 10 ** 10 ** 10`` would compute a ten-billion-digit integer first).
 MAX_FORMULA_LENGTH = 2000
+MAX_DEPTH = 32          # shipped formulas reach 11
+MAX_NODES = 500         # shipped formulas reach 64
+MAX_INT_DIGITS = 18     # an int literal fits in int64
+MAX_EXPONENT = 64       # |n| of a constant exponent applied to a constant base
+MAX_SYMBOLIC_EXPONENT = 1024   # |n| of a constant exponent applied to anything else
 NONE = sp.Symbol("None")
 
 _METADATA = {
@@ -88,6 +97,8 @@ class _Parser(ast.NodeVisitor):
         if isinstance(v, int):
             return sp.Integer(v)
         if isinstance(v, float):
+            if not math.isfinite(v):
+                raise FormulaError(f"literal {node.value!r} is not a finite number (write inf for infinity)")
             return sp.Float(v) if not v.is_integer() else sp.Integer(int(v)) if abs(v) < 2 ** 53 else sp.Float(v)
         raise FormulaError(f"literal {v!r} is not allowed in a formula (numbers, True, False, None only)")
 
@@ -124,6 +135,7 @@ class _Parser(ast.NodeVisitor):
         if op is ast.Div:
             return a / b
         if op is ast.Pow:
+            _check_exponent(a, b)
             return a ** b
         raise FormulaError(f"operator '{type(node.op).__name__}' is not allowed in a formula")
 
@@ -144,7 +156,7 @@ class _Parser(ast.NodeVisitor):
     def visit_Compare(self, node):
         if len(node.ops) != 1:
             raise FormulaError("chained comparisons are not allowed; use 'and'")
-        a, b = self.visit(node.left), self.visit(node.comparators[0])
+        a, b = coerce_arith(self.visit(node.left)), coerce_arith(self.visit(node.comparators[0]))
         ops = {ast.Gt: sp.Gt, ast.Lt: sp.Lt, ast.GtE: sp.Ge, ast.LtE: sp.Le, ast.Eq: sp.Eq, ast.NotEq: sp.Ne}
         op = ops.get(type(node.ops[0]))
         if op is None:
@@ -214,6 +226,8 @@ class _Parser(ast.NodeVisitor):
                 raise FormulaError(f"{name}() takes {len(params)} arguments, got {len(args)}")
             return builder(*args)
         if name in ELEMENTWISE and name not in s.tensor_fns and not kwargs:
+            if name == "pow" and len(args) == 2:
+                _check_exponent(*args)
             try:
                 return ELEMENTWISE[name](*[coerce_arith(a) if name not in ("where",) else a for a in args])
             except TypeError as exc:
@@ -221,6 +235,14 @@ class _Parser(ast.NodeVisitor):
         if name in s.tensor_fns or name in s.meta_fns:
             return sp.Function(name)(*args, *kwargs)
         raise FormulaError(f"unknown function '{name}'")
+
+
+def _check_exponent(base, exponent):
+    if not (isinstance(exponent, sp.Number) and exponent.is_finite):
+        return
+    limit = MAX_EXPONENT if isinstance(base, sp.Number) else MAX_SYMBOLIC_EXPONENT
+    if abs(exponent) > limit:
+        raise FormulaError(f"exponent {exponent} is too large (at most {limit} in magnitude here)")
 
 
 def parse_formula(text, scope):
@@ -233,7 +255,32 @@ def parse_formula(text, scope):
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise FormulaError(f"syntax error in formula: {exc.msg}") from None
-    return _Parser(scope).visit(tree)
+    except (RecursionError, MemoryError):
+        raise FormulaError(f"formula nested too deeply (at most {MAX_DEPTH} levels)") from None
+    check_bounds(tree)
+    try:
+        return _Parser(scope).visit(tree)
+    except TypeError as exc:          # sympy refusing an operation (``self > True``)
+        raise FormulaError(f"invalid operation: {exc}") from None
+    except RecursionError:
+        raise FormulaError(f"formula nested too deeply (at most {MAX_DEPTH} levels)") from None
+
+
+def check_bounds(tree):
+    """Refuse a syntax tree deeper than MAX_DEPTH, larger than MAX_NODES or with a huge int literal
+    (an explicit stack: a recursive walk is what the bound protects against)."""
+    stack, count = [(tree, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if depth > MAX_DEPTH:
+            raise FormulaError(f"formula nested too deeply (at most {MAX_DEPTH} levels)")
+        if count > MAX_NODES:
+            raise FormulaError(f"formula too large (at most {MAX_NODES} syntax nodes)")
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool) \
+                and abs(node.value) >= 10 ** MAX_INT_DIGITS:
+            raise FormulaError(f"integer literal longer than {MAX_INT_DIGITS} digits")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def is_opaque(e):

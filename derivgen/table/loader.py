@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from .errors import TableError
+from .text import compose_table, decode_table, entry_at
 from .schema import SchemaError, node_prefix, parse_schema
 
 ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc"}
@@ -82,28 +83,29 @@ def load_table(path):
     """Parse and validate the table at ``path``; raise TableError naming file, line and entry."""
     file = os.path.basename(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise TableError(f"cannot read table: {exc}", file) from None
-    return load_table_text(text, file)
+    return load_table_text(decode_table(data, file), file)
 
 
 def load_table_text(text, file="formulas.yaml"):
     lines = text.splitlines()
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise TableError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file,
-                         mark.line + 1 if mark else None) from None
-    if root is None:
-        return []
+    root = compose_table(text, file)
+    if root is None or (isinstance(root, yaml.SequenceNode) and not root.value):
+        raise TableError("the table has no entries (a table needs at least one '- name: ...' row)", file,
+                         _line(root) if root is not None else 1)
     if not isinstance(root, yaml.SequenceNode):
         raise TableError("the table must be a list of entries ('- name: ...')", file, _line(root))
     entries, seen = [], {}
     for item in root.value:
-        entries.append(_load_entry(item, file, lines, seen))
+        try:
+            entries.append(_load_entry(item, file, lines, seen))
+        except TableError as exc:
+            if exc.entry is None and exc.line:
+                raise TableError(exc.reason, exc.file, exc.line, entry_at(lines, exc.line)) from None
+            raise
     _assign_class_names(entries)
     return entries
 
@@ -137,7 +139,10 @@ def _load_entry(item, file, lines, seen):
         if key == "forward":
             entry.forward, entry.forward_line = _scalar(vnode, file, entry.name), _line(vnode)
         elif key == "inplace":
-            entry.inplace = _scalar(vnode, file, entry.name).lower() == "true"
+            value = _scalar(vnode, file, entry.name)
+            if value not in ("true", "false", "True", "False"):
+                raise entry.error(f"inplace takes true or false, not '{value}'", kline)
+            entry.inplace = value.lower() == "true"
         elif key == "doc":
             entry.doc = _scalar(vnode, file, entry.name)
         elif key == "output_differentiability":
@@ -195,9 +200,19 @@ def _check_grad_usage(entry):
             raise entry.error("Derivative definition illegally mixes use of 'grad' and 'grads'. Consider replacing "
                               "occurrences of 'grad' with 'grads[0]'", f.line)
         for m in re.finditer(r"\bgrads\[(\d+)\]", f.text):
-            if int(m.group(1)) >= n_out:
+            i = int(m.group(1))
+            if i >= n_out:
                 raise entry.error(f"Out of bounds grads access: derivative formula used grads[{m.group(1)}], but "
                                   f"the forward only returns {n_out} outputs.", f.line)
+            flags = entry.output_differentiability
+            if flags is not None and not flags[i]:
+                raise entry.error(f"formula uses grads[{i}], but output {i} ('{entry.schema.returns[i].name}') is "
+                                  "marked non-differentiable in output_differentiability", f.line)
+        flags = entry.output_differentiability or []
+        for i, (r, flag) in enumerate(zip(entry.schema.returns, flags)):
+            if not flag and _mentions(f.text, f"grad_{r.name}"):
+                raise entry.error(f"formula uses grad_{r.name}, but output {i} ('{r.name}') is marked "
+                                  "non-differentiable in output_differentiability", f.line)
         if uses_grad and any(r.is_tensor_list for r in entry.schema.returns):
             raise entry.error("this op returns a list of tensors (Tensor[]): its formulas must use grads (one "
                               "gradient per output), not grad", f.line)

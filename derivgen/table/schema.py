@@ -7,6 +7,8 @@ _TYPE_RE = re.compile(r"^(Tensor(?:\([a-z](?:!| -> \*)?\))?(?:\[\])?\??|Tensor\?
                       r"SymInt(?:\[\d*\])?\??|float\??|bool(?:\[\d*\])?\??|str\??|ScalarType\??|Generator\??|"
                       r"Layout\??|Device\??|MemoryFormat\??|SymFloat\??)$")
 _IDENT_RE = re.compile(r"^[A-Za-z]\w*$")
+_INT_RE = re.compile(r"-?\d+")
+_FLOAT_RE = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?")
 RESERVED = {"grad", "grads", "result", "grad_input_mask", "retain_variables"}
 
 
@@ -114,19 +116,20 @@ def _parse_default(text):
         return tuple(_parse_default(x) for x in _split_top(inner)) if inner else ()
     if t in ("contiguous_format", "Mean", "long"):
         return t
+    if t in ("inf", "-inf", "nan"):
+        return float(t)
     if len(t) >= 2 and (t.startswith('"') and t.endswith('"') or t.startswith("'") and t.endswith("'")):
         if not re.fullmatch(r"[\w .\-]*", t[1:-1]):
             raise SchemaError(f"bad default value {t}: a string default may hold letters, digits, '_', '.', "
                               "'-' and spaces only")
         return t[1:-1]
-    try:
+    if _INT_RE.fullmatch(t):
+        if len(t.lstrip("-")) > 19:
+            raise SchemaError(f"default value {t} is out of range for a 64-bit int")
         return int(t)
-    except ValueError:
-        pass
-    try:
+    if _FLOAT_RE.fullmatch(t):
         return float(t)
-    except ValueError:
-        raise SchemaError(f"bad default value '{t}'") from None
+    raise SchemaError(f"bad default value '{t}'")
 
 
 def _split_type_name(piece):
@@ -139,6 +142,9 @@ def _split_type_name(piece):
 
 
 def parse_schema(text):
+    bad = [ch for ch in text if not ch.isprintable()]
+    if bad:
+        raise SchemaError(f"schema string contains the character {bad[0]!r}: a schema is one line of text")
     m = _NAME_RE.match(text)
     if not m:
         raise SchemaError(f"bad schema syntax '{text}': expected 'op[.overload](Type arg, ...) -> Returns'")
@@ -178,6 +184,10 @@ def parse_schema(text):
             typ, name = piece, None
         if not _TYPE_RE.match(typ):
             raise SchemaError(f"unknown return type '{typ}'")
+        if name is not None and not _IDENT_RE.match(name):
+            raise SchemaError(f"bad output name '{name}'")
+        if name in RESERVED - {"result"}:
+            raise SchemaError(f"output name '{name}' is reserved in formulas")
         if name is not None and name in seen:
             name = f"{name}_return"
         schema.returns.append(Return(name, typ))

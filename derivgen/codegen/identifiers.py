@@ -1,0 +1,61 @@
+"""Every identifier the generated modules use for themselves, in one place.
+
+Table rows contribute names to generated code (op functions, row functions, node classes, kernel
+modules and kernels, parameters, outputs). ``derivgen.codegen.names`` refuses a row whose names would
+shadow one of these, or a builtin the generated code calls, so a table can never make generated code
+call its own function where the generator meant ``len`` or ``_k``. ``tests/table/test_identifiers.py``
+parses the rendered modules and fails when a template or wrapper starts using a name missing here.
+"""
+import keyword
+
+# Module-level names bound by the templates (imports, helpers, tables) of ops.py, nodes.py,
+# kernels/__init__.py and each kernel module.
+MODULE_NAMES = frozenset({
+    # ops.py
+    "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
+    "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_edge", "_rebase_history",
+    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_edge_opt", "_meta_opt",
+    "FUNCTIONS", "METHODS", "_registry", "_observe",
+    # nodes.py
+    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow",
+    # kernel modules
+    "prange", "ElementwiseOp", "_exp", "_l", "_log", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    # the package
+    "kernels", "nodes", "ops",
+})
+
+# Parameters and locals of generated functions and methods (op wrappers, node methods, kernels).
+# (Comprehension variables and kernel parameters are left out: a comprehension has its own scope, and
+# kernels rename a parameter that clashes with their own names, see lower.py.)
+FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad"})
+
+# Builtins the code of ops.py calls at module level or in its functions: an op function of that name
+# would replace it for the whole module.
+MODULE_BUILTINS = frozenset({"enumerate", "len", "tuple", "type"})
+
+# Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
+# name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
+# only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
+FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "list", "property", "range"})
+
+# File names the package itself uses: a kernel module may not be called like one of them (compared
+# case-insensitively, as on a case-insensitive file system).
+PACKAGE_FILES = frozenset({"__init__", "nodes", "ops", "kernels", "__pycache__"})
+
+KEYWORDS = frozenset(keyword.kwlist)
+
+
+def why_reserved(name, *, module_level):
+    """The reason ``name`` may not be used by a row, or None. ``module_level``: the name is bound at
+    module level (op and row functions, classes); otherwise it is a parameter or a local."""
+    if name in KEYWORDS:
+        return "is a Python keyword"
+    if name.startswith("__") and name.endswith("__"):
+        return "is a '__dunder__' name (reserved by Python)"
+    if name in (MODULE_BUILTINS if module_level else FUNCTION_BUILTINS):
+        return "shadows the builtin of that name, which the generated code uses"
+    if module_level and name in MODULE_NAMES:
+        return "is a name the generated modules use for themselves"
+    if not module_level and name in FUNCTION_LOCALS | MODULE_NAMES:
+        return "is a name the generated functions use for themselves"
+    return None
