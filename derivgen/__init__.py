@@ -9,11 +9,15 @@ from derivgen.core import dtypes as _dtypes
 from derivgen.core.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
 from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
 from derivgen.core.dtypes import dtype  # noqa: F401
+from derivgen.core.dtypes import bfloat16, float16, half  # noqa: F401
+from derivgen.core.device import device, get_default_device, set_default_device  # noqa: F401
+from derivgen.core.generator import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
+                                     seed, set_rng_state)
 from derivgen.core.dtypes import float as float  # noqa: A001,F401,PLC0414
 from derivgen.core.dtypes import int as int  # noqa: A001,F401,PLC0414
 from derivgen.ops.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: F401
                                 linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
-                                randn_like, tensor, zeros, zeros_like)
+                                randn_like, randperm, tensor, zeros, zeros_like)
 from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                                 no_grad, set_grad_enabled)
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
@@ -31,13 +35,20 @@ if _ops is not None:
     from derivgen import tensor_methods as _operators
     _operators.install(_ops)
     globals().update(_ops.FUNCTIONS)
-    reshape = _composites.reshape
-    matmul = _composites.matmul
-    flatten = _composites.flatten
-    globals().update(_composites.FUNCTIONS)
+    from derivgen.ops.keywords import accept_input_keyword as _accept_input_keyword
+    globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})
     from derivgen import autograd  # noqa: F401,E402
     from derivgen import nn  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402
+    from derivgen.ops import closeness as _closeness
+    globals().update(_closeness.FUNCTIONS)
+    for _name, _fn in _closeness.METHODS.items():
+        setattr(Tensor, _name, _fn)
+    from derivgen import optim  # noqa: F401,E402
+    from derivgen import utils  # noqa: F401,E402
+    from derivgen import cuda  # noqa: F401,E402
+    from derivgen import backends  # noqa: F401,E402
+    from derivgen.serialization import load, save  # noqa: F401,E402
 
     def is_tensor(obj):
         return isinstance(obj, Tensor)

@@ -32,6 +32,18 @@ int = int32  # noqa: A001
 _BY_NP = {d.np: d for d in (float32, float64, int64, int32, bool_)}
 
 
+def _unsupported(name, itemsize, legacy):
+    """A dtype torch has and derivgen names but cannot compute in: using it to make a tensor raises."""
+    d = object.__new__(dtype)
+    d.name, d.np, d.is_floating_point, d.itemsize, d._legacy = name, None, True, itemsize, legacy
+    return d
+
+
+float16 = _unsupported("float16", 2, "HalfTensor")
+bfloat16 = _unsupported("bfloat16", 2, "BFloat16Tensor")
+half = float16
+
+
 def from_numpy_dtype(np_dtype):
     """The derivgen dtype of a numpy dtype; unsupported dtypes raise a clear TypeError."""
     d = _BY_NP.get(np.dtype(np_dtype))
@@ -45,6 +57,9 @@ def to_numpy_dtype(d):
     if d is None:
         return None
     if isinstance(d, dtype):
+        if d.np is None:
+            raise TypeError(f"derivgen: dtype {d!r} is not supported (supported: float32, float64, int64, int32, "
+                            "bool)")
         return d.np
     return np.dtype(d)
 

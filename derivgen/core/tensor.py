@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 
 from derivgen.core import dtypes as _dt
+from derivgen.core.device import CPU as _CPU
+from derivgen.core.device import check_device
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import add_hook, gradient_edge
 from derivgen.core.pending import LIVE as _LIVE_PENDING
@@ -230,7 +232,14 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return _CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def cuda(self, device=None, non_blocking=False):
+        check_device("cuda")
 
     # ---- conversions ---------------------------------------------------------------------------
     def numpy(self):

@@ -116,7 +116,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
-    """torch's dropout; ``generator`` (a numpy Generator, e.g. ``derivgen.manual_seed(0)``) makes the mask
+    """torch's dropout; ``generator`` (a ``derivgen.Generator``, e.g. ``derivgen.manual_seed(0)``) makes the mask
     reproducible. Identity (no node) when ``training`` is False."""
     if not training or p == 0:
         return _c.dropout(input, p, training, generator)

@@ -142,7 +142,7 @@ def bind(overload, args, kwargs):
         for name, v in kwargs.items():
             i = index.get(name)
             if i is None and name == "input":
-                i = 0  # torch spells the first argument `input` in function form
+                i = index.get("self", 0)  # torch's function form spells the schema's `self` `input`
             if i is None or values[i] is not _MISSING:
                 return None
             v = _convert(params[i], v, i == 0)

@@ -14,9 +14,15 @@ def _size_args(size):
     return tuple(size)
 
 
-def reshape(self, *shape):
+def reshape(self, *shape, **kwargs):
     """torch's reshape: a view (ViewBackward0) of a contiguous tensor, _reshape_alias
-    (ReshapeAliasBackward0) when a non-contiguous tensor can still be viewed, else clone + _unsafe_view."""
+    (ReshapeAliasBackward0) when a non-contiguous tensor can still be viewed, else clone + _unsafe_view.
+    The shape is varargs, one sequence, or torch's keyword ``shape=``."""
+    if kwargs:
+        if shape or set(kwargs) != {"shape"}:
+            raise TypeError(f"reshape() got an unexpected keyword argument '{next(k for k in kwargs if k != 'shape')}'"
+                            if set(kwargs) - {"shape"} else "reshape() got multiple values for argument 'shape'")
+        shape = (kwargs["shape"],)
     shape = _size_args(shape)
     try:
         viewed = np.reshape(self._array, _resolve(shape, self._array.size), copy=False)
@@ -72,12 +78,22 @@ def matmul(self, other):
     return ops._unsafe_view(ops.bmm(xb, yb), batch + (n, p))
 
 
-def to(self, *args, dtype=None, copy=False, **kwargs):
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
+    """torch's three forms: ``to(dtype)``, ``to(device=None, dtype=None)`` (a device, a device string
+    such as ``"cpu"``) and ``to(other)`` (``other``'s dtype and device); ``self`` when nothing changes."""
+    from derivgen.core.device import check_device
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
-    if dtype is None or (dtype.np == self._array.dtype and not copy):
-        return self
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            non_blocking = a
+        elif a is not None:
+            device = a
+    check_device(device if device is not None else "cpu")
+    if dtype is None or (_dt.to_numpy_dtype(dtype) == self._array.dtype and not copy):
+        return _ops().clone(self) if copy else self
     return _ops()._to_copy(self, dtype=dtype)
 
 
@@ -444,13 +460,14 @@ def _sumproduct_pair(left, right, sum_dims):
 
 def dropout(input, p=0.5, train=True, generator=None):  # noqa: A002 - torch spelling
     """torch's CPU dropout: ``input * (bernoulli(1 - p) / (1 - p))`` (MulBackward0; the mask has no grad).
-    ``generator`` is a numpy Generator (``derivgen.manual_seed`` returns one) for reproducible masks."""
+    ``generator`` (a ``derivgen.Generator``, such as ``derivgen.manual_seed`` returns, or a numpy Generator)
+    makes the mask reproducible."""
     if p < 0 or p > 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0:
         return input
-    from derivgen.ops.factories import _rng
-    rng = generator if generator is not None else _rng[0]
+    from derivgen.core.generator import numpy_generator
+    rng = numpy_generator(generator)
     dt = input._array.dtype
     if p == 1:
         noise = np.zeros(input._array.shape, dt)

@@ -1,15 +1,16 @@
-"""Tensor constructors, spelled as in torch (``tensor``, ``ones``, ``randn``, ``*_like`` ...)."""
+"""Tensor constructors, spelled as in torch (``tensor``, ``ones``, ``randn``, ``*_like`` ...).
+
+Every constructor takes torch's ``device=`` (only the cpu computes; see ``derivgen.core.device``) and
+the sized ones take the size as varargs, one sequence, or ``size=``. The random ones draw from a
+``derivgen.Generator`` (``generator=``, else the default generator): reproducible for a seed, but not
+the numbers torch draws for that seed.
+"""
 import numpy as np
 
 from derivgen.core import dtypes as _dt
+from derivgen.core.device import check_device
+from derivgen.core.generator import manual_seed, numpy_generator  # noqa: F401 - manual_seed is re-exported
 from derivgen.core.tensor import Tensor, _infer_dtype
-
-_rng = [np.random.default_rng()]
-
-
-def manual_seed(seed):
-    _rng[0] = np.random.default_rng(int(seed))
-    return _rng[0]
 
 
 def _finish(arr, requires_grad):
@@ -19,7 +20,11 @@ def _finish(arr, requires_grad):
     return t
 
 
-def _size(size):
+def _size(size, keyword=None):
+    if keyword is not None:
+        if size:
+            raise TypeError("size given both positionally and as size=")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         return tuple(int(s) for s in size[0])
     return tuple(int(s) for s in size)
@@ -30,6 +35,7 @@ def _float_dtype(dtype):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     if isinstance(data, Tensor):
         data = data._array
     np_dtype = _dt.to_numpy_dtype(dtype) or _infer_dtype(data)
@@ -39,8 +45,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return _finish(arr, requires_grad)
 
 
-def as_tensor(data, dtype=None):
-    if isinstance(data, Tensor) and dtype is None:
+def as_tensor(data, dtype=None, device=None):
+    check_device(device)
+    if isinstance(data, Tensor) and (dtype is None or _dt.to_numpy_dtype(dtype) == data._array.dtype):
         return data
     return tensor(data, dtype=dtype)
 
@@ -49,19 +56,23 @@ def from_numpy(arr):
     return Tensor._make(np.asarray(arr))
 
 
-def zeros(*size, dtype=None, requires_grad=False, device=None):
-    return _finish(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+def zeros(*args, size=None, dtype=None, requires_grad=False, device=None, out=None):
+    check_device(device)
+    return _finish(np.zeros(_size(args, size), _float_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False, device=None):
-    return _finish(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+def ones(*args, size=None, dtype=None, requires_grad=False, device=None, out=None):
+    check_device(device)
+    return _finish(np.ones(_size(args, size), _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad=False, device=None):
-    return _finish(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+def empty(*args, size=None, dtype=None, requires_grad=False, device=None, out=None):
+    check_device(device)
+    return _finish(np.empty(_size(args, size), _float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     if dtype is None:
         dtype = (_dt.bool_ if isinstance(fill_value, bool) else
                  _dt.int64 if isinstance(fill_value, int) else _dt.get_default_dtype())
@@ -69,10 +80,12 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -84,24 +97,45 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.linspace(start, end, steps).astype(_float_dtype(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False, generator=None, device=None):
-    rng = generator if generator is not None else _rng[0]
-    return _finish(rng.standard_normal(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+def randn(*args, size=None, dtype=None, requires_grad=False, generator=None, device=None, out=None):
+    """Standard normal samples (numpy's transform of the generator's stream, not torch's numbers)."""
+    check_device(device)
+    np_dtype = _float_dtype(dtype)
+    return _finish(numpy_generator(generator).standard_normal(_size(args, size)).astype(np_dtype), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False, generator=None, device=None):
-    rng = generator if generator is not None else _rng[0]
-    return _finish(rng.random(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+def rand(*args, size=None, dtype=None, requires_grad=False, generator=None, device=None, out=None):
+    """Uniform samples in [0, 1) (numpy's transform of the generator's stream, not torch's numbers)."""
+    check_device(device)
+    np_dtype = _float_dtype(dtype)
+    return _finish(numpy_generator(generator).random(_size(args, size)).astype(np_dtype), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, generator=None, device=None):
-    if high is None:
+def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None, requires_grad=False, out=None):
+    """torch's ``randint(high, size)`` / ``randint(low, high, size)``: integers in [low, high)."""
+    check_device(device)
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
-    rng = generator if generator is not None else _rng[0]
-    return Tensor._make(rng.integers(low, high, size=_size((size,))).astype(_dt.to_numpy_dtype(dtype) or np.int64))
+    if size is None:
+        raise TypeError("randint() missing 1 required positional argument: 'size'")
+    np_dtype = _dt.to_numpy_dtype(dtype) or np.int64
+    arr = numpy_generator(generator).integers(low, high, size=_size((size,))).astype(np_dtype)
+    return _finish(arr, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    check_device(device)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    np_dtype = _dt.to_numpy_dtype(dtype) or np.int64
+    return _finish(numpy_generator(generator).permutation(int(n)).astype(np_dtype), requires_grad)
 
 
 def _like(t, dtype):
@@ -109,24 +143,30 @@ def _like(t, dtype):
 
 
 def zeros_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.zeros(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.ones(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def empty_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.empty(t._array.shape, _like(t, dtype)), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
+    check_device(device)
     return _finish(np.full(t._array.shape, fill_value, _like(t, dtype)), requires_grad)
 
 
 def randn_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(_rng[0].standard_normal(t._array.shape).astype(_like(t, dtype)), requires_grad)
+    check_device(device)
+    return _finish(numpy_generator().standard_normal(t._array.shape).astype(_like(t, dtype)), requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, device=None):
-    return _finish(_rng[0].random(t._array.shape).astype(_like(t, dtype)), requires_grad)
+    check_device(device)
+    return _finish(numpy_generator().random(t._array.shape).astype(_like(t, dtype)), requires_grad)

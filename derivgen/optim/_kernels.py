@@ -1,0 +1,107 @@
+"""The optimizers' update rules: one Numba loop per rule over one parameter's flat array, in place.
+
+Each loop reproduces, element by element and in the same order of roundings, what torch's
+single-tensor (``foreach=False``) implementation does with a chain of tensor ops, so float64 results
+are bit-for-bit torch's. The roundings that matter: ``a.add_(b, alpha=s)`` is ``fma(b, s, a)``;
+``a.addcmul_(b, c, value=s)`` is ``fma(s * b, c, a)``; ``a.addcdiv_(b, c, value=s)`` is
+``a + (s * b) / c``; ``a.lerp_(b, w)`` is ``fma(w, b - a, a)`` for ``|w| < 0.5`` and
+``fma(-(b - a), 1 - w, b)`` otherwise (torch's CPU kernels fuse those products).
+
+Every scalar argument arrives already typed like the parameter (see ``derivgen.optim.optimizer``), so
+a float32 parameter is updated in float32 arithmetic throughout, as torch does.
+"""
+import numpy as np
+
+from derivgen.kernels.fma import fma
+from derivgen.kernels.jit import kernel
+
+
+@kernel
+def sgd_update(param, grad, buf, lr, weight_decay, momentum, keep, nesterov, maximize, first):
+    """``keep`` is ``1 - dampening``; ``buf`` is empty when ``momentum == 0``; ``first``: ``buf`` is
+    filled with the (transformed) gradient instead of updated."""
+    for i in range(param.size):
+        g = -grad[i] if maximize else grad[i]
+        if weight_decay != 0:
+            g = fma(param[i], weight_decay, g)
+        if momentum != 0:
+            if first:
+                b = g
+            else:
+                b = fma(g, keep, buf[i] * momentum)
+            buf[i] = b
+            g = fma(b, momentum, g) if nesterov else b
+        param[i] = fma(g, -lr, param[i])
+
+
+@kernel
+def _lerp(a, b, w, one_minus_w):
+    d = b - a
+    if abs(w) < 0.5:
+        return fma(w, d, a)
+    return fma(-d, one_minus_w, b)
+
+
+@kernel
+def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, weight_decay, decoupled,
+                decay, w1, one_minus_w1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size):
+    """``decay`` is ``1 - lr * weight_decay`` (decoupled weight decay, AdamW); ``w1`` is ``1 - beta1``;
+    ``max_exp_avg_sq`` is empty unless ``amsgrad``."""
+    for i in range(param.size):
+        g = -grad[i] if maximize else grad[i]
+        p = param[i]
+        if weight_decay != 0:
+            if decoupled:
+                p = p * decay
+            else:
+                g = fma(p, weight_decay, g)
+        m = _lerp(exp_avg[i], g, w1, one_minus_w1)
+        exp_avg[i] = m
+        v = fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2)
+        exp_avg_sq[i] = v
+        if amsgrad:
+            mx = max_exp_avg_sq[i]
+            if v > mx or v != v:
+                mx = v
+            max_exp_avg_sq[i] = mx
+            v = mx
+        denom = np.sqrt(v) / bias_correction2_sqrt + eps
+        param[i] = p + (neg_step_size * m) / denom
+
+
+@kernel
+def rmsprop_update(param, grad, square_avg, grad_avg, buf, lr, alpha, one_minus_alpha, one_minus_w, eps,
+                   weight_decay, momentum, centered, maximize):
+    """``grad_avg`` is empty unless ``centered``, ``buf`` unless ``momentum > 0``; ``one_minus_w`` is
+    ``1 - (1 - alpha)``, the complement of the ``lerp`` weight of the centered average."""
+    for i in range(param.size):
+        g = -grad[i] if maximize else grad[i]
+        if weight_decay != 0:
+            g = fma(param[i], weight_decay, g)
+        s = fma(one_minus_alpha * g, g, square_avg[i] * alpha)
+        square_avg[i] = s
+        if centered:
+            a = _lerp(grad_avg[i], g, one_minus_alpha, one_minus_w)
+            grad_avg[i] = a
+            avg = np.sqrt(fma(-a, a, s))
+        else:
+            avg = np.sqrt(s)
+        avg = avg + eps
+        if momentum > 0:
+            b = buf[i] * momentum + g / avg
+            buf[i] = b
+            param[i] = fma(b, -lr, param[i])
+        else:
+            param[i] = param[i] + (-lr * g) / avg
+
+
+@kernel
+def adagrad_update(param, grad, state_sum, clr, eps, weight_decay, maximize):
+    """``clr`` is the decayed learning rate ``lr / (1 + (step - 1) * lr_decay)``."""
+    for i in range(param.size):
+        g = -grad[i] if maximize else grad[i]
+        if weight_decay != 0:
+            g = fma(param[i], weight_decay, g)
+        s = fma(g, g, state_sum[i])
+        state_sum[i] = s
+        param[i] = param[i] + (-clr * g) / (np.sqrt(s) + eps)

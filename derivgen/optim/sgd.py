@@ -1,0 +1,50 @@
+"""``SGD``: stochastic gradient descent with momentum, dampening, Nesterov momentum, weight decay and
+``maximize``, updated as torch's single-tensor implementation (bit-for-bit in float64)."""
+import numpy as np
+
+from derivgen.core.tensor import Tensor
+from derivgen.optim import _kernels
+from derivgen.optim.optimizer import Flat, Optimizer, check_grad, empty_like_flat, typed
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                    "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def _update(self, group):
+        momentum = group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            grad = check_grad(p)
+            flat = Flat()
+            param = flat.out(p)
+            g = Flat.read(grad, param.dtype)
+            buf_tensor = None
+            if momentum != 0:
+                state = self.state[p]
+                buf_tensor = state.get("momentum_buffer")
+                first = buf_tensor is None
+                if first:
+                    buf_tensor = Tensor._make(np.empty(p._array.shape, param.dtype))  # the loop fills it
+                buf = flat.out(buf_tensor)
+            else:
+                first, buf = False, empty_like_flat(param)
+            _kernels.sgd_update(param, g, buf, typed(param, group["lr"]), typed(param, group["weight_decay"]),
+                                typed(param, momentum), typed(param, 1 - group["dampening"]),
+                                bool(group["nesterov"]), bool(group["maximize"]), first)
+            flat.finish()
+            if momentum != 0:
+                self.state[p]["momentum_buffer"] = buf_tensor
