@@ -12,11 +12,11 @@ import numpy as np
 
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.tensor import Tensor
-from derivgen.ops import factories as _factories
+from derivgen.core.generator import numpy_generator
 
 
 def _rng(generator):
-    return generator if generator is not None else _factories._rng[0]
+    return numpy_generator(generator)
 
 
 def _write(tensor, values):
