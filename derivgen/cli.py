@@ -1,4 +1,5 @@
-"""``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/) and ``warmup``."""
+"""``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/), ``warmup`` and ``run``
+(start a script on several processes through the MPI launcher)."""
 import argparse
 import os
 import sys
@@ -52,6 +53,33 @@ def cmd_warmup(args):
     return warmup(verbose=not args.quiet, jobs=args.jobs)
 
 
+def launcher_command(args):
+    """The MPI launcher's command line for ``derivgen run``: ``mpiexec -n N [-hostfile F] python script ...``
+    (built here, without importing the runtime or mpi4py)."""
+    from .launch import find_launcher
+    launcher = args.launcher or find_launcher()
+    cmd = [launcher, "-n", str(args.nproc)]
+    if args.hostfile:
+        cmd += ["-hostfile", args.hostfile]
+    return cmd + [sys.executable, args.script, *args.script_args]
+
+
+def cmd_run(args):
+    import subprocess
+    if args.nproc < 1:
+        print(f"derivgen: error: --nproc must be at least 1, got {args.nproc}", file=sys.stderr)
+        return 2
+    try:
+        cmd = launcher_command(args)
+    except FileNotFoundError as exc:
+        print(f"derivgen: error: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(" ".join(cmd))
+        return 0
+    return subprocess.call(cmd)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="derivgen", description="derivgen: formula table -> autograd nodes")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,6 +92,14 @@ def main(argv=None):
     w.add_argument("--quiet", action="store_true")
     w.add_argument("--jobs", type=int, default=1, help="compile in this many processes")
     w.set_defaults(func=cmd_warmup)
+    r = sub.add_parser("run", help="run a script on several processes through the MPI launcher (mpiexec)")
+    r.add_argument("--nproc", type=int, required=True, help="number of processes")
+    r.add_argument("--hostfile", help="the launcher's host file, to spread processes over several machines")
+    r.add_argument("--launcher", help="the launcher program (default: mpiexec beside this Python, else on PATH)")
+    r.add_argument("--dry-run", action="store_true", help="print the launcher command instead of running it")
+    r.add_argument("script")
+    r.add_argument("script_args", nargs=argparse.REMAINDER)
+    r.set_defaults(func=cmd_run)
     args = parser.parse_args(argv)
     return args.func(args)
 
