@@ -46,6 +46,7 @@ if _ops is not None:
         setattr(Tensor, _name, _fn)
     from derivgen import optim  # noqa: F401,E402
     from derivgen import utils  # noqa: F401,E402
+    from derivgen import distributed  # noqa: F401,E402
     from derivgen import cuda  # noqa: F401,E402
     from derivgen import backends  # noqa: F401,E402
     from derivgen.serialization import load, save  # noqa: F401,E402

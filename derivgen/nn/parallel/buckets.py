@@ -2,7 +2,8 @@
 
 Parameters go into buckets in reverse registration order (roughly the order backward produces their
 gradients), one dtype per bucket, the first bucket capped at 1 MiB so that communication starts
-early and the others at ``bucket_cap_mb``, as torch's ``_compute_bucket_assignment_by_size``.
+early and the others at ``bucket_cap_mb``, as torch's ``_compute_bucket_assignment_by_size`` (a cap
+below 1 MiB applies to the first bucket too, so small models can be split into several buckets).
 """
 import numpy as np
 
@@ -38,7 +39,7 @@ def assign_buckets(params, bucket_cap_bytes, first_bucket_bytes=FIRST_BUCKET_BYT
     caps = {}
     for p in reversed(params):
         a = p._array
-        cap = caps.setdefault(a.dtype, first_bucket_bytes)
+        cap = caps.setdefault(a.dtype, min(first_bucket_bytes, bucket_cap_bytes))
         members, size = open_buckets.get(a.dtype, ([], 0))
         members.append(p)
         size += a.nbytes
