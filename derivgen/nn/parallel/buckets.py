@@ -49,5 +49,6 @@ def assign_buckets(params, bucket_cap_bytes, first_bucket_bytes=FIRST_BUCKET_BYT
             caps[a.dtype] = bucket_cap_bytes
         else:
             open_buckets[a.dtype] = (members, size)
+    # the partly filled buckets last, in the order they were opened
     closed.extend((members, dtype) for dtype, (members, _) in open_buckets.items())
     return [Bucket(i, members, dtype) for i, (members, dtype) in enumerate(closed)]
