@@ -2,7 +2,7 @@
 and all-reduce latency and bandwidth for the scaling model in docs/distributed.md.
 
     python benchmarks/ddp_scaling.py            # runs itself under mpiexec -n 1 and -n 2, prints a report
-    python benchmarks/ddp_scaling.py --steps 20 --width 2048
+    python benchmarks/ddp_scaling.py --steps 20 --width 1024
 
 Per step (rank 0, after warm-up steps), from the reducer's time stamps:
     backward   backward() start -> the engine's last node (``backward_end``)
@@ -117,7 +117,7 @@ def report(results, args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--width", type=int, default=1024)
+    parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
