@@ -50,6 +50,7 @@ else:
     from derivgen import nn  # noqa: F401,E402
     from derivgen import optim  # noqa: F401,E402
     from derivgen import utils  # noqa: F401,E402
+    from derivgen import distributed  # noqa: F401,E402
     from derivgen import cuda  # noqa: F401,E402
     from derivgen import backends  # noqa: F401,E402
     from derivgen.serialization import load, save  # noqa: F401,E402

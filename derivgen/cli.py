@@ -1,8 +1,9 @@
 """``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/), ``warmup``, ``explain``
-(a node class's row, formulas and kernels) and ``graph`` (draw a script's autograd graph).
+(a node class's row, formulas and kernels), ``graph`` (draw a script's autograd graph) and ``run``
+(start a script on several processes through the MPI launcher).
 
 This module is on the generator side and imports nothing of the runtime: ``warmup`` and ``graph`` need
-it, so they import it lazily or run in a subprocess."""
+it, so they run it in a subprocess."""
 import argparse
 import os
 import subprocess
@@ -88,6 +89,33 @@ def cmd_graph(args):
     return subprocess.run([sys.executable, "-m", "derivgen.viz"] + args.graph_args).returncode
 
 
+def launcher_command(args):
+    """The MPI launcher's command line for ``derivgen run``: ``mpiexec -n N [-hostfile F] python script ...``
+    (built here, without importing the runtime or mpi4py)."""
+    from .launch import find_launcher
+    launcher = args.launcher or find_launcher()
+    cmd = [launcher, "-n", str(args.nproc)]
+    if args.hostfile:
+        cmd += ["-hostfile", args.hostfile]
+    return cmd + [sys.executable, args.script, *args.script_args]
+
+
+def cmd_run(args):
+    import subprocess
+    if args.nproc < 1:
+        print(f"derivgen: error: --nproc must be at least 1, got {args.nproc}", file=sys.stderr)
+        return 2
+    try:
+        cmd = launcher_command(args)
+    except FileNotFoundError as exc:
+        print(f"derivgen: error: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(" ".join(cmd))
+        return 0
+    return subprocess.call(cmd)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="derivgen", description="derivgen: formula table -> autograd nodes")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -101,6 +129,14 @@ def main(argv=None):
     w.add_argument("--quiet", action="store_true")
     w.add_argument("--jobs", type=int, default=1, help="compile in this many processes")
     w.set_defaults(func=cmd_warmup)
+    r = sub.add_parser("run", help="run a script on several processes through the MPI launcher (mpiexec)")
+    r.add_argument("--nproc", type=int, required=True, help="number of processes")
+    r.add_argument("--hostfile", help="the launcher's host file, to spread processes over several machines")
+    r.add_argument("--launcher", help="the launcher program (default: mpiexec beside this Python, else on PATH)")
+    r.add_argument("--dry-run", action="store_true", help="print the launcher command instead of running it")
+    r.add_argument("script")
+    r.add_argument("script_args", nargs=argparse.REMAINDER)
+    r.set_defaults(func=cmd_run)
     e = sub.add_parser("explain", help="show a node class's table row, how its formulas were made, its kernels")
     e.add_argument("node", help="a node class name, e.g. MulBackward0")
     e.add_argument("--table", help="the formula table (default: ./formulas.yaml)")

@@ -25,7 +25,36 @@ from derivgen.core.tensor import Tensor
 from derivgen.core.dtypes import from_numpy_dtype
 
 
+# Callbacks queued during a running backward (torch's ``Engine.queue_callback``), one list per backward
+# in progress: a hook may start a nested backward, whose callbacks run when that one ends.
+_final_callbacks = []
+
+
+def queue_callback(callback):
+    """Run ``callback()`` once the backward now running has finished (after every AccumulateGrad and
+    hook), as torch's ``Variable._execution_engine.queue_callback``; DistributedDataParallel uses it to
+    wait for its gradient all-reduces."""
+    if not _final_callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final_callbacks[-1].append(callback)
+
+
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
+    """``_execute_graph`` followed by the callbacks queued while it ran (also those queued by them)."""
+    callbacks = []
+    _final_callbacks.append(callbacks)
+    try:
+        result = _execute_graph(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+        i = 0
+        while i < len(callbacks):
+            callbacks[i]()
+            i += 1
+    finally:
+        _final_callbacks.pop()
+    return result
+
+
+def _execute_graph(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
     """Run backward from ``roots`` (Tensors) seeded with ``grads`` (arrays, or Tensors when
     ``create_graph``). With ``inputs`` and ``accumulate_grad=False`` (``autograd.grad``) the gradients
     reaching ``inputs`` are captured and returned instead of accumulated; with ``inputs`` and
