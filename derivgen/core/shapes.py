@@ -46,14 +46,16 @@ def wrap_dim(dim, ndim, op="op"):
 
 
 def dims_list(dim, ndim):
-    """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims."""
+    """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims. A 0-dim tensor
+    accepts dim 0 and -1 as torch does (checked here) and has no axis to reduce: the result is ()."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
         dim = (int(dim),)
     if len(dim) == 0:
         return tuple(range(ndim))
-    return tuple(sorted(wrap_dim(int(d), ndim) for d in dim))
+    dims = tuple(sorted(wrap_dim(int(d), ndim) for d in dim))
+    return dims if ndim else ()
 
 
 def infer_size(shape, numel):
