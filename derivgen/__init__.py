@@ -35,6 +35,7 @@ if _ops is not None:
     matmul = _composites.matmul
     flatten = _composites.flatten
     globals().update(_composites.FUNCTIONS)
+    from derivgen.ops.division import floor_divide  # noqa: F401,E402
     from derivgen import autograd  # noqa: F401,E402
     from derivgen import nn  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402

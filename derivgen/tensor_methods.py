@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from derivgen.ops import composites
+from derivgen.ops import composites, division
 from derivgen.core.tensor import Tensor, wrap_scalar
 
 
@@ -77,6 +77,9 @@ def install(ops):
     def rpow(self, other):
         return ops.pow(other, self)
     Tensor.__rpow__ = rpow
+    Tensor.__floordiv__ = division.floordiv
+    Tensor.__rfloordiv__ = division.rfloordiv
+    Tensor.floor_divide = division.floor_divide
 
     for dunder, name in (("__lt__", "lt"), ("__le__", "le"), ("__gt__", "gt"), ("__ge__", "ge"),
                          ("__eq__", "eq"), ("__ne__", "ne")):

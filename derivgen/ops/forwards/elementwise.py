@@ -2,6 +2,8 @@
 arguments, rounding modes): written with numpy here instead of a generated kernel."""
 import numpy as np
 
+from derivgen.ops.forwards import intdiv
+
 
 
 # ---- elementwise rows with a hand-written forward (optional Scalars, str arguments) ------------------
@@ -112,10 +114,10 @@ def _div_round(q, rounding_mode):
 
 
 def div_Tensor_mode(self, other, *, rounding_mode):
-    if rounding_mode is not None and self.dtype.kind in "biu" and other.dtype.kind in "biu":
-        if rounding_mode == "floor":
-            return np.floor_divide(self, other)
-        return np.asarray(np.trunc(self / other), dtype=np.int64)
+    if rounding_mode in ("floor", "trunc"):
+        dt = intdiv.integral_result(self, other)
+        if dt is not None:
+            return intdiv.divide(self, other, rounding_mode, dt)
     dt = _promoted(self, other)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(_div_round(self.astype(dt) / other.astype(dt), rounding_mode), dtype=dt)
@@ -139,17 +141,24 @@ def fmin(self, other):
     return _binary_float(np.fmin, self, other)
 
 
+def _modulo(fn, self, other):
+    dt = intdiv.integral_result(self, other)
+    if dt is not None:
+        return intdiv.modulo(fn, self, other, dt)
+    return _binary_float(fn, self, np.asarray(other))
+
+
 def remainder_Scalar(self, other):
-    return _binary_float(np.remainder, self, np.asarray(other))
+    return _modulo(np.remainder, self, other)
 
 
 def remainder_Tensor(self, other):
-    return _binary_float(np.remainder, self, other)
+    return _modulo(np.remainder, self, other)
 
 
 def fmod_Scalar(self, other):
-    return _binary_float(np.fmod, self, np.asarray(other))
+    return _modulo(np.fmod, self, other)
 
 
 def fmod_Tensor(self, other):
-    return _binary_float(np.fmod, self, other)
+    return _modulo(np.fmod, self, other)
