@@ -45,6 +45,14 @@ def wrap_dim(dim, ndim, op="op"):
     return dim % ndim
 
 
+def has_internal_overlap(a):
+    """True when two elements of array ``a`` share memory (a dim of size > 1 with stride 0, as an
+    expanded view has): torch refuses to write into such a tensor in place."""
+    if 0 not in a.strides:
+        return False
+    return any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+
+
 def dims_list(dim, ndim):
     """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims. A 0-dim tensor
     accepts dim 0 and -1 as torch does (checked here) and has no axis to reduce: the result is ()."""

@@ -12,6 +12,7 @@ from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import add_hook, gradient_edge
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.pending import Pending
+from derivgen.core.scalars import wrapped_int
 
 
 class Tensor:
@@ -505,7 +506,7 @@ def wrap_scalar(value):
     if isinstance(value, bool):
         arr = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, int):
-        arr = np.asarray(value, dtype=np.int64)
+        arr = np.asarray(wrapped_int(value), dtype=np.int64)
     else:
         arr = np.asarray(value, dtype=np.float64)
     t = Tensor._make(arr)

@@ -1,6 +1,8 @@
 """Tensor constructors, spelled as in torch (``tensor``, ``ones``, ``randn``, ``*_like`` ...)."""
 import numpy as np
 
+from derivgen.core.scalars import check_fill
+
 from derivgen.core import dtypes as _dt
 from derivgen.core.tensor import Tensor, _infer_dtype
 
@@ -65,7 +67,8 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
     if dtype is None:
         dtype = (_dt.bool_ if isinstance(fill_value, bool) else
                  _dt.int64 if isinstance(fill_value, int) else _dt.get_default_dtype())
-    return _finish(np.full(_size((size,)), fill_value, _dt.to_numpy_dtype(dtype)), requires_grad)
+    np_dtype = _dt.to_numpy_dtype(dtype)
+    return _finish(np.full(_size((size,)), check_fill(fill_value, np_dtype), np_dtype), requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):

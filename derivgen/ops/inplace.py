@@ -1,6 +1,7 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.pending import LIVE
+from derivgen.core.shapes import has_internal_overlap
 
 
 def check_inplace(t):
@@ -8,6 +9,9 @@ def check_inplace(t):
         # deferred values read their inputs when computed: compute them before this write
         from derivgen.engine.fusion import flush
         flush()
+    if 0 in t._array.strides and has_internal_overlap(t._array):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     if not is_grad_enabled():
         return
     if t.grad_fn is None and t._requires_grad:

@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from derivgen.core.dtypes import to_numpy_dtype
-from derivgen.core.shapes import dims_list, infer_size, wrap_dim
+from derivgen.core.shapes import dims_list, has_internal_overlap, infer_size, wrap_dim
 
 
 # ---- views and shape ops --------------------------------------------------------------------
@@ -67,7 +67,11 @@ def expand(self, size, *, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
                                f"{list(self.shape)}")
         target.append(s)
-    return np.broadcast_to(self, tuple(target))
+    out = np.broadcast_to(self, tuple(target))
+    if self.flags.writeable and not has_internal_overlap(out):
+        # no element is repeated (only size-1 dims were added or kept): writable, as torch's view is
+        out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
+    return out
 
 
 def unsqueeze(self, dim):
