@@ -30,6 +30,9 @@ if _ops is not None:
     from derivgen.ops import composites as _composites
     from derivgen import tensor_methods as _operators
     _operators.install(_ops)
+    from derivgen.ops import dtype_rules as _dtype_rules
+    from derivgen.generated import kernels as _kernels
+    _dtype_rules.install(_kernels)
     globals().update(_ops.FUNCTIONS)
     reshape = _composites.reshape
     matmul = _composites.matmul

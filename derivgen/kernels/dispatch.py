@@ -293,7 +293,7 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars", "scalar", "_entry", "rows")
+                 "n_scalars", "scalar", "_entry", "rows", "dtype_rule")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
                  rows=None):
@@ -307,6 +307,11 @@ class Elementwise:
         self.n_arrays = n_arrays      # array inputs, then scalar inputs: what `derivgen warmup` needs
         self.n_scalars = n_scalars
         self.scalar = None            # the one-element forward (set by forward kernels): fusable
+        # torch's dtype-specific behaviour of this op's forward beyond the kernel (a refusal, exact
+        # integer math): ``rule(tensors, scalars, out)`` raises, or returns the result array, or None
+        # to run the kernel. Set by derivgen.ops.dtype_rules; consulted only off the same-dtype float
+        # fast paths, where no rule applies.
+        self.dtype_rule = None
         # dtype -> (compiled 1-D kernel for C-contiguous arrays and scalars of that dtype, its zero); see
         # _remember_entry. Filled by the general path (_fast) on the first call for a dtype.
         self._entry = {}
@@ -322,7 +327,9 @@ class Elementwise:
         return get_default_dtype().np
 
     def _out_dtype(self, dt, compute):
-        return _BOOL if self.returns_bool or dt.kind == "b" else compute
+        # bool in, bool out only where the op is closed over integers (True + True is True); sin(True)
+        # is a float, as in torch
+        return _BOOL if self.returns_bool or (dt.kind == "b" and self.int_closed) else compute
 
     def _fast(self, arrays, scalars):
         """The common case in one place: float arrays of one dtype and shape, contiguous, below the
@@ -488,6 +495,10 @@ class Elementwise:
             res = self._fast(arrays, scalars)
             if res is not None:
                 return res
+        if self.dtype_rule is not None:
+            res = self.dtype_rule(tensors, scalars, out)
+            if res is not None:
+                return res
         dt = None
         for a in arrays:
             if a.ndim == 0:
@@ -502,8 +513,22 @@ class Elementwise:
             from derivgen.core.tensor import result_dtype
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+        result = self._out_dtype(dt, compute)
+        if out is not None and not _can_cast(result, out.dtype):
+            raise RuntimeError(f"result type {_TYPE_NAMES.get(result.name, result.name)} can't be cast to the "
+                               f"desired output type {_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}")
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, result, out,
                                self.k1d_parallel, self.k2d_parallel, self.rows)
+
+
+_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _can_cast(result, out):
+    """torch's canCast for in-place results: never to a lower category (float into an int tensor, an
+    int into a bool one); any size within a category."""
+    return _KIND_ORDER[result.kind] <= _KIND_ORDER[out.kind]
 
 
 from derivgen.engine.fusion import defer  # noqa: E402  (fusion builds on this module's helpers)

@@ -17,6 +17,8 @@ def manual_seed(seed):
 def _finish(arr, requires_grad):
     t = Tensor._make(arr)
     if requires_grad:
+        if not t.dtype.is_floating_point:  # torch's factories word it differently from requires_grad_()
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad = True
     return t
 

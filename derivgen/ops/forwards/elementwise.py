@@ -76,7 +76,9 @@ def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
 
 def clamp(self, min=None, max=None):  # noqa: A002 - schema names
     _clamp_check(min, max)
-    out = self if self.dtype.kind == "f" else self.astype(_promoted(self))
+    from derivgen.core.tensor import result_dtype, wrap_scalar
+    dt = result_dtype(self, *[wrap_scalar(v) for v in (min, max) if v is not None])
+    out = self if dt == self.dtype else self.astype(dt if dt.kind != "b" else np.dtype(np.int64))
     if min is not None:
         out = np.where(out < min, out.dtype.type(min), out)
     if max is not None:

@@ -183,7 +183,11 @@ def stack(tensors, dim=0):
         if a.shape != ref.shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
                                f"and {list(a.shape)} at entry {i}")
-    return np.stack(tensors, axis=wrap_dim(dim, ref.ndim + 1))
+    dtype = ref.dtype
+    from derivgen.core.tensor import promote_types
+    for a in tensors[1:]:
+        dtype = promote_types(dtype, a.dtype)
+    return np.stack([a.astype(dtype, copy=False) for a in tensors], axis=wrap_dim(dim, ref.ndim + 1))
 
 
 def all(self):  # noqa: A001 - schema name

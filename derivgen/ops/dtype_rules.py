@@ -1,0 +1,134 @@
+"""torch's dtype-specific rules of elementwise forwards that a generated kernel cannot express:
+refusals (bool subtraction and negation, integers to negative powers, alpha of the wrong kind) and
+exact integer powers. Each rule is attached to its row's forward kernel (``Elementwise.dtype_rule``),
+which consults it only off the same-dtype float fast paths, so float ops pay nothing for it."""
+import numpy as np
+
+from derivgen.core.tensor import result_dtype
+
+_SUB_TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                  "Use the `^` or `logical_xor()` operator instead.")
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. "
+             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. "
+             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_POWER = "Integers to negative integer powers are not allowed."
+
+
+def _is_bool(t):
+    return t._array.dtype.kind == "b"
+
+
+def _is_int_number(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_alpha(tensors, alpha):
+    """torch's alpha_check: a bool alpha only for bool results, a float alpha never for integral ones."""
+    kind = result_dtype(*tensors).kind
+    if isinstance(alpha, (bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, (float, np.floating)) and kind in "biu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _scalar_tensor_kinds(tensors, scalars):
+    """The bool-ness of every operand of a ``.Scalar`` row: its tensors and its Scalar ``other``."""
+    return [_is_bool(t) for t in tensors] + [isinstance(scalars[0], (bool, np.bool_))]
+
+
+def _sub_check(bools):
+    if all(bools):
+        raise RuntimeError(_SUB_TWO_BOOLS)
+    if any(bools):
+        raise RuntimeError(_SUB_BOOL)
+
+
+def sub_tensor(tensors, scalars, out):
+    """sub.Tensor, rsub.Tensor: (self, other), scalars (alpha,)."""
+    _sub_check([_is_bool(t) for t in tensors])
+    _check_alpha(tensors, scalars[-1])
+
+
+def sub_scalar(tensors, scalars, out):
+    """sub.Scalar, rsub.Scalar: (self,), scalars (other, alpha)."""
+    _sub_check(_scalar_tensor_kinds(tensors, scalars))
+    _check_alpha(tensors, scalars[-1])
+
+
+def add_alpha(tensors, scalars, out):
+    """add.Tensor (scalars (alpha,)) and add.Scalar (scalars (other, alpha))."""
+    _check_alpha(tensors, scalars[-1])
+
+
+def neg(tensors, scalars, out):
+    if _is_bool(tensors[0]):
+        raise RuntimeError(_NEG_BOOL)
+
+
+def _finish(res, out):
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
+def _int_power(base, exponent, dtype):
+    """Elementwise integer power as torch computes it: a negative exponent gives 1 / base ** -e
+    truncated (0 except for bases 1 and -1)."""
+    base = np.asarray(base).astype(dtype, copy=False)
+    exponent = np.asarray(exponent).astype(dtype, copy=False)
+    negative = exponent < 0
+    res = np.power(base, np.where(negative, 0, exponent))
+    if negative.any():
+        odd = (exponent % 2) != 0
+        res = np.where(negative, np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0)), res)
+    return np.asarray(res, dtype=dtype)
+
+
+def pow_tensor_scalar(tensors, scalars, out):
+    """pow.Tensor_Scalar: an integral tensor to an int power stays integral; a negative one is refused."""
+    self, exponent = tensors[0], scalars[0]
+    if self._array.dtype.kind not in "biu" or isinstance(exponent, (float, np.floating)):
+        return None
+    if exponent < 0:
+        raise RuntimeError(_NEG_POWER)
+    dtype = self._array.dtype if self._array.dtype.kind != "b" else np.dtype(np.int64)
+    return _finish(_int_power(self._array, int(exponent), dtype), out)
+
+
+def pow_tensor_tensor(tensors, scalars, out):
+    """pow.Tensor_Tensor with integral operands: exact integer powers (bool ** bool is not implemented)."""
+    dtype = result_dtype(*tensors)
+    if dtype.kind not in "biu":
+        return None
+    if dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    return _finish(_int_power(tensors[0]._array, tensors[1]._array, dtype), out)
+
+
+def pow_scalar(tensors, scalars, out):
+    """pow.Scalar (a number to a tensor power): an int base with an integral exponent stays integral."""
+    base, exponent = scalars[0], tensors[0]
+    if not _is_int_number(base) or exponent._array.dtype.kind not in "biu":
+        return None
+    dtype = exponent._array.dtype if exponent._array.dtype.kind != "b" else np.dtype(np.int64)
+    return _finish(_int_power(np.asarray(base), exponent._array, dtype), out)
+
+
+RULES = {
+    "sub_Tensor_forward": sub_tensor, "rsub_Tensor_forward": sub_tensor,
+    "sub_Scalar_forward": sub_scalar, "rsub_Scalar_forward": sub_scalar,
+    "add_Tensor_forward": add_alpha, "add_Scalar_forward": add_alpha,
+    "neg_forward": neg,
+    "pow_Tensor_Scalar_forward": pow_tensor_scalar, "pow_Tensor_Tensor_forward": pow_tensor_tensor,
+    "pow_Scalar_forward": pow_scalar,
+}
+
+
+def install(kernels):
+    """Attach the rules to the generated forward kernels that exist in ``kernels``."""
+    for name, rule in RULES.items():
+        k = getattr(kernels, name, None)
+        if k is not None:
+            k.dtype_rule = rule
