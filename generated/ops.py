@@ -15,6 +15,7 @@ import collections
 
 from derivgen.ops import binding as _b
 from derivgen.ops import forwards as _fw
+from derivgen.ops.errors import translate as _translate
 from derivgen.core import grad_mode as _grad_mode
 from derivgen.ops.inplace import check_inplace as _check_inplace
 from derivgen.ops.inplace import commit_inplace as _commit_inplace
@@ -65,7 +66,11 @@ def _meta_opt(t):
 
 def abs_default(self):
     """abs(Tensor self) -> Tensor"""
-    result = _k.abs_forward.forward1(self)
+    try:
+        result = _k.abs_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'abs', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -81,7 +86,11 @@ def abs__default(self):
     if _needs_grad(self):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
-    _k.abs_forward.forward((self,), (), out=self._array)
+    try:
+        _k.abs_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'abs_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -90,7 +99,11 @@ def abs__default(self):
 
 def add_Tensor(self, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
+    try:
+        result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
+    except Exception as _exc:
+        _translate(_exc, 'add', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -106,7 +119,11 @@ def add__Tensor(self, other, *, alpha=1):
     if _needs_grad(self, other):
         grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
-    _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
+    try:
+        _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'add_', (self, other, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -115,7 +132,11 @@ def add__Tensor(self, other, *, alpha=1):
 
 def add_Scalar(self, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.add_Scalar_forward.forward1(self, (other, alpha))
+    try:
+        result = _k.add_Scalar_forward.forward1(self, (other, alpha))
+    except Exception as _exc:
+        _translate(_exc, 'add', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AddBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -125,13 +146,21 @@ def add_Scalar(self, other, alpha=1):
 
 def all_default(self):
     """all(Tensor self) -> Tensor"""
-    result = _fw.all(self._array)
+    try:
+        result = _fw.all(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'all', (self, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def bmm_default(self, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
-    result = _fw.bmm(self._array, mat2._array)
+    try:
+        result = _fw.bmm(self._array, mat2._array)
+    except Exception as _exc:
+        _translate(_exc, 'bmm', (self, mat2, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -145,7 +174,11 @@ def bmm_default(self, mat2):
 
 def cat_default(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
-    result = _fw.cat([t._array for t in tensors], dim)
+    try:
+        result = _fw.cat([t._array for t in tensors], dim)
+    except Exception as _exc:
+        _translate(_exc, 'cat', (tensors, ))
+        raise
     if _needs_grad(*tensors):
         grad_fn = CatBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
@@ -157,7 +190,11 @@ def cat_default(tensors, dim=0):
 
 def clone_default(self, *, memory_format=None):
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
-    result = _fw.clone(self._array, memory_format=memory_format)
+    try:
+        result = _fw.clone(self._array, memory_format=memory_format)
+    except Exception as _exc:
+        _translate(_exc, 'clone', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CloneBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -167,7 +204,11 @@ def clone_default(self, *, memory_format=None):
 
 def _to_copy_default(self, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw._to_copy(self._array, dtype=dtype)
+    try:
+        result = _fw._to_copy(self._array, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, '_to_copy', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -177,7 +218,11 @@ def _to_copy_default(self, *, dtype=None):
 
 def cos_default(self):
     """cos(Tensor self) -> Tensor"""
-    result = _k.cos_forward.forward1(self)
+    try:
+        result = _k.cos_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'cos', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -193,7 +238,11 @@ def cos__default(self):
     if _needs_grad(self):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
-    _k.cos_forward.forward((self,), (), out=self._array)
+    try:
+        _k.cos_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'cos_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -202,7 +251,11 @@ def cos__default(self):
 
 def div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.div_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.div_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'div', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -224,7 +277,11 @@ def div__Tensor(self, other):
             grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
-    _k.div_Tensor_forward.forward((self, other), (), out=self._array)
+    try:
+        _k.div_Tensor_forward.forward((self, other), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'div_', (self, other, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -233,7 +290,11 @@ def div__Tensor(self, other):
 
 def div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _k.div_Scalar_forward.forward1(self, (other,))
+    try:
+        result = _k.div_Scalar_forward.forward1(self, (other,))
+    except Exception as _exc:
+        _translate(_exc, 'div', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -244,7 +305,11 @@ def div_Scalar(self, other):
 
 def dot_default(self, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor"""
-    result = _fw.dot(self._array, tensor._array)
+    try:
+        result = _fw.dot(self._array, tensor._array)
+    except Exception as _exc:
+        _translate(_exc, 'dot', (self, tensor, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
         if tensor.grad_fn is not None or tensor._requires_grad:
@@ -258,13 +323,21 @@ def dot_default(self, tensor):
 
 def eq_Tensor(self, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.eq_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.eq_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'eq', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def exp_default(self):
     """exp(Tensor self) -> Tensor"""
-    result = _k.exp_forward.forward1(self)
+    try:
+        result = _k.exp_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'exp', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -279,7 +352,11 @@ def exp__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.exp_forward.forward((self,), (), out=self._array)
+    try:
+        _k.exp_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'exp_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -289,7 +366,11 @@ def exp__default(self):
 
 def expand_default(self, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
-    result = _fw.expand(self._array, size, implicit=implicit)
+    try:
+        result = _fw.expand(self._array, size, implicit=implicit)
+    except Exception as _exc:
+        _translate(_exc, 'expand', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -305,25 +386,41 @@ def expand_default(self, size, *, implicit=False):
 
 def ge_Tensor(self, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.ge_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.ge_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'ge', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def gt_Tensor(self, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.gt_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.gt_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'gt', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def le_Tensor(self, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.le_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.le_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'le', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def log_default(self):
     """log(Tensor self) -> Tensor"""
-    result = _k.log_forward.forward1(self)
+    try:
+        result = _k.log_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'log', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -339,7 +436,11 @@ def log__default(self):
     if _needs_grad(self):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
-    _k.log_forward.forward((self,), (), out=self._array)
+    try:
+        _k.log_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'log_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -348,13 +449,21 @@ def log__default(self):
 
 def lt_Tensor(self, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.lt_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.lt_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'lt', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def maximum_default(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
-    result = _k.maximum_forward.forward2(self, other)
+    try:
+        result = _k.maximum_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'maximum', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -368,7 +477,11 @@ def maximum_default(self, other):
 
 def mean_default(self, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.mean(_value(self), dtype=dtype)
+    try:
+        result = _fw.mean(_value(self), dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'mean', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_numel = _value(self).size
@@ -380,7 +493,11 @@ def mean_default(self, *, dtype=None):
 
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
+    try:
+        result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'mean', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -393,7 +510,11 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 
 def minimum_default(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
-    result = _k.minimum_forward.forward2(self, other)
+    try:
+        result = _k.minimum_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'minimum', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -407,7 +528,11 @@ def minimum_default(self, other):
 
 def mm_default(self, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor"""
-    result = _fw.mm(self._array, mat2._array)
+    try:
+        result = _fw.mm(self._array, mat2._array)
+    except Exception as _exc:
+        _translate(_exc, 'mm', (self, mat2, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -421,7 +546,11 @@ def mm_default(self, mat2):
 
 def mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.mul_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.mul_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'mul', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -443,7 +572,11 @@ def mul__Tensor(self, other):
             grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
-    _k.mul_Tensor_forward.forward((self, other), (), out=self._array)
+    try:
+        _k.mul_Tensor_forward.forward((self, other), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'mul_', (self, other, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -452,7 +585,11 @@ def mul__Tensor(self, other):
 
 def mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _k.mul_Scalar_forward.forward1(self, (other,))
+    try:
+        result = _k.mul_Scalar_forward.forward1(self, (other,))
+    except Exception as _exc:
+        _translate(_exc, 'mul', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MulBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -463,7 +600,11 @@ def mul_Scalar(self, other):
 
 def mv_default(self, vec):
     """mv(Tensor self, Tensor vec) -> Tensor"""
-    result = _fw.mv(self._array, vec._array)
+    try:
+        result = _fw.mv(self._array, vec._array)
+    except Exception as _exc:
+        _translate(_exc, 'mv', (self, vec, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
         grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
         if vec.grad_fn is not None or vec._requires_grad:
@@ -477,13 +618,21 @@ def mv_default(self, vec):
 
 def ne_Tensor(self, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.ne_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.ne_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'ne', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def neg_default(self):
     """neg(Tensor self) -> Tensor"""
-    result = _k.neg_forward.forward1(self)
+    try:
+        result = _k.neg_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'neg', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -497,7 +646,11 @@ def neg__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.neg_forward.forward((self,), (), out=self._array)
+    try:
+        _k.neg_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'neg_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -506,7 +659,11 @@ def neg__default(self):
 
 def permute_default(self, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
-    result = _fw.permute(self._array, dims)
+    try:
+        result = _fw.permute(self._array, dims)
+    except Exception as _exc:
+        _translate(_exc, 'permute', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
@@ -522,7 +679,11 @@ def permute_default(self, dims):
 
 def pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
+    try:
+        result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
+    except Exception as _exc:
+        _translate(_exc, 'pow', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -540,7 +701,11 @@ def pow__Tensor_Scalar(self, exponent):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_exponent = exponent
-    _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self._array)
+    try:
+        _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'pow_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -549,7 +714,11 @@ def pow__Tensor_Scalar(self, exponent):
 
 def pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
-    result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
+    try:
+        result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
+    except Exception as _exc:
+        _translate(_exc, 'pow', (self, exponent, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -564,7 +733,11 @@ def pow_Tensor_Tensor(self, exponent):
 
 def pow_Scalar(self, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
-    result = _k.pow_Scalar_forward.forward1(exponent, (self,))
+    try:
+        result = _k.pow_Scalar_forward.forward1(exponent, (self,))
+    except Exception as _exc:
+        _translate(_exc, 'pow', (exponent, ))
+        raise
     if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
         grad_fn = PowBackward2((_edge(exponent), ), (_meta(exponent), ), 1)
         grad_fn._sv_exponent = _Saved(exponent)
@@ -577,7 +750,11 @@ def pow_Scalar(self, exponent):
 
 def reciprocal_default(self):
     """reciprocal(Tensor self) -> Tensor"""
-    result = _k.reciprocal_forward.forward1(self)
+    try:
+        result = _k.reciprocal_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'reciprocal', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReciprocalBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -588,7 +765,11 @@ def reciprocal_default(self):
 
 def relu_default(self):
     """relu(Tensor self) -> Tensor"""
-    result = _k.relu_forward.forward1(self)
+    try:
+        result = _k.relu_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'relu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -603,7 +784,11 @@ def relu__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.relu_forward.forward((self,), (), out=self._array)
+    try:
+        _k.relu_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'relu_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -613,7 +798,11 @@ def relu__default(self):
 
 def rsub_Tensor(self, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
+    try:
+        result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
+    except Exception as _exc:
+        _translate(_exc, 'rsub', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RsubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -624,7 +813,11 @@ def rsub_Tensor(self, other, *, alpha=1):
 
 def rsub_Scalar(self, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
+    try:
+        result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
+    except Exception as _exc:
+        _translate(_exc, 'rsub', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsubBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_alpha = alpha
@@ -635,7 +828,11 @@ def rsub_Scalar(self, other, alpha=1):
 
 def select_int(self, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
-    result = _fw.select_int(self._array, dim, index)
+    try:
+        result = _fw.select_int(self._array, dim, index)
+    except Exception as _exc:
+        _translate(_exc, 'select', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -653,7 +850,11 @@ def select_int(self, dim, index):
 
 def select_backward_default(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
-    result = _fw.select_backward(grad_output._array, input_sizes, dim, index)
+    try:
+        result = _fw.select_backward(grad_output._array, input_sizes, dim, index)
+    except Exception as _exc:
+        _translate(_exc, 'select_backward', (grad_output, ))
+        raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SelectBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
@@ -665,7 +866,11 @@ def select_backward_default(grad_output, input_sizes, dim, index):
 
 def sigmoid_default(self):
     """sigmoid(Tensor self) -> Tensor"""
-    result = _k.sigmoid_forward.forward1(self)
+    try:
+        result = _k.sigmoid_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'sigmoid', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -680,7 +885,11 @@ def sigmoid__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.sigmoid_forward.forward((self,), (), out=self._array)
+    try:
+        _k.sigmoid_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'sigmoid_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -690,7 +899,11 @@ def sigmoid__default(self):
 
 def sign_default(self):
     """sign(Tensor self) -> Tensor"""
-    result = _k.sign_forward.forward1(self)
+    try:
+        result = _k.sign_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'sign', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SignBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -700,7 +913,11 @@ def sign_default(self):
 
 def sin_default(self):
     """sin(Tensor self) -> Tensor"""
-    result = _k.sin_forward.forward1(self)
+    try:
+        result = _k.sin_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'sin', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -716,7 +933,11 @@ def sin__default(self):
     if _needs_grad(self):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
-    _k.sin_forward.forward((self,), (), out=self._array)
+    try:
+        _k.sin_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'sin_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -725,7 +946,11 @@ def sin__default(self):
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
-    result = _fw.slice_Tensor(self._array, dim, start, end, step)
+    try:
+        result = _fw.slice_Tensor(self._array, dim, start, end, step)
+    except Exception as _exc:
+        _translate(_exc, 'slice', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SliceBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -745,7 +970,11 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
 
 def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
-    result = _fw.slice_backward(grad_output._array, input_sizes, dim, start, end, step)
+    try:
+        result = _fw.slice_backward(grad_output._array, input_sizes, dim, start, end, step)
+    except Exception as _exc:
+        _translate(_exc, 'slice_backward', (grad_output, ))
+        raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = SliceBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
@@ -759,7 +988,11 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
 
 def split_Tensor(self, split_size, dim=0):
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
-    result = _fw.split_Tensor(self._array, split_size, dim)
+    try:
+        result = _fw.split_Tensor(self._array, split_size, dim)
+    except Exception as _exc:
+        _translate(_exc, 'split', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
@@ -773,7 +1006,11 @@ def split_Tensor(self, split_size, dim=0):
 
 def split_with_sizes_default(self, split_sizes, dim=0):
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
-    result = _fw.split_with_sizes(self._array, split_sizes, dim)
+    try:
+        result = _fw.split_with_sizes(self._array, split_sizes, dim)
+    except Exception as _exc:
+        _translate(_exc, 'split_with_sizes', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
@@ -787,7 +1024,11 @@ def split_with_sizes_default(self, split_sizes, dim=0):
 
 def sqrt_default(self):
     """sqrt(Tensor self) -> Tensor"""
-    result = _k.sqrt_forward.forward1(self)
+    try:
+        result = _k.sqrt_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'sqrt', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -802,7 +1043,11 @@ def sqrt__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.sqrt_forward.forward((self,), (), out=self._array)
+    try:
+        _k.sqrt_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'sqrt_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -812,7 +1057,11 @@ def sqrt__default(self):
 
 def squeeze_default(self):
     """squeeze(Tensor(a) self) -> Tensor(a)"""
-    result = _fw.squeeze(self._array)
+    try:
+        result = _fw.squeeze(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -828,7 +1077,11 @@ def squeeze_default(self):
 
 def squeeze_dim(self, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
-    result = _fw.squeeze_dim(self._array, dim)
+    try:
+        result = _fw.squeeze_dim(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -845,7 +1098,11 @@ def squeeze_dim(self, dim):
 
 def stack_default(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
-    result = _fw.stack([t._array for t in tensors], dim)
+    try:
+        result = _fw.stack([t._array for t in tensors], dim)
+    except Exception as _exc:
+        _translate(_exc, 'stack', (tensors, ))
+        raise
     if _needs_grad(*tensors):
         grad_fn = StackBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
@@ -856,7 +1113,11 @@ def stack_default(tensors, dim=0):
 
 def sub_Tensor(self, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
+    try:
+        result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
+    except Exception as _exc:
+        _translate(_exc, 'sub', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
@@ -872,7 +1133,11 @@ def sub__Tensor(self, other, *, alpha=1):
     if _needs_grad(self, other):
         grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
-    _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
+    try:
+        _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'sub_', (self, other, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -881,7 +1146,11 @@ def sub__Tensor(self, other, *, alpha=1):
 
 def sub_Scalar(self, other, alpha=1):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
+    try:
+        result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
+    except Exception as _exc:
+        _translate(_exc, 'sub', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SubBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -891,7 +1160,11 @@ def sub_Scalar(self, other, alpha=1):
 
 def sum_default(self, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.sum(_value(self), dtype=dtype)
+    try:
+        result = _fw.sum(_value(self), dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'sum', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -902,7 +1175,11 @@ def sum_default(self, *, dtype=None):
 
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
+    try:
+        result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'sum', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -915,7 +1192,11 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
 
 def t_default(self):
     """t(Tensor(a) self) -> Tensor(a)"""
-    result = _fw.t(self._array)
+    try:
+        result = _fw.t(self._array)
+    except Exception as _exc:
+        _translate(_exc, 't', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -930,7 +1211,11 @@ def t_default(self):
 
 def tanh_default(self):
     """tanh(Tensor self) -> Tensor"""
-    result = _k.tanh_forward.forward1(self)
+    try:
+        result = _k.tanh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'tanh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -945,7 +1230,11 @@ def tanh__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
-    _k.tanh_forward.forward((self,), (), out=self._array)
+    try:
+        _k.tanh_forward.forward((self,), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'tanh_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -955,7 +1244,11 @@ def tanh__default(self):
 
 def transpose_int(self, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
-    result = _fw.transpose_int(self._array, dim0, dim1)
+    try:
+        result = _fw.transpose_int(self._array, dim0, dim1)
+    except Exception as _exc:
+        _translate(_exc, 'transpose', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TransposeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim0 = dim0
@@ -972,7 +1265,11 @@ def transpose_int(self, dim0, dim1):
 
 def unbind_int(self, dim=0):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
-    result = _fw.unbind_int(self._array, dim)
+    try:
+        result = _fw.unbind_int(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'unbind', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
         grad_fn._v_dim = dim
@@ -985,7 +1282,11 @@ def unbind_int(self, dim=0):
 
 def unsqueeze_default(self, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
-    result = _fw.unsqueeze(self._array, dim)
+    try:
+        result = _fw.unsqueeze(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'unsqueeze', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1001,7 +1302,11 @@ def unsqueeze_default(self, dim):
 
 def view_default(self, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-    result = _fw.view(self._array, size)
+    try:
+        result = _fw.view(self._array, size)
+    except Exception as _exc:
+        _translate(_exc, 'view', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1017,7 +1322,11 @@ def view_default(self, size):
 
 def _unsafe_view_default(self, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-    result = _fw._unsafe_view(self._array, size)
+    try:
+        result = _fw._unsafe_view(self._array, size)
+    except Exception as _exc:
+        _translate(_exc, '_unsafe_view', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1028,7 +1337,11 @@ def _unsafe_view_default(self, size):
 
 def where_self(condition, self, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
-    result = _k.where_self_forward.forward((condition, self, other), ())
+    try:
+        result = _k.where_self_forward.forward((condition, self, other), ())
+    except Exception as _exc:
+        _translate(_exc, 'where', (condition, self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = WhereBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1040,7 +1353,11 @@ def where_self(condition, self, other):
 
 def exp2_default(self):
     """exp2(Tensor self) -> Tensor"""
-    result = _k.exp2_forward.forward1(self)
+    try:
+        result = _k.exp2_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'exp2', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Exp2Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1051,7 +1368,11 @@ def exp2_default(self):
 
 def expm1_default(self):
     """expm1(Tensor self) -> Tensor"""
-    result = _k.expm1_forward.forward1(self)
+    try:
+        result = _k.expm1_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'expm1', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Expm1Backward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1062,7 +1383,11 @@ def expm1_default(self):
 
 def log2_default(self):
     """log2(Tensor self) -> Tensor"""
-    result = _k.log2_forward.forward1(self)
+    try:
+        result = _k.log2_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'log2', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log2Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1073,7 +1398,11 @@ def log2_default(self):
 
 def log10_default(self):
     """log10(Tensor self) -> Tensor"""
-    result = _k.log10_forward.forward1(self)
+    try:
+        result = _k.log10_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'log10', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log10Backward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1084,7 +1413,11 @@ def log10_default(self):
 
 def log1p_default(self):
     """log1p(Tensor self) -> Tensor"""
-    result = _k.log1p_forward.forward1(self)
+    try:
+        result = _k.log1p_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'log1p', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = Log1PBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1095,7 +1428,11 @@ def log1p_default(self):
 
 def rsqrt_default(self):
     """rsqrt(Tensor self) -> Tensor"""
-    result = _k.rsqrt_forward.forward1(self)
+    try:
+        result = _k.rsqrt_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'rsqrt', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RsqrtBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1106,7 +1443,11 @@ def rsqrt_default(self):
 
 def tan_default(self):
     """tan(Tensor self) -> Tensor"""
-    result = _k.tan_forward.forward1(self)
+    try:
+        result = _k.tan_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'tan', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TanBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1117,7 +1458,11 @@ def tan_default(self):
 
 def asin_default(self):
     """asin(Tensor self) -> Tensor"""
-    result = _k.asin_forward.forward1(self)
+    try:
+        result = _k.asin_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'asin', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1128,7 +1473,11 @@ def asin_default(self):
 
 def acos_default(self):
     """acos(Tensor self) -> Tensor"""
-    result = _k.acos_forward.forward1(self)
+    try:
+        result = _k.acos_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'acos', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcosBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1139,7 +1488,11 @@ def acos_default(self):
 
 def atan_default(self):
     """atan(Tensor self) -> Tensor"""
-    result = _k.atan_forward.forward1(self)
+    try:
+        result = _k.atan_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'atan', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1150,7 +1503,11 @@ def atan_default(self):
 
 def sinh_default(self):
     """sinh(Tensor self) -> Tensor"""
-    result = _k.sinh_forward.forward1(self)
+    try:
+        result = _k.sinh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'sinh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1161,7 +1518,11 @@ def sinh_default(self):
 
 def cosh_default(self):
     """cosh(Tensor self) -> Tensor"""
-    result = _k.cosh_forward.forward1(self)
+    try:
+        result = _k.cosh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'cosh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1172,7 +1533,11 @@ def cosh_default(self):
 
 def asinh_default(self):
     """asinh(Tensor self) -> Tensor"""
-    result = _k.asinh_forward.forward1(self)
+    try:
+        result = _k.asinh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'asinh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsinhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1183,7 +1548,11 @@ def asinh_default(self):
 
 def acosh_default(self):
     """acosh(Tensor self) -> Tensor"""
-    result = _k.acosh_forward.forward1(self)
+    try:
+        result = _k.acosh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'acosh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AcoshBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1194,7 +1563,11 @@ def acosh_default(self):
 
 def atanh_default(self):
     """atanh(Tensor self) -> Tensor"""
-    result = _k.atanh_forward.forward1(self)
+    try:
+        result = _k.atanh_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'atanh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1205,7 +1578,11 @@ def atanh_default(self):
 
 def erf_default(self):
     """erf(Tensor self) -> Tensor"""
-    result = _k.erf_forward.forward1(self)
+    try:
+        result = _k.erf_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'erf', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1216,7 +1593,11 @@ def erf_default(self):
 
 def erfc_default(self):
     """erfc(Tensor self) -> Tensor"""
-    result = _k.erfc_forward.forward1(self)
+    try:
+        result = _k.erfc_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'erfc', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ErfcBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1227,7 +1608,11 @@ def erfc_default(self):
 
 def logit_default(self, eps=None):
     """logit(Tensor self, float? eps=None) -> Tensor"""
-    result = _fw.logit(self._array, eps)
+    try:
+        result = _fw.logit(self._array, eps)
+    except Exception as _exc:
+        _translate(_exc, 'logit', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogitBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1239,7 +1624,11 @@ def logit_default(self, eps=None):
 
 def floor_default(self):
     """floor(Tensor self) -> Tensor"""
-    result = _fw.floor(self._array)
+    try:
+        result = _fw.floor(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'floor', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FloorBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1249,7 +1638,11 @@ def floor_default(self):
 
 def ceil_default(self):
     """ceil(Tensor self) -> Tensor"""
-    result = _fw.ceil(self._array)
+    try:
+        result = _fw.ceil(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'ceil', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeilBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1259,7 +1652,11 @@ def ceil_default(self):
 
 def round_default(self):
     """round(Tensor self) -> Tensor"""
-    result = _fw.round(self._array)
+    try:
+        result = _fw.round(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'round', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1269,7 +1666,11 @@ def round_default(self):
 
 def round_decimals(self, *, decimals):
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
-    result = _fw.round_decimals(self._array, decimals=decimals)
+    try:
+        result = _fw.round_decimals(self._array, decimals=decimals)
+    except Exception as _exc:
+        _translate(_exc, 'round', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RoundBackward1((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1279,7 +1680,11 @@ def round_decimals(self, *, decimals):
 
 def trunc_default(self):
     """trunc(Tensor self) -> Tensor"""
-    result = _fw.trunc(self._array)
+    try:
+        result = _fw.trunc(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'trunc', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TruncBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1289,7 +1694,11 @@ def trunc_default(self):
 
 def frac_default(self):
     """frac(Tensor self) -> Tensor"""
-    result = _fw.frac(self._array)
+    try:
+        result = _fw.frac(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'frac', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FracBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1299,7 +1708,11 @@ def frac_default(self):
 
 def clamp_Tensor(self, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
-    result = _fw.clamp_Tensor(self._array, (None if min is None else min._array), (None if max is None else max._array))
+    try:
+        result = _fw.clamp_Tensor(self._array, (None if min is None else min._array), (None if max is None else max._array))
+    except Exception as _exc:
+        _translate(_exc, 'clamp', (self, min, max, ))
+        raise
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_edge(self), _edge_opt(min), _edge_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -1315,7 +1728,11 @@ def clamp_Tensor(self, min=None, max=None):
 
 def clamp_default(self, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
-    result = _fw.clamp(self._array, min, max)
+    try:
+        result = _fw.clamp(self._array, min, max)
+    except Exception as _exc:
+        _translate(_exc, 'clamp', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1335,7 +1752,11 @@ def clamp__default(self, min=None, max=None):
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min = min
         grad_fn._v_max = max
-    _write_inplace(self, _fw.clamp(self._array, min, max))
+    try:
+        _write_inplace(self, _fw.clamp(self._array, min, max))
+    except Exception as _exc:
+        _translate(_exc, 'clamp_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1344,7 +1765,11 @@ def clamp__default(self, min=None, max=None):
 
 def clamp_min_default(self, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
-    result = _k.clamp_min_forward.forward1(self, (min,))
+    try:
+        result = _k.clamp_min_forward.forward1(self, (min,))
+    except Exception as _exc:
+        _translate(_exc, 'clamp_min', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1362,7 +1787,11 @@ def clamp_min__default(self, min):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min = min
-    _k.clamp_min_forward.forward((self,), (min,), out=self._array)
+    try:
+        _k.clamp_min_forward.forward((self,), (min,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'clamp_min_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1371,7 +1800,11 @@ def clamp_min__default(self, min):
 
 def clamp_max_default(self, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
-    result = _k.clamp_max_forward.forward1(self, (max,))
+    try:
+        result = _k.clamp_max_forward.forward1(self, (max,))
+    except Exception as _exc:
+        _translate(_exc, 'clamp_max', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1389,7 +1822,11 @@ def clamp_max__default(self, max):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_max = max
-    _k.clamp_max_forward.forward((self,), (max,), out=self._array)
+    try:
+        _k.clamp_max_forward.forward((self,), (max,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'clamp_max_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1398,7 +1835,11 @@ def clamp_max__default(self, max):
 
 def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
-    result = _fw.nan_to_num(self._array, nan, posinf, neginf)
+    try:
+        result = _fw.nan_to_num(self._array, nan, posinf, neginf)
+    except Exception as _exc:
+        _translate(_exc, 'nan_to_num', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1409,7 +1850,11 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
 
 def gelu_default(self, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
-    result = _fw.gelu(self._array, approximate=approximate)
+    try:
+        result = _fw.gelu(self._array, approximate=approximate)
+    except Exception as _exc:
+        _translate(_exc, 'gelu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1421,7 +1866,11 @@ def gelu_default(self, *, approximate='none'):
 
 def silu_default(self):
     """silu(Tensor self) -> Tensor"""
-    result = _k.silu_forward.forward1(self)
+    try:
+        result = _k.silu_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'silu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SiluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1432,7 +1881,11 @@ def silu_default(self):
 
 def mish_default(self):
     """mish(Tensor self) -> Tensor"""
-    result = _k.mish_forward.forward1(self)
+    try:
+        result = _k.mish_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'mish', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1443,7 +1896,11 @@ def mish_default(self):
 
 def softplus_default(self, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
-    result = _k.softplus_forward.forward1(self, (beta, threshold))
+    try:
+        result = _k.softplus_forward.forward1(self, (beta, threshold))
+    except Exception as _exc:
+        _translate(_exc, 'softplus', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftplusBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1456,7 +1913,11 @@ def softplus_default(self, beta=1, threshold=20):
 
 def elu_default(self, alpha=1, scale=1, input_scale=1):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
-    result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
+    try:
+        result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
+    except Exception as _exc:
+        _translate(_exc, 'elu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1478,7 +1939,11 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
-    _k.elu_forward.forward((self,), (alpha, scale, input_scale), out=self._array)
+    try:
+        _k.elu_forward.forward((self,), (alpha, scale, input_scale), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'elu_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1487,7 +1952,11 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
 
 def celu_default(self, alpha=1.0):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
-    result = _k.celu_forward.forward1(self, (alpha,))
+    try:
+        result = _k.celu_forward.forward1(self, (alpha,))
+    except Exception as _exc:
+        _translate(_exc, 'celu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CeluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1499,7 +1968,11 @@ def celu_default(self, alpha=1.0):
 
 def leaky_relu_default(self, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
-    result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
+    try:
+        result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
+    except Exception as _exc:
+        _translate(_exc, 'leaky_relu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1517,7 +1990,11 @@ def leaky_relu__default(self, negative_slope=0.01):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_negative_slope = negative_slope
-    _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self._array)
+    try:
+        _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'leaky_relu_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1526,7 +2003,11 @@ def leaky_relu__default(self, negative_slope=0.01):
 
 def hardtanh_default(self, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
-    result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
+    try:
+        result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
+    except Exception as _exc:
+        _translate(_exc, 'hardtanh', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1546,7 +2027,11 @@ def hardtanh__default(self, min_val=-1, max_val=1):
         grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-    _k.hardtanh_forward.forward((self,), (min_val, max_val), out=self._array)
+    try:
+        _k.hardtanh_forward.forward((self,), (min_val, max_val), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'hardtanh_', (self, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -1555,7 +2040,11 @@ def hardtanh__default(self, min_val=-1, max_val=1):
 
 def hardsigmoid_default(self):
     """hardsigmoid(Tensor self) -> Tensor"""
-    result = _k.hardsigmoid_forward.forward1(self)
+    try:
+        result = _k.hardsigmoid_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'hardsigmoid', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardsigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1566,7 +2055,11 @@ def hardsigmoid_default(self):
 
 def hardswish_default(self):
     """hardswish(Tensor self) -> Tensor"""
-    result = _k.hardswish_forward.forward1(self)
+    try:
+        result = _k.hardswish_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'hardswish', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = HardswishBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1577,7 +2070,11 @@ def hardswish_default(self):
 
 def div_Tensor_mode(self, other, *, rounding_mode):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
-    result = _fw.div_Tensor_mode(self._array, other._array, rounding_mode=rounding_mode)
+    try:
+        result = _fw.div_Tensor_mode(self._array, other._array, rounding_mode=rounding_mode)
+    except Exception as _exc:
+        _translate(_exc, 'div', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1592,7 +2089,11 @@ def div_Tensor_mode(self, other, *, rounding_mode):
 
 def div_Scalar_mode(self, other, *, rounding_mode):
     """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
-    result = _fw.div_Scalar_mode(self._array, other, rounding_mode=rounding_mode)
+    try:
+        result = _fw.div_Scalar_mode(self._array, other, rounding_mode=rounding_mode)
+    except Exception as _exc:
+        _translate(_exc, 'div', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DivBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
@@ -1604,7 +2105,11 @@ def div_Scalar_mode(self, other, *, rounding_mode):
 
 def fmax_default(self, other):
     """fmax(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmax(self._array, other._array)
+    try:
+        result = _fw.fmax(self._array, other._array)
+    except Exception as _exc:
+        _translate(_exc, 'fmax', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1618,7 +2123,11 @@ def fmax_default(self, other):
 
 def fmin_default(self, other):
     """fmin(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmin(self._array, other._array)
+    try:
+        result = _fw.fmin(self._array, other._array)
+    except Exception as _exc:
+        _translate(_exc, 'fmin', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1632,7 +2141,11 @@ def fmin_default(self, other):
 
 def atan2_default(self, other):
     """atan2(Tensor self, Tensor other) -> Tensor"""
-    result = _k.atan2_forward.forward2(self, other)
+    try:
+        result = _k.atan2_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'atan2', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -1646,7 +2159,11 @@ def atan2_default(self, other):
 
 def hypot_default(self, other):
     """hypot(Tensor self, Tensor other) -> Tensor"""
-    result = _k.hypot_forward.forward2(self, other)
+    try:
+        result = _k.hypot_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'hypot', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad:
@@ -1661,7 +2178,11 @@ def hypot_default(self, other):
 
 def remainder_Scalar(self, other):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _fw.remainder_Scalar(self._array, other)
+    try:
+        result = _fw.remainder_Scalar(self._array, other)
+    except Exception as _exc:
+        _translate(_exc, 'remainder', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RemainderBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1671,7 +2192,11 @@ def remainder_Scalar(self, other):
 
 def remainder_Tensor(self, other):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.remainder_Tensor(self._array, other._array)
+    try:
+        result = _fw.remainder_Tensor(self._array, other._array)
+    except Exception as _exc:
+        _translate(_exc, 'remainder', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1685,7 +2210,11 @@ def remainder_Tensor(self, other):
 
 def fmod_Scalar(self, other):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
-    result = _fw.fmod_Scalar(self._array, other)
+    try:
+        result = _fw.fmod_Scalar(self._array, other)
+    except Exception as _exc:
+        _translate(_exc, 'fmod', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FmodBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1695,7 +2224,11 @@ def fmod_Scalar(self, other):
 
 def fmod_Tensor(self, other):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _fw.fmod_Tensor(self._array, other._array)
+    try:
+        result = _fw.fmod_Tensor(self._array, other._array)
+    except Exception as _exc:
+        _translate(_exc, 'fmod', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
@@ -1709,7 +2242,11 @@ def fmod_Tensor(self, other):
 
 def lerp_Scalar(self, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
-    result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
+    try:
+        result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
+    except Exception as _exc:
+        _translate(_exc, 'lerp', (self, end, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
         grad_fn = LerpBackward0((_edge(self), _edge(end), ), (_meta(self), _meta(end), ), 1)
         grad_fn._v_weight = weight
@@ -1720,7 +2257,11 @@ def lerp_Scalar(self, end, weight):
 
 def lerp_Tensor(self, end, weight):
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
-    result = _k.lerp_Tensor_forward.forward((self, end, weight), ())
+    try:
+        result = _k.lerp_Tensor_forward.forward((self, end, weight), ())
+    except Exception as _exc:
+        _translate(_exc, 'lerp', (self, end, weight, ))
+        raise
     if _needs_grad(self, end, weight):
         grad_fn = LerpBackward1((_edge(self), _edge(end), _edge(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
         if weight.grad_fn is not None or weight._requires_grad:
@@ -1736,7 +2277,11 @@ def lerp_Tensor(self, end, weight):
 
 def addcmul_default(self, tensor1, tensor2, *, value=1):
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    result = _k.addcmul_forward.forward((self, tensor1, tensor2), (value,))
+    try:
+        result = _k.addcmul_forward.forward((self, tensor1, tensor2), (value,))
+    except Exception as _exc:
+        _translate(_exc, 'addcmul', (self, tensor1, tensor2, ))
+        raise
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcmulBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -1751,7 +2296,11 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
 
 def addcdiv_default(self, tensor1, tensor2, *, value=1):
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    result = _k.addcdiv_forward.forward((self, tensor1, tensor2), (value,))
+    try:
+        result = _k.addcdiv_forward.forward((self, tensor1, tensor2), (value,))
+    except Exception as _exc:
+        _translate(_exc, 'addcdiv', (self, tensor1, tensor2, ))
+        raise
     if _needs_grad(self, tensor1, tensor2):
         grad_fn = AddcdivBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -1766,25 +2315,41 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
 
 def logical_and_default(self, other):
     """logical_and(Tensor self, Tensor other) -> Tensor"""
-    result = _k.logical_and_forward.forward2(self, other)
+    try:
+        result = _k.logical_and_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'logical_and', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def logical_or_default(self, other):
     """logical_or(Tensor self, Tensor other) -> Tensor"""
-    result = _k.logical_or_forward.forward2(self, other)
+    try:
+        result = _k.logical_or_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'logical_or', (self, other, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def logical_not_default(self):
     """logical_not(Tensor self) -> Tensor"""
-    result = _k.logical_not_forward.forward1(self)
+    try:
+        result = _k.logical_not_forward.forward1(self)
+    except Exception as _exc:
+        _translate(_exc, 'logical_not', (self, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def prod_default(self, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.prod(self._array, dtype=dtype)
+    try:
+        result = _fw.prod(self._array, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'prod', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1796,7 +2361,11 @@ def prod_default(self, *, dtype=None):
 
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.prod_dim_int(self._array, dim, keepdim, dtype=dtype)
+    try:
+        result = _fw.prod_dim_int(self._array, dim, keepdim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'prod', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1812,7 +2381,11 @@ _max_dim_return = collections.namedtuple("max", ['values', 'indices'])
 
 def max_dim(self, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.max_dim(self._array, dim, keepdim)
+    try:
+        result = _fw.max_dim(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'max', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1827,7 +2400,11 @@ def max_dim(self, dim, keepdim=False):
 
 def max_default(self):
     """max(Tensor self) -> Tensor"""
-    result = _fw.max(self._array)
+    try:
+        result = _fw.max(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'max', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaxBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1842,7 +2419,11 @@ _min_dim_return = collections.namedtuple("min", ['values', 'indices'])
 
 def min_dim(self, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.min_dim(self._array, dim, keepdim)
+    try:
+        result = _fw.min_dim(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'min', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -1857,7 +2438,11 @@ def min_dim(self, dim, keepdim=False):
 
 def min_default(self):
     """min(Tensor self) -> Tensor"""
-    result = _fw.min(self._array)
+    try:
+        result = _fw.min(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'min', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MinBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1869,7 +2454,11 @@ def min_default(self):
 
 def amax_default(self, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-    result = _fw.amax(self._array, dim, keepdim)
+    try:
+        result = _fw.amax(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'amax', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1883,7 +2472,11 @@ def amax_default(self, dim=(), keepdim=False):
 
 def amin_default(self, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-    result = _fw.amin(self._array, dim, keepdim)
+    try:
+        result = _fw.amin(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'amin', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AminBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1897,19 +2490,31 @@ def amin_default(self, dim=(), keepdim=False):
 
 def argmax_default(self, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-    result = _fw.argmax(self._array, dim, keepdim)
+    try:
+        result = _fw.argmax(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'argmax', (self, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def argmin_default(self, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-    result = _fw.argmin(self._array, dim, keepdim)
+    try:
+        result = _fw.argmin(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'argmin', (self, ))
+        raise
     return _Tensor._make(result, None, 0)
 
 
 def logsumexp_default(self, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
-    result = _fw.logsumexp(self._array, dim, keepdim)
+    try:
+        result = _fw.logsumexp(self._array, dim, keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'logsumexp', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1924,7 +2529,11 @@ def logsumexp_default(self, dim, keepdim=False):
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
-    result = _fw.var_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    try:
+        result = _fw.var_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'var', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1938,7 +2547,11 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
-    result = _fw.std_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    try:
+        result = _fw.std_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'std', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -1956,7 +2569,11 @@ _var_mean_correction_return = collections.namedtuple("var_mean", ['result0', 're
 
 def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
-    result = _fw.var_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    try:
+        result = _fw.var_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'var_mean', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
@@ -1975,7 +2592,11 @@ _std_mean_correction_return = collections.namedtuple("std_mean", ['result0', 're
 
 def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
-    result = _fw.std_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    try:
+        result = _fw.std_mean_correction(self._array, dim, correction=correction, keepdim=keepdim)
+    except Exception as _exc:
+        _translate(_exc, 'std_mean', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_edge(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
@@ -1992,7 +2613,11 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
 
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.linalg_vector_norm(self._array, ord, dim, keepdim, dtype=dtype)
+    try:
+        result = _fw.linalg_vector_norm(self._array, ord, dim, keepdim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'linalg_vector_norm', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2007,7 +2632,11 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
 
 def cumsum_default(self, dim, *, dtype=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.cumsum(self._array, dim, dtype=dtype)
+    try:
+        result = _fw.cumsum(self._array, dim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'cumsum', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2018,7 +2647,11 @@ def cumsum_default(self, dim, *, dtype=None):
 
 def cumprod_default(self, dim, *, dtype=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-    result = _fw.cumprod(self._array, dim, dtype=dtype)
+    try:
+        result = _fw.cumprod(self._array, dim, dtype=dtype)
+    except Exception as _exc:
+        _translate(_exc, 'cumprod', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2031,7 +2664,11 @@ def cumprod_default(self, dim, *, dtype=None):
 
 def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-    result = _fw.addmm(self._array, mat1._array, mat2._array, beta=beta, alpha=alpha)
+    try:
+        result = _fw.addmm(self._array, mat1._array, mat2._array, beta=beta, alpha=alpha)
+    except Exception as _exc:
+        _translate(_exc, 'addmm', (self, mat1, mat2, ))
+        raise
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_edge(self), _edge(mat1), _edge(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
@@ -2047,7 +2684,11 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
 
 def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-    result = _fw.baddbmm(self._array, batch1._array, batch2._array, beta=beta, alpha=alpha)
+    try:
+        result = _fw.baddbmm(self._array, batch1._array, batch2._array, beta=beta, alpha=alpha)
+    except Exception as _exc:
+        _translate(_exc, 'baddbmm', (self, batch1, batch2, ))
+        raise
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_edge(self), _edge(batch1), _edge(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
         if batch2.grad_fn is not None or batch2._requires_grad:
@@ -2063,7 +2704,11 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
 
 def squeeze_dims(self, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
-    result = _fw.squeeze_dims(self._array, dim)
+    try:
+        result = _fw.squeeze_dims(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2079,7 +2724,11 @@ def squeeze_dims(self, dim):
 
 def squeeze__default(self):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)"""
-    result = _fw.squeeze_(self._array)
+    try:
+        result = _fw.squeeze_(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze_', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2090,7 +2739,11 @@ def squeeze__default(self):
 
 def squeeze__dim(self, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"""
-    result = _fw.squeeze__dim(self._array, dim)
+    try:
+        result = _fw.squeeze__dim(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze_', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2102,7 +2755,11 @@ def squeeze__dim(self, dim):
 
 def squeeze__dims(self, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)"""
-    result = _fw.squeeze__dims(self._array, dim)
+    try:
+        result = _fw.squeeze__dims(self._array, dim)
+    except Exception as _exc:
+        _translate(_exc, 'squeeze_', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2113,7 +2770,11 @@ def squeeze__dims(self, dim):
 
 def repeat_default(self, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
-    result = _fw.repeat(self._array, repeats)
+    try:
+        result = _fw.repeat(self._array, repeats)
+    except Exception as _exc:
+        _translate(_exc, 'repeat', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_repeats = repeats
@@ -2125,7 +2786,11 @@ def repeat_default(self, repeats):
 
 def index_Tensor(self, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
-    result = _fw.index_Tensor(self._array, [None if t is None else t._array for t in indices])
+    try:
+        result = _fw.index_Tensor(self._array, [None if t is None else t._array for t in indices])
+    except Exception as _exc:
+        _translate(_exc, 'index', (self, indices, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_indices = indices
@@ -2137,7 +2802,11 @@ def index_Tensor(self, indices):
 
 def index_put_default(self, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
-    result = _fw.index_put(self._array, [None if t is None else t._array for t in indices], values._array, accumulate)
+    try:
+        result = _fw.index_put(self._array, [None if t is None else t._array for t in indices], values._array, accumulate)
+    except Exception as _exc:
+        _translate(_exc, 'index_put', (self, indices, values, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
         if self.grad_fn is not None or self._requires_grad:
@@ -2151,7 +2820,11 @@ def index_put_default(self, indices, values, accumulate=False):
 
 def gather_default(self, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
-    result = _fw.gather(self._array, dim, index._array, sparse_grad=sparse_grad)
+    try:
+        result = _fw.gather(self._array, dim, index._array, sparse_grad=sparse_grad)
+    except Exception as _exc:
+        _translate(_exc, 'gather', (self, index, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2164,7 +2837,11 @@ def gather_default(self, dim, index, *, sparse_grad=False):
 
 def scatter_src(self, dim, index, src):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
-    result = _fw.scatter_src(self._array, dim, index._array, src._array)
+    try:
+        result = _fw.scatter_src(self._array, dim, index._array, src._array)
+    except Exception as _exc:
+        _translate(_exc, 'scatter', (self, index, src, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
@@ -2177,7 +2854,11 @@ def scatter_src(self, dim, index, src):
 
 def scatter_value(self, dim, index, value):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
-    result = _fw.scatter_value(self._array, dim, index._array, value)
+    try:
+        result = _fw.scatter_value(self._array, dim, index._array, value)
+    except Exception as _exc:
+        _translate(_exc, 'scatter', (self, index, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2189,7 +2870,11 @@ def scatter_value(self, dim, index, value):
 
 def scatter_add_default(self, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
-    result = _fw.scatter_add(self._array, dim, index._array, src._array)
+    try:
+        result = _fw.scatter_add(self._array, dim, index._array, src._array)
+    except Exception as _exc:
+        _translate(_exc, 'scatter_add', (self, index, src, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         if src.grad_fn is not None or src._requires_grad:
@@ -2202,7 +2887,11 @@ def scatter_add_default(self, dim, index, src):
 
 def index_select_default(self, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
-    result = _fw.index_select(self._array, dim, index._array)
+    try:
+        result = _fw.index_select(self._array, dim, index._array)
+    except Exception as _exc:
+        _translate(_exc, 'index_select', (self, index, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
@@ -2215,7 +2904,11 @@ def index_select_default(self, dim, index):
 
 def index_add_default(self, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
-    result = _fw.index_add(self._array, dim, index._array, source._array, alpha=alpha)
+    try:
+        result = _fw.index_add(self._array, dim, index._array, source._array, alpha=alpha)
+    except Exception as _exc:
+        _translate(_exc, 'index_add', (self, index, source, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
         if source.grad_fn is not None or source._requires_grad:
@@ -2230,7 +2923,11 @@ def index_add_default(self, dim, index, source, *, alpha=1):
 
 def masked_fill_Scalar(self, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
-    result = _k.masked_fill_Scalar_forward.forward2(self, mask, (value,))
+    try:
+        result = _k.masked_fill_Scalar_forward.forward2(self, mask, (value,))
+    except Exception as _exc:
+        _translate(_exc, 'masked_fill', (self, mask, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
@@ -2246,7 +2943,11 @@ def masked_fill__Scalar(self, mask, value):
     if _needs_grad(self):
         grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
-    _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
+    try:
+        _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'masked_fill_', (self, mask, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -2255,7 +2956,11 @@ def masked_fill__Scalar(self, mask, value):
 
 def masked_fill_Tensor(self, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
-    result = _k.masked_fill_Tensor_forward.forward((self, mask, value), ())
+    try:
+        result = _k.masked_fill_Tensor_forward.forward((self, mask, value), ())
+    except Exception as _exc:
+        _translate(_exc, 'masked_fill', (self, mask, value, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
@@ -2273,7 +2978,11 @@ def masked_fill__Tensor(self, mask, value):
         grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
-    _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self._array)
+    try:
+        _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self._array)
+    except Exception as _exc:
+        _translate(_exc, 'masked_fill_', (self, mask, value, ))
+        raise
     self._vc[0] += 1
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
@@ -2282,7 +2991,11 @@ def masked_fill__Tensor(self, mask, value):
 
 def flip_default(self, dims):
     """flip(Tensor self, int[] dims) -> Tensor"""
-    result = _fw.flip(self._array, dims)
+    try:
+        result = _fw.flip(self._array, dims)
+    except Exception as _exc:
+        _translate(_exc, 'flip', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FlipBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
@@ -2293,7 +3006,11 @@ def flip_default(self, dims):
 
 def roll_default(self, shifts, dims=()):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
-    result = _fw.roll(self._array, shifts, dims)
+    try:
+        result = _fw.roll(self._array, shifts, dims)
+    except Exception as _exc:
+        _translate(_exc, 'roll', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = RollBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_shifts = shifts
@@ -2305,7 +3022,11 @@ def roll_default(self, shifts, dims=()):
 
 def tril_default(self, diagonal=0):
     """tril(Tensor self, int diagonal=0) -> Tensor"""
-    result = _fw.tril(self._array, diagonal)
+    try:
+        result = _fw.tril(self._array, diagonal)
+    except Exception as _exc:
+        _translate(_exc, 'tril', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TrilBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
@@ -2316,7 +3037,11 @@ def tril_default(self, diagonal=0):
 
 def triu_default(self, diagonal=0):
     """triu(Tensor self, int diagonal=0) -> Tensor"""
-    result = _fw.triu(self._array, diagonal)
+    try:
+        result = _fw.triu(self._array, diagonal)
+    except Exception as _exc:
+        _translate(_exc, 'triu', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TriuBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
@@ -2327,7 +3052,11 @@ def triu_default(self, diagonal=0):
 
 def diagonal_default(self, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
-    result = _fw.diagonal(self._array, offset, dim1, dim2)
+    try:
+        result = _fw.diagonal(self._array, offset, dim1, dim2)
+    except Exception as _exc:
+        _translate(_exc, 'diagonal', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = DiagonalBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_offset = offset
@@ -2346,7 +3075,11 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
 
 def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
-    result = _fw.diagonal_backward(grad_output._array, input_sizes, offset, dim1, dim2)
+    try:
+        result = _fw.diagonal_backward(grad_output._array, input_sizes, offset, dim1, dim2)
+    except Exception as _exc:
+        _translate(_exc, 'diagonal_backward', (grad_output, ))
+        raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
         grad_fn = DiagonalBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_offset = offset
@@ -2359,7 +3092,11 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
 
 def constant_pad_nd_default(self, pad, value=0):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
-    result = _fw.constant_pad_nd(self._array, pad, value)
+    try:
+        result = _fw.constant_pad_nd(self._array, pad, value)
+    except Exception as _exc:
+        _translate(_exc, 'constant_pad_nd', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ConstantPadNdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_pad = pad
@@ -2373,7 +3110,11 @@ _sort_default_return = collections.namedtuple("sort", ['values', 'indices'])
 
 def sort_default(self, dim=-1, descending=False):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    result = _fw.sort(self._array, dim, descending)
+    try:
+        result = _fw.sort(self._array, dim, descending)
+    except Exception as _exc:
+        _translate(_exc, 'sort', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2390,7 +3131,11 @@ _topk_default_return = collections.namedtuple("topk", ['values', 'indices'])
 
 def topk_default(self, k, dim=-1, largest=True, sorted=True):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
-    result = _fw.topk(self._array, k, dim, largest, sorted)
+    try:
+        result = _fw.topk(self._array, k, dim, largest, sorted)
+    except Exception as _exc:
+        _translate(_exc, 'topk', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2404,7 +3149,11 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
 
 def _softmax_default(self, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    result = _fw._softmax(self._array, dim, half_to_float)
+    try:
+        result = _fw._softmax(self._array, dim, half_to_float)
+    except Exception as _exc:
+        _translate(_exc, '_softmax', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = SoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2416,7 +3165,11 @@ def _softmax_default(self, dim, half_to_float):
 
 def _log_softmax_default(self, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    result = _fw._log_softmax(self._array, dim, half_to_float)
+    try:
+        result = _fw._log_softmax(self._array, dim, half_to_float)
+    except Exception as _exc:
+        _translate(_exc, '_log_softmax', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = LogSoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
@@ -2428,7 +3181,11 @@ def _log_softmax_default(self, dim, half_to_float):
 
 def xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
-    result = _k.xlogy_Tensor_forward.forward2(self, other)
+    try:
+        result = _k.xlogy_Tensor_forward.forward2(self, other)
+    except Exception as _exc:
+        _translate(_exc, 'xlogy', (self, other, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
         grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2442,7 +3199,11 @@ def xlogy_Tensor(self, other):
 
 def mse_loss_default(self, target, reduction='Mean'):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    result = _fw.mse_loss(self._array, target._array, reduction)
+    try:
+        result = _fw.mse_loss(self._array, target._array, reduction)
+    except Exception as _exc:
+        _translate(_exc, 'mse_loss', (self, target, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2458,7 +3219,11 @@ def mse_loss_default(self, target, reduction='Mean'):
 
 def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
-    result = _fw.smooth_l1_loss(self._array, target._array, reduction, beta)
+    try:
+        result = _fw.smooth_l1_loss(self._array, target._array, reduction, beta)
+    except Exception as _exc:
+        _translate(_exc, 'smooth_l1_loss', (self, target, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2475,7 +3240,11 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
 
 def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
-    result = _fw.huber_loss(self._array, target._array, reduction, delta)
+    try:
+        result = _fw.huber_loss(self._array, target._array, reduction, delta)
+    except Exception as _exc:
+        _translate(_exc, 'huber_loss', (self, target, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2495,7 +3264,11 @@ _nll_loss_forward_default_return = collections.namedtuple("nll_loss_forward", ['
 
 def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
-    result = _fw.nll_loss_forward(self._array, target._array, (None if weight is None else weight._array), reduction, ignore_index)
+    try:
+        result = _fw.nll_loss_forward(self._array, target._array, (None if weight is None else weight._array), reduction, ignore_index)
+    except Exception as _exc:
+        _translate(_exc, 'nll_loss_forward', (self, target, weight, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
@@ -2512,7 +3285,11 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
 
 def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    result = _fw.binary_cross_entropy(self._array, target._array, (None if weight is None else weight._array), reduction)
+    try:
+        result = _fw.binary_cross_entropy(self._array, target._array, (None if weight is None else weight._array), reduction)
+    except Exception as _exc:
+        _translate(_exc, 'binary_cross_entropy', (self, target, weight, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2529,7 +3306,11 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
 
 def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weight=None, reduction='Mean'):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
-    result = _fw.binary_cross_entropy_with_logits(self._array, target._array, (None if weight is None else weight._array), (None if pos_weight is None else pos_weight._array), reduction)
+    try:
+        result = _fw.binary_cross_entropy_with_logits(self._array, target._array, (None if weight is None else weight._array), (None if pos_weight is None else pos_weight._array), reduction)
+    except Exception as _exc:
+        _translate(_exc, 'binary_cross_entropy_with_logits', (self, target, weight, pos_weight, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -2551,7 +3332,11 @@ _native_layer_norm_default_return = collections.namedtuple("native_layer_norm", 
 
 def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
-    result = _fw.native_layer_norm(input._array, normalized_shape, (None if weight is None else weight._array), (None if bias is None else bias._array), eps)
+    try:
+        result = _fw.native_layer_norm(input._array, normalized_shape, (None if weight is None else weight._array), (None if bias is None else bias._array), eps)
+    except Exception as _exc:
+        _translate(_exc, 'native_layer_norm', (input, weight, bias, ))
+        raise
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -2572,7 +3357,11 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
 
 def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
-    result = _fw.embedding(weight._array, indices._array, padding_idx, scale_grad_by_freq, sparse)
+    try:
+        result = _fw.embedding(weight._array, indices._array, padding_idx, scale_grad_by_freq, sparse)
+    except Exception as _exc:
+        _translate(_exc, 'embedding', (weight, indices, ))
+        raise
     if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_edge(weight), ), (_meta(weight), ), 1)
         grad_fn._sv_indices = _Saved(indices)
@@ -2586,7 +3375,11 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 
 def fill_Scalar(self, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
-    result = _fw.fill_Scalar(self._array, value)
+    try:
+        result = _fw.fill_Scalar(self._array, value)
+    except Exception as _exc:
+        _translate(_exc, 'fill', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2596,7 +3389,11 @@ def fill_Scalar(self, value):
 
 def fill_Tensor(self, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
-    result = _fw.fill_Tensor(self._array, value._array)
+    try:
+        result = _fw.fill_Tensor(self._array, value._array)
+    except Exception as _exc:
+        _translate(_exc, 'fill', (self, value, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2606,7 +3403,11 @@ def fill_Tensor(self, value):
 
 def fill__Scalar(self, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
-    result = _fw.fill__Scalar(self._array, value)
+    try:
+        result = _fw.fill__Scalar(self._array, value)
+    except Exception as _exc:
+        _translate(_exc, 'fill_', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = FillBackward2((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2616,7 +3417,11 @@ def fill__Scalar(self, value):
 
 def fill__Tensor(self, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
-    result = _fw.fill__Tensor(self._array, value._array)
+    try:
+        result = _fw.fill__Tensor(self._array, value._array)
+    except Exception as _exc:
+        _translate(_exc, 'fill_', (self, value, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
         grad_fn = FillBackward3((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2626,7 +3431,11 @@ def fill__Tensor(self, value):
 
 def zero__default(self):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
-    result = _fw.zero_(self._array)
+    try:
+        result = _fw.zero_(self._array)
+    except Exception as _exc:
+        _translate(_exc, 'zero_', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ZeroBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2636,7 +3445,11 @@ def zero__default(self):
 
 def _reshape_alias_default(self, size, stride):
     """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"""
-    result = _fw._reshape_alias(self._array, size, stride)
+    try:
+        result = _fw._reshape_alias(self._array, size, stride)
+    except Exception as _exc:
+        _translate(_exc, '_reshape_alias', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2652,7 +3465,11 @@ def _reshape_alias_default(self, size, stride):
 
 def copy__default(self, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-    result = _fw.copy_(self._array, src._array, non_blocking)
+    try:
+        result = _fw.copy_(self._array, src._array, non_blocking)
+    except Exception as _exc:
+        _translate(_exc, 'copy_', (self, src, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
         grad_fn = CopyBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2662,7 +3479,11 @@ def copy__default(self, src, non_blocking=False):
 
 def as_strided_default(self, size, stride, storage_offset=None):
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
-    result = _fw.as_strided(self._array, size, stride, storage_offset)
+    try:
+        result = _fw.as_strided(self._array, size, stride, storage_offset)
+    except Exception as _exc:
+        _translate(_exc, 'as_strided', (self, ))
+        raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
         grad_fn = AsStridedBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_size = size
