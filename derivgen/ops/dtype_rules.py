@@ -66,6 +66,11 @@ def neg(tensors, scalars, out):
         raise RuntimeError(_NEG_BOOL)
 
 
+def abs_(tensors, scalars, out):
+    if _is_bool(tensors[0]):
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+
+
 def _finish(res, out):
     if out is None:
         return res
@@ -120,7 +125,7 @@ RULES = {
     "sub_Tensor_forward": sub_tensor, "rsub_Tensor_forward": sub_tensor,
     "sub_Scalar_forward": sub_scalar, "rsub_Scalar_forward": sub_scalar,
     "add_Tensor_forward": add_alpha, "add_Scalar_forward": add_alpha,
-    "neg_forward": neg,
+    "neg_forward": neg, "abs_forward": abs_,
     "pow_Tensor_Scalar_forward": pow_tensor_scalar, "pow_Tensor_Tensor_forward": pow_tensor_tensor,
     "pow_Scalar_forward": pow_scalar,
 }

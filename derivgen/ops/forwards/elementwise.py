@@ -150,8 +150,16 @@ def _modulo(fn, self, other):
     return _binary_float(fn, self, np.asarray(other))
 
 
+def _number(other):
+    """A Scalar argument as torch types it: a Python float is the default dtype (wrapped number)."""
+    if isinstance(other, float):
+        from derivgen.core.dtypes import get_default_dtype
+        return np.asarray(other, get_default_dtype().np)
+    return np.asarray(other)
+
+
 def remainder_Scalar(self, other):
-    return _modulo(np.remainder, self, other)
+    return _modulo(np.remainder, self, _number(other))
 
 
 def remainder_Tensor(self, other):
@@ -159,7 +167,7 @@ def remainder_Tensor(self, other):
 
 
 def fmod_Scalar(self, other):
-    return _modulo(np.fmod, self, other)
+    return _modulo(np.fmod, self, _number(other))
 
 
 def fmod_Tensor(self, other):
