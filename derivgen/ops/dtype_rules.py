@@ -4,7 +4,7 @@ exact integer powers. Each rule is attached to its row's forward kernel (``Eleme
 which consults it only off the same-dtype float fast paths, so float ops pay nothing for it."""
 import numpy as np
 
-from derivgen.core.tensor import result_dtype
+from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
 
 _SUB_TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
@@ -121,19 +121,102 @@ def pow_scalar(tensors, scalars, out):
     return _finish(_int_power(np.asarray(base), exponent._array, dtype), out)
 
 
+_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
+def _float_only(kernel):
+    """A rule for an op torch implements for floating dtypes only: its NotImplementedError, naming
+    torch's CPU kernel, for integral operands."""
+    def rule(tensors, scalars, out):
+        dtype = result_dtype(*tensors)
+        if dtype.kind in "biu":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[dtype.name]}'")
+    return rule
+
+
+def relu(tensors, scalars, out):
+    if _is_bool(tensors[0]):
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
+def addcmul(tensors, scalars, out):
+    if result_dtype(*tensors).kind == "b":
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+
+
+def addcdiv(tensors, scalars, out):
+    if tensors[1]._array.dtype.kind in "biu" and tensors[2]._array.dtype.kind in "biu":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+            "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+            "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+            "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+
+
+# torch's CPU kernels of these ops dispatch over floating dtypes only (name of the kernel in its error)
+_FLOAT_ONLY = {
+    "silu_forward": "silu_cpu", "mish_forward": "mish_cpu", "softplus_forward": "softplus_cpu",
+    "elu_forward": "elu_cpu", "celu_forward": "elu_cpu", "leaky_relu_forward": "leaky_relu_cpu",
+    "hardsigmoid_forward": "hardsigmoid_cpu", "hardswish_forward": "hardswish_cpu", "hypot_forward": "hypot_cpu",
+    "lerp_Scalar_forward": "lerp_kernel_scalar", "lerp_Tensor_forward": "lerp_kernel_tensor",
+}
+
+def hardtanh(tensors, scalars, out):
+    if _is_bool(tensors[0]):
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+
+
+def masked_fill_tensor(tensors, scalars, out):
+    value = tensors[2]._array
+    if value.ndim != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+
+
+def _scalar_operand(kernel):
+    """For a ``.Scalar`` row whose first Scalar is an operand (``clamp_min(int_tensor, 2.5)``): the
+    Python number takes part in type promotion as a wrapped number, as in torch, so a float number
+    lifts an integral tensor to the default float dtype and an int number a bool one to int64."""
+    def rule(tensors, scalars, out):
+        self = tensors[0]
+        dtype = result_dtype(self, wrap_scalar(scalars[0]))
+        if dtype == self._array.dtype or out is not None:
+            return None
+        return kernel.forward((Tensor._make(self._array.astype(dtype)),) + tuple(tensors[1:]), scalars)
+    return rule
+
+
+_SCALAR_OPERAND = ("add_Scalar_forward", "sub_Scalar_forward", "rsub_Scalar_forward", "mul_Scalar_forward",
+                   "clamp_min_forward", "clamp_max_forward")
+
 RULES = {
     "sub_Tensor_forward": sub_tensor, "rsub_Tensor_forward": sub_tensor,
     "sub_Scalar_forward": sub_scalar, "rsub_Scalar_forward": sub_scalar,
     "add_Tensor_forward": add_alpha, "add_Scalar_forward": add_alpha,
     "neg_forward": neg, "abs_forward": abs_,
     "pow_Tensor_Scalar_forward": pow_tensor_scalar, "pow_Tensor_Tensor_forward": pow_tensor_tensor,
-    "pow_Scalar_forward": pow_scalar,
+    "pow_Scalar_forward": pow_scalar, "relu_forward": relu, "addcmul_forward": addcmul,
+    "addcdiv_forward": addcdiv, "hardtanh_forward": hardtanh, "masked_fill_Tensor_forward": masked_fill_tensor,
+    **{name: _float_only(kernel) for name, kernel in _FLOAT_ONLY.items()},
 }
 
 
+def _chain(first, second):
+    def rule(tensors, scalars, out):
+        res = first(tensors, scalars, out)
+        return res if res is not None else second(tensors, scalars, out)
+    return rule
+
+
 def install(kernels):
-    """Attach the rules to the generated forward kernels that exist in ``kernels``."""
-    for name, rule in RULES.items():
+    """Attach the rules to the generated forward kernels that exist in ``kernels``: the refusals
+    first, then (``.Scalar`` rows) the promotion of the Python number."""
+    for name in set(RULES) | set(_SCALAR_OPERAND):
         k = getattr(kernels, name, None)
-        if k is not None:
-            k.dtype_rule = rule
+        if k is None:
+            continue
+        rule = RULES.get(name)
+        if name in _SCALAR_OPERAND:
+            rule = _scalar_operand(k) if rule is None else _chain(rule, _scalar_operand(k))
+        k.dtype_rule = rule

@@ -90,7 +90,7 @@ def abs_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 
 abs_backward_self = Elementwise(
     abs_backward_self_1d, abs_backward_self_2d, abs_backward_self_1d_parallel, abs_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=abs_backward_self_rows)
 
 

@@ -51,7 +51,7 @@ def clamp_max_forward_2d_parallel(out, self, max, _zero):
 
 clamp_max_forward = Elementwise(
     clamp_max_forward_1d, clamp_max_forward_2d, clamp_max_forward_1d_parallel, clamp_max_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
 # clamp_max_backward_self: Piecewise((grad, max >= self), (0, True))
@@ -90,7 +90,7 @@ def clamp_max_backward_self_rows(out, grad, grad_rs, self, self_rs, max, _zero):
 
 clamp_max_backward_self = Elementwise(
     clamp_max_backward_self_1d, clamp_max_backward_self_2d, clamp_max_backward_self_1d_parallel, clamp_max_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=clamp_max_backward_self_rows)
 
 

@@ -51,7 +51,7 @@ def clamp_min_forward_2d_parallel(out, self, min, _zero):
 
 clamp_min_forward = Elementwise(
     clamp_min_forward_1d, clamp_min_forward_2d, clamp_min_forward_1d_parallel, clamp_min_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
 # clamp_min_backward_self: Piecewise((grad, min <= self), (0, True))
@@ -90,7 +90,7 @@ def clamp_min_backward_self_rows(out, grad, grad_rs, self, self_rs, min, _zero):
 
 clamp_min_backward_self = Elementwise(
     clamp_min_backward_self_1d, clamp_min_backward_self_2d, clamp_min_backward_self_1d_parallel, clamp_min_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=clamp_min_backward_self_rows)
 
 

@@ -51,7 +51,7 @@ def hardtanh_forward_2d_parallel(out, self, min_val, max_val, _zero):
 
 hardtanh_forward = Elementwise(
     hardtanh_forward_1d, hardtanh_forward_2d, hardtanh_forward_1d_parallel, hardtanh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
 
 
 # hardtanh_backward_self: Piecewise((0, (min_val >= self) | (max_val <= self)), (grad, True))
@@ -90,7 +90,7 @@ def hardtanh_backward_self_rows(out, grad, grad_rs, self, self_rs, max_val, min_
 
 hardtanh_backward_self = Elementwise(
     hardtanh_backward_self_1d, hardtanh_backward_self_2d, hardtanh_backward_self_1d_parallel, hardtanh_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=2,
     rows=hardtanh_backward_self_rows)
 
 

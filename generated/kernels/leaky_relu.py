@@ -51,7 +51,7 @@ def leaky_relu_forward_2d_parallel(out, self, negative_slope, _zero):
 
 leaky_relu_forward = Elementwise(
     leaky_relu_forward_1d, leaky_relu_forward_2d, leaky_relu_forward_1d_parallel, leaky_relu_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
 # leaky_relu_backward_self: Piecewise((grad, self > 0), (grad*negative_slope, True))
@@ -90,7 +90,7 @@ def leaky_relu_backward_self_rows(out, grad, grad_rs, self, self_rs, negative_sl
 
 leaky_relu_backward_self = Elementwise(
     leaky_relu_backward_self_1d, leaky_relu_backward_self_2d, leaky_relu_backward_self_1d_parallel, leaky_relu_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=leaky_relu_backward_self_rows)
 
 

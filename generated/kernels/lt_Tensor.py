@@ -58,5 +58,5 @@ def lt_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 
 lt_Tensor_forward = Elementwise(
     lt_Tensor_forward_1d, lt_Tensor_forward_2d, lt_Tensor_forward_1d_parallel, lt_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=True, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
     rows=lt_Tensor_forward_rows)

@@ -58,7 +58,7 @@ def masked_fill_Scalar_forward_rows(out, self, self_rs, mask, mask_rs, value, _z
 
 masked_fill_Scalar_forward = Elementwise(
     masked_fill_Scalar_forward_1d, masked_fill_Scalar_forward_2d, masked_fill_Scalar_forward_1d_parallel, masked_fill_Scalar_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=masked_fill_Scalar_forward_rows)
 
 
@@ -98,7 +98,7 @@ def masked_fill_Scalar_backward_self_rows(out, grad, grad_rs, mask, mask_rs, _ze
 
 masked_fill_Scalar_backward_self = Elementwise(
     masked_fill_Scalar_backward_self_1d, masked_fill_Scalar_backward_self_2d, masked_fill_Scalar_backward_self_1d_parallel, masked_fill_Scalar_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=masked_fill_Scalar_backward_self_rows)
 
 

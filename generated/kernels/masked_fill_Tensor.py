@@ -58,7 +58,7 @@ def masked_fill_Tensor_forward_rows(out, self, self_rs, mask, mask_rs, value, va
 
 masked_fill_Tensor_forward = Elementwise(
     masked_fill_Tensor_forward_1d, masked_fill_Tensor_forward_2d, masked_fill_Tensor_forward_1d_parallel, masked_fill_Tensor_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=masked_fill_Tensor_forward_rows)
 
 
@@ -98,7 +98,7 @@ def masked_fill_Tensor_backward_self_rows(out, grad, grad_rs, mask, mask_rs, _ze
 
 masked_fill_Tensor_backward_self = Elementwise(
     masked_fill_Tensor_backward_self_1d, masked_fill_Tensor_backward_self_2d, masked_fill_Tensor_backward_self_1d_parallel, masked_fill_Tensor_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=masked_fill_Tensor_backward_self_rows)
 
 
@@ -138,7 +138,7 @@ def masked_fill_Tensor_backward_value_rows(out, grad, grad_rs, mask, mask_rs, _z
 
 masked_fill_Tensor_backward_value = Elementwise(
     masked_fill_Tensor_backward_value_1d, masked_fill_Tensor_backward_value_2d, masked_fill_Tensor_backward_value_1d_parallel, masked_fill_Tensor_backward_value_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=masked_fill_Tensor_backward_value_rows)
 
 

@@ -90,7 +90,7 @@ def relu_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 
 relu_backward_self = Elementwise(
     relu_backward_self_1d, relu_backward_self_2d, relu_backward_self_1d_parallel, relu_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=relu_backward_self_rows)
 
 

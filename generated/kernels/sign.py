@@ -51,7 +51,7 @@ def sign_forward_2d_parallel(out, self, _zero):
 
 sign_forward = Elementwise(
     sign_forward_1d, sign_forward_2d, sign_forward_1d_parallel, sign_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
 # One element of the forward and of each input's vector-Jacobian product. derivgen.engine.fusion

@@ -58,7 +58,7 @@ def where_self_forward_rows(out, condition, condition_rs, self, self_rs, other, 
 
 where_self_forward = Elementwise(
     where_self_forward_1d, where_self_forward_2d, where_self_forward_1d_parallel, where_self_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=where_self_forward_rows)
 
 
@@ -98,7 +98,7 @@ def where_self_backward_self_rows(out, grad, grad_rs, condition, condition_rs, _
 
 where_self_backward_self = Elementwise(
     where_self_backward_self_1d, where_self_backward_self_2d, where_self_backward_self_1d_parallel, where_self_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=where_self_backward_self_rows)
 
 
@@ -138,7 +138,7 @@ def where_self_backward_other_rows(out, grad, grad_rs, condition, condition_rs, 
 
 where_self_backward_other = Elementwise(
     where_self_backward_other_1d, where_self_backward_other_2d, where_self_backward_other_1d_parallel, where_self_backward_other_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=where_self_backward_other_rows)
 
 
