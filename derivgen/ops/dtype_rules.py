@@ -5,6 +5,7 @@ which consults it only off the same-dtype float fast paths, so float ops pay not
 import numpy as np
 
 from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
+from derivgen.ops.forwards._common import _tn
 
 _SUB_TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
@@ -159,7 +160,6 @@ _FLOAT_ONLY = {
     "silu_forward": "silu_cpu", "mish_forward": "mish_cpu", "softplus_forward": "softplus_cpu",
     "elu_forward": "elu_cpu", "celu_forward": "elu_cpu", "leaky_relu_forward": "leaky_relu_cpu",
     "hardsigmoid_forward": "hardsigmoid_cpu", "hardswish_forward": "hardswish_cpu", "hypot_forward": "hypot_cpu",
-    "lerp_Scalar_forward": "lerp_kernel_scalar", "lerp_Tensor_forward": "lerp_kernel_tensor",
 }
 
 def hardtanh(tensors, scalars, out):
@@ -172,6 +172,16 @@ def masked_fill_tensor(tensors, scalars, out):
     if value.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+
+
+def lerp(tensors, scalars, out):
+    """lerp's operands must share self's dtype (a 0-dim weight may differ), as in torch."""
+    self = tensors[0]._array
+    for name, t in zip(("end", "weight"), tensors[1:]):
+        if t._array.dtype != self.dtype and (name == "end" or t._array.ndim):
+            raise RuntimeError(f"expected dtype {_tn(self)} for `{name}` but got dtype {_tn(t._array)}")
+    if self.dtype.kind in "biu":
+        _float_only("lerp_kernel_tensor" if len(tensors) == 3 else "lerp_kernel_scalar")(tensors, scalars, out)
 
 
 def _scalar_operand(kernel):
@@ -197,7 +207,7 @@ RULES = {
     "neg_forward": neg, "abs_forward": abs_,
     "pow_Tensor_Scalar_forward": pow_tensor_scalar, "pow_Tensor_Tensor_forward": pow_tensor_tensor,
     "pow_Scalar_forward": pow_scalar, "relu_forward": relu, "addcmul_forward": addcmul,
-    "addcdiv_forward": addcdiv, "hardtanh_forward": hardtanh, "masked_fill_Tensor_forward": masked_fill_tensor,
+    "addcdiv_forward": addcdiv, "hardtanh_forward": hardtanh, "lerp_Scalar_forward": lerp, "lerp_Tensor_forward": lerp, "masked_fill_Tensor_forward": masked_fill_tensor,
     **{name: _float_only(kernel) for name, kernel in _FLOAT_ONLY.items()},
 }
 
