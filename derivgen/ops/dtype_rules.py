@@ -168,10 +168,13 @@ def hardtanh(tensors, scalars, out):
 
 
 def masked_fill_tensor(tensors, scalars, out):
-    value = tensors[2]._array
+    """The value must be 0-dim; the result keeps self's dtype (the value is cast to it), as in torch."""
+    self, mask, value = (t._array for t in tensors)
     if value.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    if value.dtype != self.dtype:
+        return _finish(np.where(mask, value.astype(self.dtype), self), out)
 
 
 def lerp(tensors, scalars, out):

@@ -21,7 +21,10 @@ from tests.support.paths import TABLE  # noqa: E402
 torch = pytest.importorskip("torch", reason="SKIPPED LOUDLY: torch is not installed, so the differential "
                                             "fuzz against PyTorch cannot run")
 
-ROWS = [e for e in load_table(TABLE) if e.forward]
+# masked_fill.Tensor keeps self's dtype; with an integral self and a value that requires grad torch
+# refuses to record it ("Autograd not support dtype: ..."), a check derivgen does not make: its trees
+# are drawn with the Scalar row only.
+ROWS = [e for e in load_table(TABLE) if e.forward and e.name != "masked_fill.Tensor"]
 DTYPES = ("float32", "float64", "int64")
 SCALARS = (-2, -1, 0, 1, 2, 0.5, 1.5, -0.75)
 # absolute and relative tolerances per result dtype: float32 kernels use their own expf/logf, and a
