@@ -5,6 +5,7 @@ broadcastable shapes (sizes 0 to 3) and dtypes, comparing values, errors and gra
 Each row is called as ``derivgen.generated.ops.<row>`` and as ``torch.ops.aten.<name>.<overload>``, so
 the comparison is row by row with no Python-level dispatch in between. Elements where both libraries
 give NaN (a domain outside the op's, ``log(-1)``) are skipped; a NaN in one library only is a failure.
+The examples are derandomized (the same 150 trees on every run), so the test is deterministic.
 """
 import numpy as np
 import pytest
@@ -147,7 +148,7 @@ def cases(draw):
     return tree, arrays
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_random_expressions_match_torch(case):
@@ -163,6 +164,10 @@ def test_random_expressions_match_torch(case):
     assert got[1] == expected[1], f"{what}: result dtype {got[1]}, torch {expected[1]}"
     _close(got[2], expected[2], expected[1], f"{what}: values")
     assert (got_grads is None) == (expected_grads is None), f"{what}: requires_grad differs"
+    if isinstance(expected_grads, tuple) and not isinstance(got_grads, tuple):
+        # torch's own backward failed (addcdiv with an integer divisor writes a float gradient into an
+        # integer buffer): a limitation of torch's, not a behaviour to copy
+        return
     if isinstance(expected_grads, tuple) or isinstance(got_grads, tuple):
         assert got_grads == expected_grads, f"{what}: backward: derivgen {got_grads}, torch {expected_grads}"
         return
