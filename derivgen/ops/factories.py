@@ -1,9 +1,8 @@
 """Tensor constructors, spelled as in torch (``tensor``, ``ones``, ``randn``, ``*_like`` ...)."""
 import numpy as np
 
-from derivgen.core.scalars import check_fill
-
 from derivgen.core import dtypes as _dt
+from derivgen.core.scalars import check_fill
 from derivgen.core.tensor import Tensor, _infer_dtype
 
 _rng = [np.random.default_rng()]

@@ -3,7 +3,7 @@ then 0-dim tensors, then Python numbers): result dtypes and values of binary ops
 operand kinds, and gradient dtypes (each leaf's gradient has the leaf's dtype)."""
 import pytest
 
-from tests.support.edge import Case, check, grad_of, inf, nan, ok, raises  # noqa: F401
+from tests.support.edge import Case, check, grad_of, inf, nan, ok
 
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
 NUMBERS = {"int": 3, "float": 2.5, "bool": True}

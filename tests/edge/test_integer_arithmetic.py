@@ -2,7 +2,7 @@
 ``floor_divide``, remainder and fmod signs, division by zero, integer powers, wrapped Python ints."""
 import pytest
 
-from tests.support.edge import Case, check, grad_of, inf, nan, ok, raises  # noqa: F401
+from tests.support.edge import Case, check, grad_of, inf, nan, ok, raises
 
 CASES = [
     Case("floordiv_by_zero", lambda t: t.tensor([1, 2]) // t.tensor([0, 1])),

@@ -2,7 +2,7 @@
 max/amax/maximum, pow at 0 ** 0, sqrt and norm at 0."""
 import pytest
 
-from tests.support.edge import Case, check, grad_of, inf, nan, ok, raises  # noqa: F401
+from tests.support.edge import Case, check, grad_of, inf, ok
 
 
 def _pow_both(t, base, exponent):

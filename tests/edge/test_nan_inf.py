@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tests.support.edge import Case, check, grad_of, inf, nan, ok, raises  # noqa: F401
+from tests.support.edge import Case, check, grad_of, inf, nan, ok
 
 NAN = math.nan
 INF = math.inf

@@ -9,8 +9,6 @@ they are) or ``raises(type name, message)`` (the message's first line must start
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 nan = math.nan
 inf = math.inf
 
@@ -32,7 +30,7 @@ def raises(type_name, message):
     return ("raises", type_name, message)
 
 
-def grad_of(t, fn, data, dtype="float64", reduce="sum"):
+def grad_of(t, fn, data, dtype="float64"):
     """``(fn(x), x.grad)`` for a leaf ``x`` made from ``data`` after ``fn(x).sum().backward()``."""
     x = t.tensor(data, dtype=getattr(t, dtype), requires_grad=True)
     y = fn(x)
@@ -132,4 +130,4 @@ def _fmt(values):
     return text[:-2] + ")" if len(values) == 1 else text
 
 
-__all__ = ["Case", "ok", "raises", "grad_of", "observe", "matches", "check", "record", "nan", "inf", "np"]
+__all__ = ["Case", "ok", "raises", "grad_of", "observe", "matches", "check", "record", "nan", "inf"]

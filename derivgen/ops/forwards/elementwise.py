@@ -5,7 +5,6 @@ import numpy as np
 from derivgen.ops.forwards import intdiv
 
 
-
 # ---- elementwise rows with a hand-written forward (optional Scalars, str arguments) ------------------
 
 def _promoted(*arrays):
