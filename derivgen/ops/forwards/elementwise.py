@@ -142,15 +142,20 @@ def fmin(self, other):
     return _binary_float(np.fmin, self, other)
 
 
-def _modulo(fn, self, other):
-    dt = intdiv.integral_result(self, other)
+def _modulo(fn, self, other, promote_as=None):
+    """``fn`` on the promoted operands; ``promote_as`` stands in for ``other`` in type promotion (a
+    Python float promotes as the default dtype but computes with its full value)."""
+    like = other if promote_as is None else promote_as
+    dt = intdiv.integral_result(self, like)
     if dt is not None:
         return intdiv.modulo(fn, self, other, dt)
-    return _binary_float(fn, self, np.asarray(other))
+    dt = _promoted(self, like)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(fn(self.astype(dt), np.asarray(other).astype(dt)), dtype=dt)
 
 
 def _number(other):
-    """A Scalar argument as torch types it: a Python float is the default dtype (wrapped number)."""
+    """How a Scalar argument promotes in torch: a Python float as the default dtype (a wrapped number)."""
     if isinstance(other, float):
         from derivgen.core.dtypes import get_default_dtype
         return np.asarray(other, get_default_dtype().np)
@@ -158,7 +163,7 @@ def _number(other):
 
 
 def remainder_Scalar(self, other):
-    return _modulo(np.remainder, self, _number(other))
+    return _modulo(np.remainder, self, other, _number(other))
 
 
 def remainder_Tensor(self, other):
@@ -166,7 +171,7 @@ def remainder_Tensor(self, other):
 
 
 def fmod_Scalar(self, other):
-    return _modulo(np.fmod, self, _number(other))
+    return _modulo(np.fmod, self, other, _number(other))
 
 
 def fmod_Tensor(self, other):
