@@ -33,11 +33,15 @@ except (ImportError, SyntaxError) as _exc:
 else:
     _generated_error = None
     from derivgen import tensor_methods as _tensor_methods
+    from derivgen.generated import kernels as _generated_kernels
     from derivgen.ops import closeness as _closeness
+    from derivgen.ops import dtype_rules as _dtype_rules
+    from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
     from derivgen.ops.keywords import accept_input_keyword as _accept_input_keyword
 
     _tensor_methods.install(_generated_ops)
+    _dtype_rules.install(_generated_kernels)
     globals().update(_generated_ops.FUNCTIONS)
     # composites accept torch's keyword names (input=, other=) like the generated ops
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})

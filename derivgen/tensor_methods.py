@@ -7,7 +7,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor, wrap_scalar
 from derivgen.engine.api import backward as _backward
-from derivgen.ops import closeness, composites
+from derivgen.ops import closeness, composites, division
 from derivgen.ops.indexing import getitem, setitem
 
 
@@ -84,6 +84,9 @@ def install(ops):
     def rpow(self, other):
         return ops.pow(other, self)
     Tensor.__rpow__ = rpow
+    Tensor.__floordiv__ = division.floordiv
+    Tensor.__rfloordiv__ = division.rfloordiv
+    Tensor.floor_divide = division.floor_divide
 
     for dunder, name in (("__lt__", "lt"), ("__le__", "le"), ("__gt__", "gt"), ("__ge__", "ge"),
                          ("__eq__", "eq"), ("__ne__", "ne")):

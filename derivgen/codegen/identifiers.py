@@ -15,11 +15,11 @@ MODULE_NAMES = frozenset({
     "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_edge", "_rebase_history",
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_edge_opt", "_meta_opt",
-    "FUNCTIONS", "METHODS", "_registry", "_observe",
+    "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow",
     # kernel modules
-    "prange", "ElementwiseOp", "_exp", "_l", "_log", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "prange", "ElementwiseOp", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
     # the package
     "kernels", "nodes", "ops",
 })
@@ -27,11 +27,11 @@ MODULE_NAMES = frozenset({
 # Parameters and locals of generated functions and methods (op wrappers, node methods, kernels).
 # (Comprehension variables and kernel parameters are left out: a comprehension has its own scope, and
 # kernels rename a parameter that clashes with their own names, see lower.py.)
-FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad"})
+FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc"})
 
 # Builtins the code of ops.py calls at module level or in its functions: an op function of that name
 # would replace it for the whole module.
-MODULE_BUILTINS = frozenset({"enumerate", "len", "tuple", "type"})
+MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 
 # Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called

@@ -71,13 +71,18 @@ class KernelSpec:
         self.args_rows = call_args(lambda p: f"[i * {p}_rs, j]")
 
 
+_INT_CLOSED = (sp.Add, sp.Mul, sp.Abs, sp.Max, sp.Min, sp.sign, sp.Piecewise, sp.core.relational.Relational,
+               sp.logic.boolalg.Boolean, sp.functions.elementary.piecewise.ExprCondPair)
+
+
 def is_int_closed(e):
     """True when integer inputs give integer results (only +, -, *, non-negative integer powers, abs,
-    max/min and integer literals), so an int64 kernel is exact; otherwise ints compute as floats."""
+    max/min, sign, selections by comparisons (where, clamp) and integer literals), so an int64 kernel
+    is exact, as torch keeps such ops integral; otherwise ints compute as floats."""
     for node in sp.preorder_traversal(e):
         if isinstance(node, sp.Symbol) or node.is_Integer:
             continue
-        if isinstance(node, (sp.Add, sp.Mul, sp.Abs, sp.Max, sp.Min)):
+        if isinstance(node, _INT_CLOSED):
             continue
         if node.is_Pow and node.args[1].is_Integer and int(node.args[1]) >= 0:
             continue

@@ -128,10 +128,10 @@ class KernelPrinter(PythonCodePrinter):
         return out
 
     def _print_Max(self, e):
-        return self._minmax(e, "max")
+        return self._minmax(e, "_max")  # NaN-propagating, as torch's maximum/clamp/relu
 
     def _print_Min(self, e):
-        return self._minmax(e, "min")
+        return self._minmax(e, "_min")
 
     def _print_Piecewise(self, e):
         out = None

@@ -116,13 +116,22 @@ def _observe_lines(op_name, fn_name, args):
             f"    return _observe.call_op({op_name!r}, {fn_name}, {{{kwargs}}})"]
 
 
+def _guarded(row, statement, suffix=""):
+    """``statement`` (the forward call) inside the one translation point of numpy/Numba exceptions
+    (derivgen.ops.errors): a try costs nothing when nothing is raised."""
+    schema = row.entry.schema
+    tensors = "".join(f"{a.name}, " for a in schema.args if a.type.rstrip("?").startswith("Tensor"))
+    return ["try:", f"    {statement}", "except Exception as _exc:",
+            f"    _translate(_exc, {schema.base + suffix!r}, ({tensors}))", "    raise"]
+
+
 def render_wrapper(row):
     e = row.entry
     schema = e.schema
     name = schema.row_name
     body = _observe_lines(f"aten::{schema.base}", name, schema.args)
     view_args = ", self._vc" if row.view else ""
-    body.append(f"result = {_forward_call(row)}")
+    body += _guarded(row, f"result = {_forward_call(row)}")
     if row.outputs_list:
         make = f"_Tensor._make(r, grad_fn, i{view_args})"
         plain = f"tuple(_Tensor._make(r, None, 0{view_args}) for r in result)"
@@ -214,9 +223,9 @@ def render_inplace_wrapper(row):
         inner += _save_lines(row, inplace=True)
         body += ["    " + ln for ln in inner]
     if row.forward_kernel is not None:
-        body.append(_forward_call(row, out="self._array"))
+        body += _guarded(row, _forward_call(row, out="self._array"), "_")
     else:  # a hand-written forward computes out of place; its result is written into self
-        body.append(f"_write_inplace(self, {_forward_call(row)})")
+        body += _guarded(row, f"_write_inplace(self, {_forward_call(row)})", "_")
     body.append("self._vc[0] += 1")
     if row.class_name:
         body.append("if grad_fn is not None:")

@@ -45,15 +45,25 @@ def wrap_dim(dim, ndim, op="op"):
     return dim % ndim
 
 
+def has_internal_overlap(a):
+    """True when two elements of array ``a`` share memory (a dim of size > 1 with stride 0, as an
+    expanded view has): torch refuses to write into such a tensor in place."""
+    if 0 not in a.strides:
+        return False
+    return any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+
+
 def dims_list(dim, ndim):
-    """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims."""
+    """Normalise ``dim`` (None, int, list/tuple) to a sorted tuple of non-negative dims. A 0-dim tensor
+    accepts dim 0 and -1 as torch does (checked here) and has no axis to reduce: the result is ()."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
         dim = (int(dim),)
     if len(dim) == 0:
         return tuple(range(ndim))
-    return tuple(sorted(wrap_dim(int(d), ndim) for d in dim))
+    dims = tuple(sorted(wrap_dim(int(d), ndim) for d in dim))
+    return dims if ndim else ()
 
 
 def infer_size(shape, numel):
@@ -67,6 +77,9 @@ def infer_size(shape, numel):
         if s != -1:
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known

@@ -18,6 +18,7 @@ from derivgen.core.pending import Pending
 from derivgen.core.pending import flush as flush_pending
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor_str import tensor_repr
+from derivgen.core.scalars import wrapped_int
 
 
 class Tensor:
@@ -483,7 +484,7 @@ def wrap_scalar(value):
     if isinstance(value, bool):
         arr = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, int):
-        arr = np.asarray(value, dtype=np.int64)
+        arr = np.asarray(wrapped_int(value), dtype=np.int64)
     else:
         arr = np.asarray(value, dtype=np.float64)
     t = Tensor._make(arr)

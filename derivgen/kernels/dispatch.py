@@ -318,7 +318,9 @@ class Elementwise:
         return _cfg.default_float
 
     def _out_dtype(self, dt, compute):
-        return _BOOL if self.returns_bool or dt.kind == "b" else compute
+        # bool in, bool out only where the op is closed over integers (True + True is True); sin(True)
+        # is a float, as in torch
+        return _BOOL if self.returns_bool or (dt.kind == "b" and self.int_closed) else compute
 
     def _fast(self, arrays, scalars):
         """The common case in one place: float arrays of one dtype and shape, contiguous, below the

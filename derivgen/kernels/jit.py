@@ -296,3 +296,23 @@ def _ol_pow(x, e):
             return x ** xt(e)
         return impl
     return lambda x, e: x ** e
+
+
+def _max(a, b):
+    return a if (a != a or a >= b) else b
+
+
+def _min(a, b):
+    return a if (a != a or a <= b) else b
+
+
+@overload(_max, inline="always")
+def _ol_max(a, b):
+    """torch's maximum: a NaN in either operand is the result (Python's ``max`` drops it when first)."""
+    return lambda a, b: a if (a != a or a >= b) else b
+
+
+@overload(_min, inline="always")
+def _ol_min(a, b):
+    """torch's minimum: a NaN in either operand is the result."""
+    return lambda a, b: a if (a != a or a <= b) else b

@@ -71,6 +71,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
     return _in_place(input, lambda x: aten.hardtanh(x, min_val, max_val), inplace)
 
 

@@ -14,7 +14,15 @@ from derivgen.kernels.dispatch import Elementwise, _entry_scalars, run_elementwi
 
 
 class ElementwiseOp(Elementwise):
-    __slots__ = ()
+    __slots__ = ("dtype_rule",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # torch's dtype-specific behaviour of this op's forward beyond the kernel (a refusal, exact
+        # integer math): ``rule(tensors, scalars, out)`` raises, or returns the result array, or None
+        # to run the kernel. Set by derivgen.ops.dtype_rules; consulted only off the same-dtype float
+        # fast paths, where no rule applies.
+        self.dtype_rule = None
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
@@ -71,6 +79,10 @@ class ElementwiseOp(Elementwise):
             res = self._fast(arrays, scalars)
             if res is not None:
                 return res
+        if self.dtype_rule is not None:
+            res = self.dtype_rule(tensors, scalars, out)
+            if res is not None:
+                return res
         dt = None
         for a in arrays:
             if a.ndim == 0:
@@ -84,5 +96,19 @@ class ElementwiseOp(Elementwise):
             # mixed dtypes, or ints/bools (where a float wrapped number lifts the category): full rules
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
+        result = self._out_dtype(dt, compute)
+        if out is not None and not _can_cast(result, out.dtype):
+            raise RuntimeError(f"result type {_TYPE_NAMES.get(result.name, result.name)} can't be cast to the "
+                               f"desired output type {_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}")
+        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, result, out,
                                self.k1d_parallel, self.k2d_parallel, self.rows)
+
+
+_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _can_cast(result, out):
+    """torch's canCast for in-place results: never to a lower category (float into an int tensor, an
+    int into a bool one); any size within a category."""
+    return _KIND_ORDER[result.kind] <= _KIND_ORDER[out.kind]

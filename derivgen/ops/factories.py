@@ -10,12 +10,15 @@ import numpy as np
 from derivgen.core import dtypes as _dt
 from derivgen.core.device import check_device
 from derivgen.core.generator import manual_seed, numpy_generator  # noqa: F401 - manual_seed is re-exported
+from derivgen.core.scalars import check_fill
 from derivgen.core.tensor import Tensor, _infer_dtype
 
 
 def _finish(arr, requires_grad):
     t = Tensor._make(arr)
     if requires_grad:
+        if not t.dtype.is_floating_point:  # torch's factories word it differently from requires_grad_()
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad = True
     return t
 
@@ -76,7 +79,8 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
     if dtype is None:
         dtype = (_dt.bool_ if isinstance(fill_value, bool) else
                  _dt.int64 if isinstance(fill_value, int) else _dt.get_default_dtype())
-    return _finish(np.full(_size((size,)), fill_value, _dt.to_numpy_dtype(dtype)), requires_grad)
+    np_dtype = _dt.to_numpy_dtype(dtype)
+    return _finish(np.full(_size((size,)), check_fill(fill_value, np_dtype), np_dtype), requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):

@@ -4,12 +4,16 @@ from derivgen.core.node import rebase_history
 from derivgen.core.pending import LIVE, flush
 from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
+from derivgen.core.sizes import has_internal_overlap
 
 
 def check_inplace(t):
     if LIVE:
         # deferred values read their inputs when computed: compute them before this write
         flush()
+    if 0 in t._array.strides and has_internal_overlap(t._array):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     if not is_grad_enabled():
         return
     if t.grad_fn is None and t._requires_grad:

@@ -56,6 +56,11 @@ _simple("nan_to_num", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
 _simple("gelu", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
                               Sample((_t(r, d, 3, 4),), {"approximate": "tanh"}, [0], "tanh")])
 
+# masked_fill.Tensor takes a 0-dim value only (torch refuses others)
+_simple("masked_fill.Tensor", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _mask(r, 3, 4), _t(r, d)), {}, [0, 2], "0-dim value"),
+    Sample((_t(r, d, 3, 4), _mask(r, 4), _t(r, d)), {}, [0, 2], "broadcast mask")])
+
 # ---- binary rows with hand-written forwards -------------------------------------------------------------
 
 _simple("div.Tensor_mode", lambda r, d: [

@@ -129,13 +129,17 @@ def _count_mask(self, result, dim, keepdim):
 def scale_grad_by_count(grad, self, result, dim, keepdim):
     """Gradient of amax/amin: the restored grad shared evenly among the ties of each reduced slice."""
     mask, count = _count_mask(self, result, dim, keepdim)
-    return np.where(mask, _restore(grad, self.ndim, dim, keepdim) / count.astype(grad.dtype), grad.dtype.type(0))
+    # torch's (grad / count) * mask: a slice whose extremum is NaN has no tie (NaN != NaN), so its
+    # count is 0 and every element's gradient is 0 * inf = NaN, as in torch
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (_restore(grad, self.ndim, dim, keepdim) / count.astype(grad.dtype)) * mask
 
 
 def scale_grad_by_count_graph(grad, self, result, dim, keepdim):
     mask, count = _count_mask(self._array, result._array, dim, keepdim)
-    g = _restore_graph(grad, self.dim(), dim, keepdim) / _T(count.astype(grad._array.dtype))
-    return aten.where(_mask_tensor(mask), g, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = _restore_graph(grad, self.dim(), dim, keepdim) / _T(count.astype(grad._array.dtype))
+        return g * _T(mask.astype(grad._array.dtype))
 
 
 def _var_scale(sizes, dim, correction):

@@ -2,12 +2,14 @@
 writes it into ``self``."""
 import numpy as np
 
+from derivgen.core.scalars import check_fill
+
 
 
 # ---- in-place rows: row functions return the result; squeeze_/zero_/fill_ commit it ------------
 
 def fill_Scalar(self, value):
-    return np.full_like(self, value)
+    return np.full_like(self, check_fill(value, self.dtype))
 
 
 def _fill_value(value):
@@ -21,7 +23,7 @@ def fill_Tensor(self, value):
 
 
 def fill__Scalar(self, value):
-    return np.full_like(self, value)
+    return np.full_like(self, check_fill(value, self.dtype))
 
 
 def fill__Tensor(self, value):

@@ -15,7 +15,7 @@ def mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if self.dtype != mat2.dtype:
-        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {_tn(self)} != {_tn(mat2)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(self)} != {_tn(mat2)}")
     return self @ mat2
 
 

@@ -12,6 +12,8 @@ def _softmax(self, dim, half_to_float):
     if self.ndim == 0:
         return np.ones_like(self)
     d = wrap_dim(dim, self.ndim)
+    if self.size == 0:
+        return np.empty_like(self)
     e = np.exp(self - np.max(self, axis=d, keepdims=True))
     return e / np.sum(e, axis=d, keepdims=True)
 
@@ -20,6 +22,8 @@ def _log_softmax(self, dim, half_to_float):
     if self.ndim == 0:
         return np.zeros_like(self)
     d = wrap_dim(dim, self.ndim)
+    if self.size == 0:
+        return np.empty_like(self)
     if d == self.ndim - 1 and self.size and self.dtype.char in "fd" and self.flags.c_contiguous:
         # rows of the last dim (a classifier's (N, C) logits): one loop instead of six numpy passes
         cols = self.shape[-1]

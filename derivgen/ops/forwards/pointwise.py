@@ -5,6 +5,7 @@ import numpy as np
 from derivgen.core.dtypes import get_default_dtype
 from derivgen.core.tensor import result_dtype
 from derivgen.kernels.loops import erf as _erf
+from derivgen.ops.forwards import intdiv
 
 
 # ---- elementwise rows with a hand-written forward (optional Scalars, str arguments) ------------------
@@ -70,7 +71,9 @@ def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
 
 def clamp(self, min=None, max=None):  # noqa: A002 - schema names
     _clamp_check(min, max)
-    out = self if self.dtype.kind == "f" else self.astype(_promoted(self))
+    from derivgen.core.tensor import result_dtype, wrap_scalar
+    dt = result_dtype(self, *[wrap_scalar(v) for v in (min, max) if v is not None])
+    out = self if dt == self.dtype else self.astype(dt if dt.kind != "b" else np.dtype(np.int64))
     if min is not None:
         out = np.where(out < min, out.dtype.type(min), out)
     if max is not None:
@@ -108,10 +111,10 @@ def _div_round(q, rounding_mode):
 
 
 def div_Tensor_mode(self, other, *, rounding_mode):
-    if rounding_mode is not None and self.dtype.kind in "biu" and other.dtype.kind in "biu":
-        if rounding_mode == "floor":
-            return np.floor_divide(self, other)
-        return np.asarray(np.trunc(self / other), dtype=np.int64)
+    if rounding_mode in ("floor", "trunc"):
+        dt = intdiv.integral_result(self, other)
+        if dt is not None:
+            return intdiv.divide(self, other, rounding_mode, dt)
     dt = _promoted(self, other)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(_div_round(self.astype(dt) / other.astype(dt), rounding_mode), dtype=dt)
@@ -135,17 +138,37 @@ def fmin(self, other):
     return _binary_float(np.fmin, self, other)
 
 
+def _modulo(fn, self, other, promote_as=None):
+    """``fn`` on the promoted operands; ``promote_as`` stands in for ``other`` in type promotion (a
+    Python float promotes as the default dtype but computes with its full value)."""
+    like = other if promote_as is None else promote_as
+    dt = intdiv.integral_result(self, like)
+    if dt is not None:
+        return intdiv.modulo(fn, self, other, dt)
+    dt = _promoted(self, like)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(fn(self.astype(dt), np.asarray(other).astype(dt)), dtype=dt)
+
+
+def _number(other):
+    """How a Scalar argument promotes in torch: a Python float as the default dtype (a wrapped number)."""
+    if isinstance(other, float):
+        from derivgen.core.dtypes import get_default_dtype
+        return np.asarray(other, get_default_dtype().np)
+    return np.asarray(other)
+
+
 def remainder_Scalar(self, other):
-    return _binary_float(np.remainder, self, np.asarray(other))
+    return _modulo(np.remainder, self, other, _number(other))
 
 
 def remainder_Tensor(self, other):
-    return _binary_float(np.remainder, self, other)
+    return _modulo(np.remainder, self, other)
 
 
 def fmod_Scalar(self, other):
-    return _binary_float(np.fmod, self, np.asarray(other))
+    return _modulo(np.fmod, self, other, _number(other))
 
 
 def fmod_Tensor(self, other):
-    return _binary_float(np.fmod, self, other)
+    return _modulo(np.fmod, self, other)

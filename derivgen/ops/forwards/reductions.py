@@ -36,11 +36,14 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     return np.asarray(np.add.reduce(self, axis=axes, keepdims=keepdim, dtype=_reduce_dtype(self, dtype)))
 
 
+_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+
+
 def _mean_check(self, dtype):
     out = to_numpy_dtype(dtype) if dtype is not None else self.dtype
     if out.kind != "f":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_tn(self).title()}")
+                           f"complex dtype. Got: {_SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}")
     return out
 
 
@@ -81,12 +84,17 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     return np.asarray(np.prod(self, axis=d, keepdims=keepdim, dtype=_reduce_dtype(self, dtype)))
 
 
-def _check_nonempty(self, name, d=None):
+def _check_nonempty(self, name, d=None, specify=True):
+    """torch's refusal of a max/min-like reduction with no identity over no elements: a RuntimeError
+    when no dim was given, an IndexError naming the reduced dim of size 0."""
     if self.size == 0:
         if d is None:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise (RuntimeError if specify else IndexError)(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                + (" Specify the reduction dim with the 'dim' argument." if specify else ""))
+        for a in ((d,) if isinstance(d, int) else d):
+            if self.shape[a] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 def _select_dim(self, dim, keepdim, arg, name):
@@ -120,15 +128,24 @@ def min(self):  # noqa: A001 - schema name
     return np.asarray(np.min(self))
 
 
+def _amax_amin(fn, name, self, dim, keepdim):
+    axes = dims_list(dim, self.ndim)
+    if self.size == 0:
+        _check_nonempty(self, name, axes if dim not in (None, (), []) else None)
+    return np.asarray(fn(self, axis=axes if self.ndim else None, keepdims=keepdim))
+
+
 def amax(self, dim=(), keepdim=False):
-    return np.asarray(np.max(self, axis=dims_list(dim, self.ndim) if self.ndim else None, keepdims=keepdim))
+    return _amax_amin(np.max, "amax", self, dim, keepdim)
 
 
 def amin(self, dim=(), keepdim=False):
-    return np.asarray(np.min(self, axis=dims_list(dim, self.ndim) if self.ndim else None, keepdims=keepdim))
+    return _amax_amin(np.min, "amin", self, dim, keepdim)
 
 
 def _arg_reduce(fn, self, dim, keepdim):
+    if self.size == 0:
+        _check_nonempty(self, fn.__name__, None if dim is None else wrap_dim(dim, self.ndim), specify=False)
     if dim is None:
         out = np.asarray(fn(self.reshape(-1)), dtype=np.int64)
         return out.reshape((1,) * self.ndim) if keepdim else out
@@ -150,6 +167,8 @@ def logsumexp(self, dim, keepdim=False):
     if self.ndim == 0:
         return self.astype(self.dtype if self.dtype.kind == "f" else np.float32, copy=True)
     axes = dims_list(dim, self.ndim)
+    if self.size == 0:  # a sum of no exponentials is 0: log gives -inf (torch's result)
+        return np.asarray(np.full(np.sum(self, axis=axes, keepdims=keepdim).shape, -np.inf, self.dtype))
     m = np.max(self, axis=axes, keepdims=True)
     m = np.where(np.isinf(m), 0, m)
     with np.errstate(divide="ignore"):

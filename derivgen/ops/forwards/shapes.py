@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from derivgen.core.dtypes import to_numpy_dtype
-from derivgen.core.sizes import dims_list, infer_size, wrap_dim
+from derivgen.core.sizes import dims_list, has_internal_overlap, infer_size, wrap_dim
 from derivgen.core.tensor import promote_types
 
 
@@ -68,7 +68,11 @@ def expand(self, size, *, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
                                f"{list(self.shape)}")
         target.append(s)
-    return np.broadcast_to(self, tuple(target))
+    out = np.broadcast_to(self, tuple(target))
+    if self.flags.writeable and not has_internal_overlap(out):
+        # no element is repeated (only size-1 dims were added or kept): writable, as torch's view is
+        out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
+    return out
 
 
 def unsqueeze(self, dim):
@@ -179,7 +183,11 @@ def stack(tensors, dim=0):
         if a.shape != ref.shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
                                f"and {list(a.shape)} at entry {i}")
-    return np.stack(tensors, axis=wrap_dim(dim, ref.ndim + 1))
+    dtype = ref.dtype
+    from derivgen.core.tensor import promote_types
+    for a in tensors[1:]:
+        dtype = promote_types(dtype, a.dtype)
+    return np.stack([a.astype(dtype, copy=False) for a in tensors], axis=wrap_dim(dim, ref.ndim + 1))
 
 
 def all(self):  # noqa: A001 - schema name
