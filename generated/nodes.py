@@ -16,6 +16,7 @@ import numpy as np
 from derivgen.ops import formula_fns as _fns
 from derivgen.ops import forwards as _fw
 from derivgen.core.node import RELEASED as _RELEASED
+from derivgen.core.node import saved_list as _saved_list
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import zeros_like_output as _zeros_like_output
@@ -6862,7 +6863,7 @@ class IndexBackward0(_Node):
 
     @property
     def _saved_indices(self):
-        return self._v_indices
+        return _saved_list(self, self._v_indices)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -6875,7 +6876,7 @@ class IndexBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -6887,7 +6888,7 @@ class IndexBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -6917,7 +6918,7 @@ class IndexPutBackward0(_Node):
 
     @property
     def _saved_indices(self):
-        return self._v_indices
+        return _saved_list(self, self._v_indices)
 
     @property
     def _saved_accumulate(self):
@@ -6933,7 +6934,7 @@ class IndexPutBackward0(_Node):
         if grad is None:
             return [None] * len(node._next)
         values = node._sv_values.unpack_data(node) if node._sv_values is not None else None
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
         grad_input_values = None
@@ -6954,7 +6955,7 @@ class IndexPutBackward0(_Node):
         if grad is None:
             return [None] * len(node._next)
         values = node._sv_values.unpack(node) if node._sv_values is not None else None
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
         grad_input_values = None

@@ -208,6 +208,14 @@ def _released_marker():
     return sv
 
 
+def saved_list(node, tensors):
+    """A saved ``Tensor?[]`` (index's ``indices``): freed with the node's other saved values, so reading it
+    after a backward without ``retain_graph`` raises the backward-twice error, as torch's saved lists do."""
+    if node._released:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+    return tensors
+
+
 # What a generated node's ``_release_variables`` puts in place of each saved value: unpacking it raises
 # the backward-twice error, as a released SavedVariable does (one store per slot instead of a call).
 RELEASED = _released_marker()

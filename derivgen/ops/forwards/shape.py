@@ -130,7 +130,7 @@ def unbind_int(self, dim=0):
     out = []
     for i in range(self.shape[d]):
         idx[d] = i
-        out.append(self[tuple(idx)])
+        out.append(self[tuple(idx) + (Ellipsis,)])  # the trailing ... keeps a 0-d result a view, not a scalar
     return out
 
 
@@ -141,7 +141,7 @@ def select_int(self, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at dimension {d}")
     idx = [slice(None)] * self.ndim
     idx[d] = index
-    return self[tuple(idx)]
+    return self[tuple(idx) + (Ellipsis,)]  # the trailing ... keeps a 0-d result a view, not a scalar
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
