@@ -45,6 +45,9 @@ if _ops is not None:
     def numel(t):
         return t.numel()
 
+    def is_inference(t):
+        return t.is_inference()
+
 
 def __getattr__(name):
     if _generated_error is not None:

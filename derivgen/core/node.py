@@ -97,6 +97,11 @@ class SavedVariable:
                  "hook_meta")
 
     def __init__(self, t, is_output=False):
+        if t._inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                               "in inference mode in computation tracked by autograd. To work around this, you can "
+                               "make a clone to get a normal tensor and use it in autograd, or use "
+                               "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.is_output = is_output
         self.released = False
         vc = self.vc = t._vc

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from derivgen.core import dtypes as _dt
+from derivgen.core.grad_mode import _state as _grad_mode_state
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import add_hook, gradient_edge
 from derivgen.core.pending import LIVE as _LIVE_PENDING
@@ -16,7 +17,7 @@ from derivgen.core.pending import Pending
 
 class Tensor:
     __slots__ = ("_array", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
-                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
+                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "_inference", "_inference_requires_grad", "__weakref__")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __init__(self, data=None, dtype=None):
@@ -38,6 +39,7 @@ class Tensor:
         self._post_acc_hooks = None
         self._base = None
         self._wrapped = False
+        self._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
@@ -55,12 +57,14 @@ class Tensor:
         t._post_acc_hooks = None
         t._base = None
         t._wrapped = False
+        t._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
         return t
 
     # ---- autograd attributes -----------------------------------------------------------------
     @property
     def requires_grad(self):
-        return self.grad_fn is not None or self._requires_grad
+        return self.grad_fn is not None or self._requires_grad or (
+            self._inference and getattr(self, "_inference_requires_grad", False))
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -72,7 +76,16 @@ class Tensor:
             return
         if flag and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._inference:
+            # torch's inference tensors carry no autograd key: ops whose inputs are all inference tensors
+            # record nothing, so the flag is reported but does not make ops build a graph
+            self._inference_requires_grad = bool(flag)
+            return
         self._requires_grad = bool(flag)
+
+    def is_inference(self):
+        """Whether this tensor was made under ``inference_mode`` (or is a view of such a tensor)."""
+        return self._inference
 
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad

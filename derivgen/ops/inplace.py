@@ -1,5 +1,5 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
-from derivgen.core.grad_mode import is_grad_enabled
+from derivgen.core.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from derivgen.core.pending import LIVE
 
 
@@ -8,10 +8,15 @@ def check_inplace(t):
         # deferred values read their inputs when computed: compute them before this write
         from derivgen.engine.fusion import flush
         flush()
-    if not is_grad_enabled():
-        return
-    if t.grad_fn is None and t._requires_grad:
+    grad_enabled = is_grad_enabled()
+    if grad_enabled and t.grad_fn is None and (t._requires_grad or (t._inference and t.requires_grad)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._inference and not is_inference_mode_enabled():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                           "a clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if not grad_enabled:
+        return
     if t._base is None:
         return
     chain = view_chain(t)
@@ -67,6 +72,8 @@ _VIEWS = {}  # id(view) -> (weakref to the view, row function, positional args, 
 def record_view(view, base, fn, args, kwargs):
     """Remember that ``view = fn(base, *args, **kwargs)`` (generated view rows call this)."""
     import weakref
+    if base._inference:  # a view of an inference tensor is one, wherever it is made
+        view._inference = True
     key = id(view)
     _VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _VIEWS.pop(k, None)), fn, args, kwargs)
 
