@@ -1,17 +1,8 @@
 """``derivgen.autograd.graph``: the Node type, gradient edges and saved-tensor hooks."""
-from typing import NamedTuple
-
-from derivgen.core.node import Node, gradient_edge  # noqa: F401
+from derivgen.core.node import GradientEdge, Node, gradient_edge  # noqa: F401
 from derivgen.core.saved_hooks import saved_tensors_hooks  # noqa: F401
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu"]
-
-
-class GradientEdge(NamedTuple):
-    """Where the gradient of a tensor goes: ``(node, output_nr)``."""
-    node: Node
-    output_nr: int
-    ownership_token: object = None
 
 
 def get_gradient_edge(tensor):

@@ -6,6 +6,7 @@ Tensors when a graph of the backward is wanted (``_apply_graph``, ``create_graph
 """
 import threading
 import weakref
+from typing import NamedTuple
 
 from derivgen.core import anomaly
 
@@ -453,8 +454,19 @@ def grad_accumulator(t):
     return acc
 
 
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor goes: ``(node, output_nr)``; accepted wherever ``grad``/``backward``
+    take a tensor as an output or an input."""
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
 def gradient_edge(t):
-    """The edge a gradient for ``t`` travels along: (grad_fn, output_nr), (AccumulateGrad, 0) or (None, 0)."""
+    """The edge a gradient for ``t`` travels along: (grad_fn, output_nr), (AccumulateGrad, 0) or (None, 0);
+    a GradientEdge is its own edge."""
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.output_nr)

@@ -53,7 +53,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
         target_edges = [gradient_edge(t) for t in inputs]
         if accumulate_grad:
             for t in inputs:
-                if t.grad_fn is not None:
+                if isinstance(t, Tensor) and t.grad_fn is not None:
                     t.retain_grad()
             needed = _nodes_leading_to(root, {e[0] for e in target_edges if e[0] is not None})
         else:
