@@ -420,7 +420,8 @@ def _accumulate_into_leaf(var, g, fresh, graph):
     hooks = var._post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):
-            fn(var)
+            if fn(var) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 class GraphRoot(Node):

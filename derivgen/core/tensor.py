@@ -113,6 +113,18 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
         self._grad = value
 
+    # torch's Tensor refuses to delete its autograd attributes; ``del t.grad`` clears the gradient
+    _UNDELETABLE = frozenset({"data", "requires_grad", "grad_fn", "_grad_fn", "_backward_hooks", "_base",
+                              "is_leaf", "output_nr", "_version"})
+
+    def __delattr__(self, name):
+        if name == "grad":
+            self._grad = None
+            return
+        if name in Tensor._UNDELETABLE:
+            raise RuntimeError(f"can't delete attribute '{name}' of a Tensor")
+        object.__delattr__(self, name)
+
     @property
     def _version(self):
         return self._vc[0]
@@ -182,9 +194,8 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if value._array.dtype != self._array.dtype and self.requires_grad:
-            raise RuntimeError(
-                f"data set to a tensor that requires gradients must be floating point or complex dtype")
+        if self.requires_grad and value._array.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._array = value._array
 
     def detach_(self):
@@ -251,9 +262,13 @@ class Tensor:
             # the caller may write through the array: deferred values must read their inputs first
             from derivgen.engine.fusion import flush
             flush()
-        if self.requires_grad:
+        if self.requires_grad and is_grad_enabled():  # torch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._array
+
+    def data_ptr(self):
+        """The address of the first element (torch's ``data_ptr``)."""
+        return self._array.__array_interface__["data"][0]
 
     def tolist(self):
         return self._array.tolist()

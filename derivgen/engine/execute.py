@@ -14,6 +14,7 @@ import numpy as np
 from derivgen.core import anomaly
 
 from derivgen.engine import fusion
+from derivgen.engine import graph_task
 from derivgen.kernels.buffers import sole_owner
 from derivgen.kernels.dispatch import FUSION_THRESHOLD
 from derivgen.engine.fusion import run_region
@@ -24,6 +25,15 @@ from derivgen.core.tensor import Tensor
 
 
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
+    """Run backward from ``roots`` as the current graph task of this thread (see ``_execute``)."""
+    task = graph_task.push()
+    try:
+        return _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task)
+    finally:
+        graph_task.pop()
+
+
+def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task):
     """Run backward from ``roots`` (Tensors) seeded with ``grads`` (arrays, or Tensors when
     ``create_graph``). With ``inputs`` and ``accumulate_grad=False`` (``autograd.grad``) the gradients
     reaching ``inputs`` are captured and returned instead of accumulated; with ``inputs`` and
@@ -43,6 +53,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     owned = {}
 
     deps = _compute_dependencies(root)
+    task.root, task.reachable = root, deps
     if not graph and inputs is None and not anomaly._state.enabled:
         with set_grad_enabled(False):
             _execute_plain(root, buffers, deps, keep_graph)
@@ -64,6 +75,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
             needed = _nodes_leading_to(root, set(captures), strict=True)
             # a captured node must receive its gradient even though it does not run
             needed_or_captured = needed | set(captures)
+        task.executes = needed if captures is None else needed_or_captured
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
