@@ -44,6 +44,10 @@ class AbsBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -182,8 +186,16 @@ class BmmBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -357,6 +369,10 @@ class CosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -406,8 +422,16 @@ class DivBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -508,8 +532,16 @@ class DotBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_tensor(self):
         return _unpack_saved(self, self._sv_tensor)
+
+    @property
+    def _raw_saved_tensor(self):
+        return self._sv_tensor
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -566,6 +598,10 @@ class ExpBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -654,6 +690,10 @@ class LogBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -702,8 +742,16 @@ class MaximumBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -869,8 +917,16 @@ class MinimumBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -928,8 +984,16 @@ class MmBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -992,8 +1056,16 @@ class MulBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1094,8 +1166,16 @@ class MvBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_vec(self):
         return _unpack_saved(self, self._sv_vec)
+
+    @property
+    def _raw_saved_vec(self):
+        return self._sv_vec
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1236,6 +1316,10 @@ class PowBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_exponent(self):
         return self._v_exponent
 
@@ -1290,12 +1374,24 @@ class PowBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_exponent(self):
         return _unpack_saved(self, self._sv_exponent)
 
     @property
+    def _raw_saved_exponent(self):
+        return self._sv_exponent
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1358,6 +1454,10 @@ class PowBackward2(_Node):
         return _unpack_saved(self, self._sv_result)
 
     @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
+    @property
     def _saved_self(self):
         return self._v_self
 
@@ -1408,6 +1508,10 @@ class ReciprocalBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -1453,6 +1557,10 @@ class ReluBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1696,6 +1804,10 @@ class SigmoidBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -1776,6 +1888,10 @@ class SinBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -2073,6 +2189,10 @@ class SqrtBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2465,6 +2585,10 @@ class TanhBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -2740,6 +2864,10 @@ class WhereBackward0(_Node):
     def _saved_condition(self):
         return _unpack_saved(self, self._sv_condition)
 
+    @property
+    def _raw_saved_condition(self):
+        return self._sv_condition
+
     def _release_variables(self):
         if self._sv_condition is not None:
             self._sv_condition = _RELEASED
@@ -2791,6 +2919,10 @@ class Exp2Backward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -2835,6 +2967,10 @@ class Expm1Backward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2881,6 +3017,10 @@ class Log2Backward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -2925,6 +3065,10 @@ class Log10Backward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -2971,6 +3115,10 @@ class Log1PBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3015,6 +3163,10 @@ class RsqrtBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3061,6 +3213,10 @@ class TanBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -3105,6 +3261,10 @@ class AsinBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3151,6 +3311,10 @@ class AcosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3195,6 +3359,10 @@ class AtanBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3241,6 +3409,10 @@ class SinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3285,6 +3457,10 @@ class CoshBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3331,6 +3507,10 @@ class AsinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3375,6 +3555,10 @@ class AcoshBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3421,6 +3605,10 @@ class AtanhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3465,6 +3653,10 @@ class ErfBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3511,6 +3703,10 @@ class ErfcBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3554,6 +3750,10 @@ class LogitBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_eps(self):
@@ -3812,12 +4012,24 @@ class ClampBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return _unpack_saved(self, self._sv_min)
 
     @property
+    def _raw_saved_min(self):
+        return self._sv_min
+
+    @property
     def _saved_max(self):
         return _unpack_saved(self, self._sv_max)
+
+    @property
+    def _raw_saved_max(self):
+        return self._sv_max
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3882,6 +4094,10 @@ class ClampBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return self._v_min
 
@@ -3941,6 +4157,10 @@ class ClampMinBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return self._v_min
 
@@ -3994,6 +4214,10 @@ class ClampMaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_max(self):
         return self._v_max
 
@@ -4044,6 +4268,10 @@ class NanToNumBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4088,6 +4316,10 @@ class GeluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_approximate(self):
@@ -4140,6 +4372,10 @@ class SiluBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4184,6 +4420,10 @@ class MishBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4231,6 +4471,10 @@ class SoftplusBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_beta(self):
@@ -4292,6 +4536,10 @@ class EluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_alpha(self):
@@ -4358,6 +4606,10 @@ class CeluBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_alpha(self):
         return self._v_alpha
 
@@ -4409,6 +4661,10 @@ class LeakyReluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_negative_slope(self):
@@ -4463,6 +4719,10 @@ class HardtanhBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_min_val(self):
@@ -4521,6 +4781,10 @@ class HardsigmoidBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4567,6 +4831,10 @@ class HardswishBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4615,8 +4883,16 @@ class DivBackward2(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     @property
     def _saved_rounding_mode(self):
@@ -4731,8 +5007,16 @@ class FmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4792,8 +5076,16 @@ class FminBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4855,8 +5147,16 @@ class Atan2Backward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4917,12 +5217,24 @@ class HypotBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
     @property
+    def _raw_saved_other(self):
+        return self._sv_other
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5018,8 +5330,16 @@ class RemainderBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5113,8 +5433,16 @@ class FmodBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5228,12 +5556,24 @@ class LerpBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_end(self):
         return _unpack_saved(self, self._sv_end)
 
     @property
+    def _raw_saved_end(self):
+        return self._sv_end
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5305,8 +5645,16 @@ class AddcmulBackward0(_Node):
         return _unpack_saved(self, self._sv_tensor1)
 
     @property
+    def _raw_saved_tensor1(self):
+        return self._sv_tensor1
+
+    @property
     def _saved_tensor2(self):
         return _unpack_saved(self, self._sv_tensor2)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return self._sv_tensor2
 
     @property
     def _saved_value(self):
@@ -5380,8 +5728,16 @@ class AddcdivBackward0(_Node):
         return _unpack_saved(self, self._sv_tensor1)
 
     @property
+    def _raw_saved_tensor1(self):
+        return self._sv_tensor1
+
+    @property
     def _saved_tensor2(self):
         return _unpack_saved(self, self._sv_tensor2)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return self._sv_tensor2
 
     @property
     def _saved_value(self):
@@ -5450,8 +5806,16 @@ class ProdBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5501,6 +5865,10 @@ class ProdBackward1(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_dim(self):
@@ -5559,6 +5927,10 @@ class MaxBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_dim(self):
@@ -5623,8 +5995,16 @@ class MaxBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5675,6 +6055,10 @@ class MinBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_dim(self):
@@ -5739,8 +6123,16 @@ class MinBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5793,8 +6185,16 @@ class AmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -5859,8 +6259,16 @@ class AminBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -5926,8 +6334,16 @@ class LogsumexpBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6000,6 +6416,10 @@ class VarBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -6065,8 +6485,16 @@ class StdBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6137,6 +6565,10 @@ class VarMeanBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_dim(self):
@@ -6216,8 +6648,16 @@ class StdMeanBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result0(self):
         return _unpack_saved(self, self._sv_result0)
+
+    @property
+    def _raw_saved_result0(self):
+        return self._sv_result0
 
     @property
     def _saved_dim(self):
@@ -6301,8 +6741,16 @@ class LinalgVectorNormBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_ord(self):
@@ -6417,8 +6865,16 @@ class CumprodBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6479,8 +6935,16 @@ class AddmmBackward0(_Node):
         return _unpack_saved(self, self._sv_mat1)
 
     @property
+    def _raw_saved_mat1(self):
+        return self._sv_mat1
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     @property
     def _saved_beta(self):
@@ -6567,8 +7031,16 @@ class BaddbmmBackward0(_Node):
         return _unpack_saved(self, self._sv_batch1)
 
     @property
+    def _raw_saved_batch1(self):
+        return self._sv_batch1
+
+    @property
     def _saved_batch2(self):
         return _unpack_saved(self, self._sv_batch2)
+
+    @property
+    def _raw_saved_batch2(self):
+        return self._sv_batch2
 
     @property
     def _saved_beta(self):
@@ -6917,6 +7389,10 @@ class IndexPutBackward0(_Node):
         return _unpack_saved(self, self._sv_values)
 
     @property
+    def _raw_saved_values(self):
+        return self._sv_values
+
+    @property
     def _saved_indices(self):
         return _saved_list(self, self._v_indices)
 
@@ -6987,6 +7463,10 @@ class GatherBackward0(_Node):
         return _unpack_saved(self, self._sv_index)
 
     @property
+    def _raw_saved_index(self):
+        return self._sv_index
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7046,6 +7526,10 @@ class ScatterBackward0(_Node):
         return _unpack_saved(self, self._sv_index)
 
     @property
+    def _raw_saved_index(self):
+        return self._sv_index
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7103,6 +7587,10 @@ class ScatterBackward1(_Node):
         return _unpack_saved(self, self._sv_index)
 
     @property
+    def _raw_saved_index(self):
+        return self._sv_index
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7153,6 +7641,10 @@ class ScatterAddBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7211,6 +7703,10 @@ class IndexSelectBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7272,6 +7768,10 @@ class IndexAddBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7346,6 +7846,10 @@ class MaskedFillBackward0(_Node):
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
 
+    @property
+    def _raw_saved_mask(self):
+        return self._sv_mask
+
     def _release_variables(self):
         if self._sv_mask is not None:
             self._sv_mask = _RELEASED
@@ -7393,6 +7897,10 @@ class MaskedFillBackward1(_Node):
     @property
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
+
+    @property
+    def _raw_saved_mask(self):
+        return self._sv_mask
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -7776,6 +8284,10 @@ class SortBackward0(_Node):
         return _unpack_saved(self, self._sv_indices)
 
     @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7836,6 +8348,10 @@ class TopkBackward0(_Node):
         return _unpack_saved(self, self._sv_indices)
 
     @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7892,6 +8408,10 @@ class SoftmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_result)
 
     @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7942,6 +8462,10 @@ class LogSoftmaxBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -7997,8 +8521,16 @@ class XlogyBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -8058,8 +8590,16 @@ class MseLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8134,8 +8674,16 @@ class SmoothL1LossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8216,8 +8764,16 @@ class HuberLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8304,16 +8860,32 @@ class NllLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
     @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
+
+    @property
     def _saved_total_weight(self):
         return _unpack_saved(self, self._sv_total_weight)
+
+    @property
+    def _raw_saved_total_weight(self):
+        return self._sv_total_weight
 
     @property
     def _saved_reduction(self):
@@ -8387,12 +8959,24 @@ class BinaryCrossEntropyBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
 
     @property
+    def _raw_saved_target(self):
+        return self._sv_target
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_reduction(self):
@@ -8463,16 +9047,32 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
     @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
+
+    @property
     def _saved_pos_weight(self):
         return _unpack_saved(self, self._sv_pos_weight)
+
+    @property
+    def _raw_saved_pos_weight(self):
+        return self._sv_pos_weight
 
     @property
     def _saved_reduction(self):
@@ -8549,20 +9149,40 @@ class NativeLayerNormBackward0(_Node):
         return _unpack_saved(self, self._sv_input)
 
     @property
+    def _raw_saved_input(self):
+        return self._sv_input
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_bias(self):
         return _unpack_saved(self, self._sv_bias)
 
     @property
+    def _raw_saved_bias(self):
+        return self._sv_bias
+
+    @property
     def _saved_result1(self):
         return _unpack_saved(self, self._sv_result1)
 
     @property
+    def _raw_saved_result1(self):
+        return self._sv_result1
+
+    @property
     def _saved_result2(self):
         return _unpack_saved(self, self._sv_result2)
+
+    @property
+    def _raw_saved_result2(self):
+        return self._sv_result2
 
     @property
     def _saved_normalized_shape(self):
@@ -8644,6 +9264,10 @@ class EmbeddingBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_padding_idx(self):

@@ -1,6 +1,6 @@
 """``derivgen.autograd.graph``: the Node type, gradient edges and saved-tensor hooks."""
 from derivgen.core.node import GradientEdge, Node, gradient_edge  # noqa: F401
-from derivgen.core.saved_hooks import saved_tensors_hooks  # noqa: F401
+from derivgen.core.saved_hooks import disable_saved_tensors_hooks, saved_tensors_hooks  # noqa: F401
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu",
            "register_multi_grad_hook"]
