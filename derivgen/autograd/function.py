@@ -120,9 +120,12 @@ class BackwardCFunction(FunctionCtx, Node):
         if not self.materialize_grads:
             return list(grads)
         out = list(grads)
+        # torch's ctx._materialize_non_diff_grads = False leaves None for outputs marked non-differentiable
+        keep_none = () if getattr(self, "_materialize_non_diff_grads", True) else \
+            getattr(self, "_nondiff_outputs", ())
         for i, g in enumerate(out):
             meta = self._out_meta[i]
-            if g is None and meta is not None:
+            if g is None and meta is not None and i not in keep_none:
                 z = np.zeros(meta[0], meta[1])
                 out[i] = Tensor._make(z) if graph else z
         return out
@@ -232,6 +235,7 @@ class Function(metaclass=FunctionMeta):
             ctx._in_meta = tuple((a._array.shape, a._array.dtype) for a in tensor_args)
         ctx._n_inputs = len(outs)
         ctx._out_meta = [(o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outs]
+        ctx._nondiff_outputs = tuple(i for i, o in enumerate(outs) if id(o) in nondiff_ids)
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 outs[i] = _set_history(ctx, o, i, executable, len(outs), id(o) in input_ids, id(o) in dirty_ids,

@@ -448,7 +448,11 @@ def _accumulate_into_leaf(var, g, fresh, graph):
         data = sum_to(data, var._array.shape)
     old = var._grad
     if old is None:
-        if graph:
+        if graph and g._array is data and g.requires_grad:
+            # torch's clone_obey_contract: a new tensor copy_-ed from the gradient (CopyBackwards in the graph)
+            import numpy as np
+            var._grad = Tensor._make(np.empty_like(data)).copy_(g)
+        elif graph:
             var._grad = g if g._array is data else Tensor._make(data)
         else:
             var._grad = Tensor._make(data if fresh else data.copy())
