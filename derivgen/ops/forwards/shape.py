@@ -67,7 +67,9 @@ def expand(self, size, *, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
                                f"{list(self.shape)}")
         target.append(s)
-    return np.broadcast_to(self, tuple(target))
+    # a view with zero strides on the expanded dims; writable like torch's (broadcast_to's is read-only)
+    out = np.broadcast_to(self, tuple(target))
+    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=self.flags.writeable)
 
 
 def unsqueeze(self, dim):
