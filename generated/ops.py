@@ -168,7 +168,7 @@ def clone_default(self, *, memory_format=None):
 def _to_copy_default(self, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw._to_copy(self._array, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -369,7 +369,7 @@ def maximum_default(self, other):
 def mean_default(self, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.mean(_value(self), dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -381,7 +381,7 @@ def mean_default(self, *, dtype=None):
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.mean_dim(_value(self), dim, keepdim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -891,7 +891,7 @@ def sub_Scalar(self, other, alpha=1):
 def sum_default(self, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.sum(_value(self), dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -902,7 +902,7 @@ def sum_default(self, *, dtype=None):
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.sum_dim_IntList(_value(self), dim, keepdim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -1784,7 +1784,7 @@ def logical_not_default(self):
 def prod_default(self, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.prod(self._array, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1796,7 +1796,7 @@ def prod_default(self, *, dtype=None):
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.prod_dim_int(self._array, dim, keepdim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -1992,7 +1992,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.linalg_vector_norm(self._array, ord, dim, keepdim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
@@ -2007,7 +2007,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
 def cumsum_default(self, dim, *, dtype=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.cumsum(self._array, dim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2018,7 +2018,7 @@ def cumsum_default(self, dim, *, dtype=None):
 def cumprod_default(self, dim, *, dtype=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     result = _fw.cumprod(self._array, dim, dtype=dtype)
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim

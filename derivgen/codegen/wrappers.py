@@ -70,10 +70,13 @@ def _needs_grad_test(row, needs):
     """The condition under which the op records a node: grad mode on and an input requiring grad. For
     one or two plain Tensor inputs it is spelled out (a call per op costs more than the test itself)."""
     diff = row.entry.differentiable_args
+    # an op that can change the dtype (a `dtype` argument) records nothing when its result is not floating
+    # point: as torch, an integer or bool output never has a grad_fn
+    dtype_test = " and result.dtype.kind in 'fc'" if any(a.name == "dtype" for a in row.entry.schema.args) else ""
     if 1 <= len(diff) <= 2 and all(a.is_tensor and not a.is_optional for a in diff):
         inputs = " or ".join(f"{a.name}.grad_fn is not None or {a.name}._requires_grad" for a in diff)
-        return f"_grad_mode._state.enabled and ({inputs})"
-    return f"_needs_grad({needs})"
+        return f"_grad_mode._state.enabled and ({inputs}){dtype_test}"
+    return f"_needs_grad({needs}){dtype_test}"
 
 
 def _save_lines(row, inplace=False):
