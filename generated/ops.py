@@ -20,6 +20,7 @@ from derivgen.ops.inplace import check_inplace as _check_inplace
 from derivgen.ops.inplace import commit_inplace as _commit_inplace
 from derivgen.ops.inplace import inplace_target as _inplace_target
 from derivgen.ops.inplace import write_inplace as _write_inplace
+from derivgen.ops.inplace import record_multi_output_views as _record_multi_output_views
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.core.node import SavedVariable as _Saved
@@ -766,8 +767,11 @@ def split_Tensor(self, split_size, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'SplitBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'SplitBackward0')
+    return outputs
 
 
 def split_with_sizes_default(self, split_sizes, dim=0):
@@ -780,8 +784,11 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+    return outputs
 
 
 def sqrt_default(self):
@@ -978,8 +985,11 @@ def unbind_int(self, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'UnbindBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'UnbindBackward0')
+    return outputs
 
 
 def unsqueeze_default(self, dim):

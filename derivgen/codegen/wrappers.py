@@ -136,6 +136,8 @@ def render_wrapper(row):
         inner += _save_lines(row)
         if row.outputs_list:
             inner.append(f"outputs = tuple({make} for i, r in enumerate(result))")
+            if row.view:
+                inner.append(f"_record_multi_output_views(outputs, self, {row.class_name!r})")
             inner.append("return outputs")
         elif row.tuple_return:
             inner.append("grad_fn._out_meta = [(r.shape, r.dtype) for r in result]")
@@ -172,6 +174,10 @@ def render_wrapper(row):
             body.append("result._base = self")
             body.append(_record_view_line(row))
             body.append("return result")
+        elif row.view and row.class_name:
+            body.append(f"outputs = {plain}")
+            body.append(f"_record_multi_output_views(outputs, self, {row.class_name!r})")
+            body.append("return outputs")
         else:
             body.append(f"return {plain}")
     text = f"def {name}({_sig(schema.args)}):\n"
