@@ -53,7 +53,9 @@ class CopySlices(Node):
             return [None] * len(self._next)
         whole, region = self._layout(g.dtype)
         whole[...] = g
-        outs = self.fn._apply_fast([region.copy()], (True,) + tuple(needs[1:]))
+        # the region's own gradient is needed only when the view required grad before the op (fn's first
+        # edge); otherwise the overwritten values contribute nothing and fn saved nothing to compute it
+        outs = self.fn._apply_fast([region.copy()], (self.fn._next[0][0] is not None,) + tuple(needs[1:]))
         gv = outs[0]
         region[...] = 0 if gv is None else sum_to(np.asarray(gv), self.view_shape)
         return [np.array(whole)] + list(outs[1:])
