@@ -26,11 +26,42 @@ from derivgen.core.tensor import Tensor
 
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
     """Run backward from ``roots`` as the current graph task of this thread (see ``_execute``)."""
+    if graph_task.depth() >= MAX_REENTRANT_DEPTH:
+        # like torch's engine past its max recursion depth: a deeply reentrant backward (a custom
+        # Function's backward calling backward, nested) continues on a fresh thread, with a fresh stack
+        return _on_fresh_thread(execute, roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
     task = graph_task.push()
     try:
         return _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task)
     finally:
         graph_task.pop()
+
+
+MAX_REENTRANT_DEPTH = 40
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread that starts with this thread's grad mode and saved-tensor hooks."""
+    import threading
+    from derivgen.core import grad_mode, saved_hooks
+    enabled, inference = grad_mode._state.enabled, grad_mode._state.inference
+    hooks = list(saved_hooks._tls.stack or ())
+    result, error = [], []
+
+    def run():
+        grad_mode._state.enabled, grad_mode._state.inference = enabled, inference
+        saved_hooks._tls.stack = hooks
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # re-raised on the calling thread
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="derivgen-reentrant-backward")
+    worker.start()
+    worker.join()
+    if error:
+        raise error[0]
+    return result[0]
 
 
 def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task):

@@ -31,6 +31,12 @@ def push():
     return task
 
 
+def depth():
+    """How many backward calls are running on this thread (reentrant ones nest)."""
+    stack = getattr(_tls, "stack", None)
+    return len(stack) if stack else 0
+
+
 def pop():
     _tls.stack.pop()
 

@@ -121,7 +121,7 @@ def test_multithread_saved_tensors_hooks(torch):
     assert ok == [True] * 4
 
 
-def test_dataparallel_saved_tensors_hooks(torch):
+def test_saved_tensors_hooks_are_thread_local(torch):
     def pack(x):
         return x
 
@@ -140,50 +140,6 @@ def test_dataparallel_saved_tensors_hooks(torch):
         t.start()
         t.join()
     assert counter[0] == 0
-
-
-def test_python_thread_in_middle(torch):
-    success_vs_raises = [0, 0]
-
-    def train_fn_no_retain_graph(x):
-        y = x + x ** 2
-        try:
-            y.sum().backward()
-            success_vs_raises[0] += 1
-        except RuntimeError as error:
-            success_vs_raises[1] += 1
-            assert "Specify retain_graph=True" in str(error) or "Trying to backward" in str(error)
-
-    x_no_retain = torch.ones(5, 5, requires_grad=True)
-    y_no_retain = x_no_retain + x_no_retain ** 2
-    threads = [threading.Thread(target=lambda: y_no_retain.sum().backward(retain_graph=True))
-               for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert_equal(x_no_retain.grad, 3 * (1 + 2 * x_no_retain))
-
-
-def test_fork_join_in_middle(torch):
-    def train_fn_jit_no_retain(middle, orig_x):
-        y = middle + middle ** 2
-        return torch.autograd.grad([y.sum()], [orig_x])
-
-    x = torch.ones(5, 5, requires_grad=True)
-    middle = x * 1
-    results = []
-
-    def worker():
-        results.append(train_fn_jit_no_retain(middle, x))
-
-    threads = [threading.Thread(target=worker) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for (g,) in results:
-        assert_equal(g, 1 + 2 * x)
 
 
 def test_grad_mode_per_thread_in_backward(torch):
@@ -223,3 +179,30 @@ def test_node_next_functions_and_grad_fn_identity(torch):
     c = b + 1
     assert c.grad_fn.next_functions[0][0] is b.grad_fn
     assert isinstance(b.grad_fn, torch.autograd.graph.Node)
+
+
+def test_python_thread_in_middle(torch):
+    success_vs_raises = [0, 0]
+
+    def train_fn_no_retain_graph(x):
+        y = x + x ** 2
+        try:
+            y.sum().backward()
+            success_vs_raises[0] += 1
+        except RuntimeError as error:
+            success_vs_raises[1] += 1
+            assert "Specify retain_graph=True" in str(error)
+
+    x_no_retain = torch.ones(5, 5, requires_grad=True)
+    y_no_retain = x_no_retain + x_no_retain ** 2
+    _run_threads(lambda: train_fn_no_retain_graph(y_no_retain), 5)
+    assert success_vs_raises[0] >= 1
+
+    def train_fn_retain_graph(x):
+        y = x + x ** 2
+        y.sum().backward(retain_graph=True)
+
+    x_retain = torch.ones(5, 5, requires_grad=True)
+    y_retain = x_retain + x_retain ** 2
+    _run_threads(lambda: train_fn_retain_graph(y_retain), 5)
+    assert_equal(x_retain.grad, 5 * (4 * x_retain ** 3 + 6 * (x_retain ** 2) + 4 * x_retain + 1))
