@@ -283,6 +283,17 @@ def _execute_plain(root, buffers, deps, keep_graph):
             return
 
 
+def _accumulate_owned(fn, buf):
+    """AccumulateGrad run with its hooks: like torch's, it takes the incoming gradient as ``.grad`` without
+    a copy when nothing else refers to it (a pre hook's fresh result, an engine-made sum), so the node's
+    post hooks see the very tensor that became ``.grad``."""
+    g = buf[0]
+    if g is not None:
+        fresh = _owned(g, 1)  # before the Tensor below adds its own reference
+        accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+    return []
+
+
 def _owned(a, holders):
     """No one but the engine's ``holders`` lists (and the caller's name for it) refers to array ``a``,
     and it shares its memory with no other array: the engine may then write into it."""
@@ -449,7 +460,10 @@ def _call_function(fn, buf, graph, needed):
     if anomaly_on:
         parent = anomaly.set_current_node(fn)
     try:
-        outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
+        if not graph and type(fn) is AccumulateGrad:
+            outs = _accumulate_owned(fn, buf)
+        else:
+            outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
     except Exception as exc:
         if anomaly_on:
             _report_anomaly(fn)
