@@ -29,6 +29,7 @@ import numpy as np
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
 from derivgen.core.tensor import Tensor
+from derivgen.ops.inplace import forbid_inplace_on_view
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -262,7 +263,10 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     differentiable = executable and differentiable and var.dtype.is_floating_point
     if not differentiable:
         if not var.requires_grad:
-            return _alias(var) if is_input and not is_dirty else var
+            out = _alias(var) if is_input and not is_dirty else var
+            if out._base is not None and not is_dirty:  # torch marks the view even when nothing requires grad
+                forbid_inplace_on_view(out, _CUSTOM_FUNCTION_VIEW_ERROR)
+            return out
         if is_input:
             return _alias(var)
         var.grad_fn = None
@@ -283,7 +287,16 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     var.grad_fn = ctx
     var.output_nr = nr
     var._requires_grad = False
+    if var._base is not None:  # a view made inside forward (or an input returned as-is)
+        forbid_inplace_on_view(var, _CUSTOM_FUNCTION_VIEW_ERROR)
     return var
+
+
+_CUSTOM_FUNCTION_VIEW_ERROR = (
+    "Output {nr} of {node} is a view and is being modified inplace. This view was created inside a custom Function "
+    "(or because an input was returned as-is) and the autograd logic to handle view+inplace would override the "
+    "custom backward associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.")
 
 
 # ---- once_differentiable ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def check_inplace(t):
     if t._base is None:
         return
     if t.requires_grad:
-        check_multi_output_view(t)
+        check_forbidden_view(t)
     chain = view_chain(t)
     base = chain[0] if chain is not None else t._base
     if base.requires_grad:
@@ -80,31 +80,38 @@ def record_view(view, base, fn, args, kwargs):
     _VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _VIEWS.pop(k, None)), fn, args, kwargs)
 
 
-_MULTI_VIEWS = {}  # id(view) -> (weakref to the view, output number, name of the node that made it)
+_FORBIDDEN_VIEWS = {}  # id(view) -> (weakref to the view, its error message)
 
 _MULTI_VIEW_ERROR = ("Output {nr} of {node} is a view and is being modified inplace. This view is the output of a "
                      "function that returns multiple views. Such functions do not allow the output views to be "
                      "modified inplace. You should replace the inplace operation by an out-of-place one.")
 
 
+def forbid_inplace_on_view(view, message):
+    """Mark ``view`` as one torch refuses to modify in place when autograd would record it (torch's
+    CreationMeta other than DEFAULT); ``message`` may name ``{nr}`` and ``{node}``."""
+    import weakref
+    key = id(view)
+    text = message.format(nr=view.output_nr, node=view.grad_fn.name() if view.grad_fn is not None else "")
+    _FORBIDDEN_VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _FORBIDDEN_VIEWS.pop(k, None)), text)
+
+
 def record_multi_output_views(outputs, base, node_name):
     """Mark the outputs of a view op returning several views (split, chunk, unbind): torch forbids an
     in-place op on them that autograd would have to record."""
-    import weakref
     for nr, view in enumerate(outputs):
         view._base = base
         if base._inference:
             view._inference = True
-        key = id(view)
-        _MULTI_VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _MULTI_VIEWS.pop(k, None)), nr, node_name)
+        forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}", node_name))
 
 
-def check_multi_output_view(t):
-    """Raise torch's error when ``t`` is an output of a multi-view op (called when an in-place op on it is
-    recorded by autograd)."""
-    entry = _MULTI_VIEWS.get(id(t))
+def check_forbidden_view(t):
+    """Raise torch's error when ``t`` is a view that may not be modified in place (an output of a multi-view
+    op, a view made inside a custom Function) and autograd records the in-place op."""
+    entry = _FORBIDDEN_VIEWS.get(id(t))
     if entry is not None and entry[0]() is t:
-        raise RuntimeError(_MULTI_VIEW_ERROR.format(nr=entry[1], node=entry[2]))
+        raise RuntimeError(entry[1])
 
 
 def view_chain(t):
@@ -126,7 +133,7 @@ def set_inplace_history(t, fn, output_nr=0):
     its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch)."""
     from derivgen.core.node import rebase_history
     if t._base is not None:
-        check_multi_output_view(t)
+        check_forbidden_view(t)
     chain = view_chain(t) if t._base is not None else None
     if chain is None:
         rebase_history(t, fn, output_nr)
