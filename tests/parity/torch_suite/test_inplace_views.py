@@ -294,7 +294,6 @@ def test_indexing_duplicates(torch):
     assert_equal(y.grad, expected_grad)
 
 
-@pytest.mark.derivgen_gap("views returned by a custom Function are not marked, so torch's in-place error on them is not raised")
 def test_inplace_not_requires_grad(torch):
     class MyFn(torch.autograd.Function):
         @staticmethod
