@@ -513,7 +513,10 @@ FUNCTIONS = {
     "outer": outer, "einsum": einsum, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "dropout": dropout,
     "softmax": softmax, "log_softmax": log_softmax, "max": max_or_maximum, "min": min_or_minimum,
 }
+from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
+
 METHODS = {
+    "resize_": resize_, "resize_as_": resize_as_,
     "reshape": reshape, "flatten": flatten, "expand_as": expand_as, "view_as": view_as,
     "reshape_as": reshape_as, "type_as": type_as, "contiguous": contiguous, "to": to, "matmul": matmul,
     "square": square, "var": var, "std": std, "norm": norm, "split": split, "chunk": chunk,

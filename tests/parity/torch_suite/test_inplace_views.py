@@ -506,7 +506,6 @@ def test_copy_slices_graph(torch):
     assert_equal(a.grad, torch.tensor([0.0, 1.0, 1.0]))
 
 
-@pytest.mark.derivgen_gap('resize_ / resize_as_ are not implemented')
 def test_resize_version_bump(torch):
     x = torch.rand((1,))
     y = torch.randn((3,))
