@@ -20,6 +20,7 @@ from derivgen.ops.inplace import check_inplace as _check_inplace
 from derivgen.ops.inplace import commit_inplace as _commit_inplace
 from derivgen.ops.inplace import inplace_target as _inplace_target
 from derivgen.ops.inplace import write_inplace as _write_inplace
+from derivgen.ops.inplace import original_self as _original_self
 from derivgen.ops.inplace import record_multi_output_views as _record_multi_output_views
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
@@ -81,7 +82,7 @@ def abs__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     _k.abs_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
@@ -193,7 +194,7 @@ def cos__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     _k.cos_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
@@ -222,7 +223,7 @@ def div__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+            grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
     _k.div_Tensor_forward.forward((self, other), (), out=self._array)
@@ -339,7 +340,7 @@ def log__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     _k.log_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
@@ -441,7 +442,7 @@ def mul__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+            grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
     _k.mul_Tensor_forward.forward((self, other), (), out=self._array)
@@ -539,7 +540,7 @@ def pow__Tensor_Scalar(self, exponent):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self._array)
     self._vc[0] += 1
@@ -715,7 +716,7 @@ def sin__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     _k.sin_forward.forward((self,), (), out=self._array)
     self._vc[0] += 1
     if grad_fn is not None:
@@ -1341,7 +1342,7 @@ def clamp__default(self, min=None, max=None):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
     _write_inplace(self, _fw.clamp(self._array, min, max))
@@ -1369,7 +1370,7 @@ def clamp_min__default(self, min):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     _k.clamp_min_forward.forward((self,), (min,), out=self._array)
     self._vc[0] += 1
@@ -1396,7 +1397,7 @@ def clamp_max__default(self, max):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     _k.clamp_max_forward.forward((self,), (max,), out=self._array)
     self._vc[0] += 1
@@ -1483,7 +1484,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -1524,7 +1525,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self._array)
     self._vc[0] += 1
@@ -1552,7 +1553,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
     _k.hardtanh_forward.forward((self,), (min_val, max_val), out=self._array)

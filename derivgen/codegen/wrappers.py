@@ -86,7 +86,7 @@ def _save_lines(row, inplace=False):
             continue
         value = s.name
         if inplace and s.name == "self":
-            value = "_Tensor._make(self._array.copy())"  # the original self, before it is overwritten
+            value = "_original_self(self)"  # the original self, before it is overwritten
         stmt = f"grad_fn._sv_{s.name} = _Saved({value})"
         arg = row.entry.schema.arg(s.name)
         if arg is not None and arg.is_optional:

@@ -32,6 +32,15 @@ def check_inplace(t):
                                "made from its base); apply the operation out of place.")
 
 
+def original_self(t):
+    """What an in-place op saves of the tensor it overwrites (torch's ``original_self = self.clone()``):
+    a copy, differentiable when ``t`` requires grad so that double backward reaches ``t``'s history."""
+    if t.grad_fn is not None or t._requires_grad:
+        return t.clone()
+    from derivgen.core.tensor import Tensor
+    return Tensor._make(t._array.copy())
+
+
 def inplace_target(args, kwargs):
     """The tensor an in-place op writes into: its first argument."""
     if args:

@@ -350,7 +350,6 @@ def test_inplace_view_backward(torch):
     assert b.grad_fn.name() == "CopySlices" or b.grad_fn.name().endswith("CopySlices")
 
 
-@pytest.mark.derivgen_gap('create_graph=True through CopySlices (double backward of an in-place op on a view) is not supported')
 def test_inplace_view_gradcheck(torch):
     a = torch.randn(4, 4, dtype=torch.double, requires_grad=True)
     b = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
@@ -366,7 +365,6 @@ def test_inplace_view_gradcheck(torch):
     torch.autograd.gradgradcheck(func, (a, b), (go,))
 
 
-@pytest.mark.derivgen_gap('create_graph=True through CopySlices (double backward of an in-place op on a view) is not supported')
 def test_inplace_view_makes_base_require_grad(torch):
     a = torch.randn(4, 4, dtype=torch.double, requires_grad=False)
     b = torch.randn(4, 2, dtype=torch.double, requires_grad=True)
