@@ -733,29 +733,6 @@ def test_gradient_edge_output(torch):
     (x_grad_ref,) = torch.autograd.grad(out, (x,))
     assert_equal(x_grad, x_grad_ref)
 
-
-def test_grad_mode_restored_reentrant(torch):
-    class MyFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, inp):
-            return inp.clone()
-
-        @staticmethod
-        def backward(ctx, go):
-            original = torch._C.is_grad_enabled() if hasattr(torch, "_C") else torch.is_grad_enabled()
-            with torch.enable_grad():
-                assert torch.is_grad_enabled()
-                foo = torch.rand(go.size(), requires_grad=True)
-                (grad,) = torch.autograd.grad(foo ** 3, foo, grad_outputs=go)
-                assert torch.is_grad_enabled()
-            assert torch.is_grad_enabled() == original
-            return grad
-
-    inp = torch.rand(3, requires_grad=True)
-    MyFunction.apply(inp).sum().backward()
-    MyFunction.apply(inp).sum().backward(create_graph=True)
-
-
 def test_reentrant_priority(torch):
     order = []
 

@@ -285,24 +285,6 @@ def test_save_output_nr(torch):
 
     TestFn.apply(b).sum().backward()
 
-
-def test_no_grad_python_function(torch):
-    x = torch.ones(5, 5, requires_grad=True)
-
-    class MyOp(torch.autograd.Function):
-        @staticmethod
-        def forward(self, x):
-            return x + 1
-
-        @staticmethod
-        def backward(self, dy):
-            return dy
-
-    with torch.no_grad():
-        y = MyOp.apply(x)
-    assert not y.requires_grad
-
-
 def test_hook_none(torch):
     class NoneGradientFunction(torch.autograd.Function):
         @staticmethod
