@@ -3,7 +3,6 @@ import warnings
 
 import pytest
 
-from tests.support.torch_assert import assert_equal
 
 
 def test_anomaly_detect_nan(torch):

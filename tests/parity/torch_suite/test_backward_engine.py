@@ -1,6 +1,5 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): backward(), autograd.grad() and engine
 options (retain_graph, create_graph, inputs=, allow_unused, gradient edges)."""
-import math
 
 import pytest
 

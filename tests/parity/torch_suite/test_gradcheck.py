@@ -1,7 +1,6 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): gradcheck / gradgradcheck behaviour."""
 import pytest
 
-from tests.support.torch_assert import assert_equal
 
 
 def test_gradcheck_nondeterministic(torch):

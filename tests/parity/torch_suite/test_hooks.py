@@ -487,8 +487,6 @@ def test_multi_grad_all_hooks(torch):
 
 
 def test_multi_grad_any_hooks(torch):
-    hook_id = 0
-    any_hook_handles = []
 
     class MultiOutputModule(torch.autograd.Function):
         @staticmethod

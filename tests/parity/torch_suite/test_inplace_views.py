@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tests.support.torch_assert import assert_equal, assert_not_equal
+from tests.support.torch_assert import assert_equal
 
 
 def test_inplace(torch):
