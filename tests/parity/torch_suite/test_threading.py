@@ -2,7 +2,6 @@
 numbers, node metadata, and autograd from several threads."""
 import threading
 
-import pytest
 
 from tests.support.torch_assert import assert_equal
 
