@@ -59,6 +59,9 @@ else:
     from derivgen import backends  # noqa: F401,E402
     from derivgen.serialization import load, save  # noqa: F401,E402
 
+    def is_inference(t):
+        return t.is_inference()
+
 
 def __getattr__(name):
     if _generated_error is not None:

@@ -17,6 +17,7 @@ from derivgen.ops import formula_fns as _fns
 from derivgen.ops import forwards as _fw
 from derivgen.core.node import RELEASED as _RELEASED
 from derivgen.core.node import FormulaRow as _FormulaRow
+from derivgen.core.node import saved_list as _saved_list
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import zeros_like_output as _zeros_like_output
@@ -45,6 +46,10 @@ class AbsBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -190,8 +195,16 @@ class BmmBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -373,6 +386,10 @@ class CosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -424,8 +441,16 @@ class DivBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -530,8 +555,16 @@ class DotBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_tensor(self):
         return _unpack_saved(self, self._sv_tensor)
+
+    @property
+    def _raw_saved_tensor(self):
+        return self._sv_tensor
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -590,6 +623,10 @@ class ExpBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -682,6 +719,10 @@ class LogBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -732,8 +773,16 @@ class MaximumBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -905,8 +954,16 @@ class MinimumBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -966,8 +1023,16 @@ class MmBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1032,8 +1097,16 @@ class MulBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1138,8 +1211,16 @@ class MvBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_vec(self):
         return _unpack_saved(self, self._sv_vec)
+
+    @property
+    def _raw_saved_vec(self):
+        return self._sv_vec
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1286,6 +1367,10 @@ class PowBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_exponent(self):
         return self._v_exponent
 
@@ -1342,12 +1427,24 @@ class PowBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_exponent(self):
         return _unpack_saved(self, self._sv_exponent)
 
     @property
+    def _raw_saved_exponent(self):
+        return self._sv_exponent
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1413,8 +1510,16 @@ class PowBackward2(_Node):
         return _unpack_saved(self, self._sv_exponent)
 
     @property
+    def _raw_saved_exponent(self):
+        return self._sv_exponent
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_self(self):
@@ -1479,6 +1584,10 @@ class ReciprocalBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -1526,6 +1635,10 @@ class ReluBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1779,6 +1892,10 @@ class SigmoidBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -1863,6 +1980,10 @@ class SinBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -2170,6 +2291,10 @@ class SqrtBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2580,6 +2705,10 @@ class TanhBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -2867,6 +2996,10 @@ class WhereBackward0(_Node):
     def _saved_condition(self):
         return _unpack_saved(self, self._sv_condition)
 
+    @property
+    def _raw_saved_condition(self):
+        return self._sv_condition
+
     def _release_variables(self):
         if self._sv_condition is not None:
             self._sv_condition = _RELEASED
@@ -2920,6 +3053,10 @@ class Exp2Backward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -2966,6 +3103,10 @@ class Expm1Backward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3014,6 +3155,10 @@ class Log2Backward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3060,6 +3205,10 @@ class Log10Backward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3108,6 +3257,10 @@ class Log1PBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3154,6 +3307,10 @@ class RsqrtBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3202,6 +3359,10 @@ class TanBackward0(_Node):
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
 
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
     def _release_variables(self):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
@@ -3248,6 +3409,10 @@ class AsinBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3296,6 +3461,10 @@ class AcosBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3342,6 +3511,10 @@ class AtanBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3390,6 +3563,10 @@ class SinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3436,6 +3613,10 @@ class CoshBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3484,6 +3665,10 @@ class AsinhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3530,6 +3715,10 @@ class AcoshBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3578,6 +3767,10 @@ class AtanhBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3624,6 +3817,10 @@ class ErfBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3672,6 +3869,10 @@ class ErfcBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -3717,6 +3918,10 @@ class LogitBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_eps(self):
@@ -3989,12 +4194,24 @@ class ClampBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return _unpack_saved(self, self._sv_min)
 
     @property
+    def _raw_saved_min(self):
+        return self._sv_min
+
+    @property
     def _saved_max(self):
         return _unpack_saved(self, self._sv_max)
+
+    @property
+    def _raw_saved_max(self):
+        return self._sv_max
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4061,6 +4278,10 @@ class ClampBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return self._v_min
 
@@ -4122,6 +4343,10 @@ class ClampMinBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_min(self):
         return self._v_min
 
@@ -4177,6 +4402,10 @@ class ClampMaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_max(self):
         return self._v_max
 
@@ -4229,6 +4458,10 @@ class NanToNumBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4275,6 +4508,10 @@ class GeluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_approximate(self):
@@ -4329,6 +4566,10 @@ class SiluBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4375,6 +4616,10 @@ class MishBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4424,6 +4669,10 @@ class SoftplusBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_beta(self):
@@ -4487,6 +4736,10 @@ class EluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_alpha(self):
@@ -4555,6 +4808,10 @@ class CeluBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_alpha(self):
         return self._v_alpha
 
@@ -4608,6 +4865,10 @@ class LeakyReluBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_negative_slope(self):
@@ -4664,6 +4925,10 @@ class HardtanhBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_min_val(self):
@@ -4724,6 +4989,10 @@ class HardsigmoidBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -4772,6 +5041,10 @@ class HardswishBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4822,8 +5095,16 @@ class DivBackward2(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     @property
     def _saved_rounding_mode(self):
@@ -4942,8 +5223,16 @@ class FmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5005,8 +5294,16 @@ class FminBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5070,8 +5367,16 @@ class Atan2Backward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5134,12 +5439,24 @@ class HypotBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
 
     @property
+    def _raw_saved_other(self):
+        return self._sv_other
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5239,8 +5556,16 @@ class RemainderBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5338,8 +5663,16 @@ class FmodBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5457,12 +5790,24 @@ class LerpBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_end(self):
         return _unpack_saved(self, self._sv_end)
 
     @property
+    def _raw_saved_end(self):
+        return self._sv_end
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5536,8 +5881,16 @@ class AddcmulBackward0(_Node):
         return _unpack_saved(self, self._sv_tensor1)
 
     @property
+    def _raw_saved_tensor1(self):
+        return self._sv_tensor1
+
+    @property
     def _saved_tensor2(self):
         return _unpack_saved(self, self._sv_tensor2)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return self._sv_tensor2
 
     @property
     def _saved_value(self):
@@ -5613,8 +5966,16 @@ class AddcdivBackward0(_Node):
         return _unpack_saved(self, self._sv_tensor1)
 
     @property
+    def _raw_saved_tensor1(self):
+        return self._sv_tensor1
+
+    @property
     def _saved_tensor2(self):
         return _unpack_saved(self, self._sv_tensor2)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return self._sv_tensor2
 
     @property
     def _saved_value(self):
@@ -5685,8 +6046,16 @@ class ProdBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5738,6 +6107,10 @@ class ProdBackward1(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_dim(self):
@@ -5798,6 +6171,10 @@ class MaxBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_dim(self):
@@ -5864,8 +6241,16 @@ class MaxBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5918,6 +6303,10 @@ class MinBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_dim(self):
@@ -5984,8 +6373,16 @@ class MinBackward1(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6040,8 +6437,16 @@ class AmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6108,8 +6513,16 @@ class AminBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6177,8 +6590,16 @@ class LogsumexpBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6253,6 +6674,10 @@ class VarBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -6320,8 +6745,16 @@ class StdBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6394,6 +6827,10 @@ class VarMeanBackward0(_Node):
     @property
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
+
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
 
     @property
     def _saved_dim(self):
@@ -6475,8 +6912,16 @@ class StdMeanBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result0(self):
         return _unpack_saved(self, self._sv_result0)
+
+    @property
+    def _raw_saved_result0(self):
+        return self._sv_result0
 
     @property
     def _saved_dim(self):
@@ -6562,8 +7007,16 @@ class LinalgVectorNormBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_ord(self):
@@ -6682,8 +7135,16 @@ class CumprodBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -6746,8 +7207,16 @@ class AddmmBackward0(_Node):
         return _unpack_saved(self, self._sv_mat1)
 
     @property
+    def _raw_saved_mat1(self):
+        return self._sv_mat1
+
+    @property
     def _saved_mat2(self):
         return _unpack_saved(self, self._sv_mat2)
+
+    @property
+    def _raw_saved_mat2(self):
+        return self._sv_mat2
 
     @property
     def _saved_beta(self):
@@ -6836,8 +7305,16 @@ class BaddbmmBackward0(_Node):
         return _unpack_saved(self, self._sv_batch1)
 
     @property
+    def _raw_saved_batch1(self):
+        return self._sv_batch1
+
+    @property
     def _saved_batch2(self):
         return _unpack_saved(self, self._sv_batch2)
+
+    @property
+    def _raw_saved_batch2(self):
+        return self._sv_batch2
 
     @property
     def _saved_beta(self):
@@ -7144,7 +7621,7 @@ class IndexBackward0(_Node):
 
     @property
     def _saved_indices(self):
-        return self._v_indices
+        return _saved_list(self, self._v_indices)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7157,7 +7634,7 @@ class IndexBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7169,7 +7646,7 @@ class IndexBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next)
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7200,8 +7677,12 @@ class IndexPutBackward0(_Node):
         return _unpack_saved(self, self._sv_values)
 
     @property
+    def _raw_saved_values(self):
+        return self._sv_values
+
+    @property
     def _saved_indices(self):
-        return self._v_indices
+        return _saved_list(self, self._v_indices)
 
     @property
     def _saved_accumulate(self):
@@ -7217,7 +7698,7 @@ class IndexPutBackward0(_Node):
         if grad is None:
             return [None] * len(node._next)
         values = node._sv_values.unpack_data(node) if node._sv_values is not None else None
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
         grad_input_values = None
@@ -7238,7 +7719,7 @@ class IndexPutBackward0(_Node):
         if grad is None:
             return [None] * len(node._next)
         values = node._sv_values.unpack(node) if node._sv_values is not None else None
-        indices = node._v_indices
+        indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
         grad_input_values = None
@@ -7270,6 +7751,10 @@ class GatherBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7333,6 +7818,10 @@ class ScatterBackward0(_Node):
         return _unpack_saved(self, self._sv_index)
 
     @property
+    def _raw_saved_index(self):
+        return self._sv_index
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7392,6 +7881,10 @@ class ScatterBackward1(_Node):
         return _unpack_saved(self, self._sv_index)
 
     @property
+    def _raw_saved_index(self):
+        return self._sv_index
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -7444,6 +7937,10 @@ class ScatterAddBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7504,6 +8001,10 @@ class IndexSelectBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7567,6 +8068,10 @@ class IndexAddBackward0(_Node):
     @property
     def _saved_index(self):
         return _unpack_saved(self, self._sv_index)
+
+    @property
+    def _raw_saved_index(self):
+        return self._sv_index
 
     @property
     def _saved_dim(self):
@@ -7643,6 +8148,10 @@ class MaskedFillBackward0(_Node):
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
 
+    @property
+    def _raw_saved_mask(self):
+        return self._sv_mask
+
     def _release_variables(self):
         if self._sv_mask is not None:
             self._sv_mask = _RELEASED
@@ -7692,6 +8201,10 @@ class MaskedFillBackward1(_Node):
     @property
     def _saved_mask(self):
         return _unpack_saved(self, self._sv_mask)
+
+    @property
+    def _raw_saved_mask(self):
+        return self._sv_mask
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -8091,6 +8604,10 @@ class SortBackward0(_Node):
         return _unpack_saved(self, self._sv_indices)
 
     @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -8153,6 +8670,10 @@ class TopkBackward0(_Node):
         return _unpack_saved(self, self._sv_indices)
 
     @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -8211,6 +8732,10 @@ class SoftmaxBackward0(_Node):
         return _unpack_saved(self, self._sv_result)
 
     @property
+    def _raw_saved_result(self):
+        return self._sv_result
+
+    @property
     def _saved_dim(self):
         return self._v_dim
 
@@ -8263,6 +8788,10 @@ class LogSoftmaxBackward0(_Node):
     @property
     def _saved_result(self):
         return _unpack_saved(self, self._sv_result)
+
+    @property
+    def _raw_saved_result(self):
+        return self._sv_result
 
     @property
     def _saved_dim(self):
@@ -8320,8 +8849,16 @@ class XlogyBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_other(self):
         return _unpack_saved(self, self._sv_other)
+
+    @property
+    def _raw_saved_other(self):
+        return self._sv_other
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -8383,8 +8920,16 @@ class MseLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8461,8 +9006,16 @@ class SmoothL1LossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8545,8 +9098,16 @@ class HuberLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_reduction(self):
@@ -8635,16 +9196,32 @@ class NllLossBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
     @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
+
+    @property
     def _saved_total_weight(self):
         return _unpack_saved(self, self._sv_total_weight)
+
+    @property
+    def _raw_saved_total_weight(self):
+        return self._sv_total_weight
 
     @property
     def _saved_reduction(self):
@@ -8720,12 +9297,24 @@ class BinaryCrossEntropyBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
 
     @property
+    def _raw_saved_target(self):
+        return self._sv_target
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_reduction(self):
@@ -8798,16 +9387,32 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_target(self):
         return _unpack_saved(self, self._sv_target)
+
+    @property
+    def _raw_saved_target(self):
+        return self._sv_target
 
     @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
     @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
+
+    @property
     def _saved_pos_weight(self):
         return _unpack_saved(self, self._sv_pos_weight)
+
+    @property
+    def _raw_saved_pos_weight(self):
+        return self._sv_pos_weight
 
     @property
     def _saved_reduction(self):
@@ -8886,20 +9491,40 @@ class NativeLayerNormBackward0(_Node):
         return _unpack_saved(self, self._sv_input)
 
     @property
+    def _raw_saved_input(self):
+        return self._sv_input
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_bias(self):
         return _unpack_saved(self, self._sv_bias)
 
     @property
+    def _raw_saved_bias(self):
+        return self._sv_bias
+
+    @property
     def _saved_result1(self):
         return _unpack_saved(self, self._sv_result1)
 
     @property
+    def _raw_saved_result1(self):
+        return self._sv_result1
+
+    @property
     def _saved_result2(self):
         return _unpack_saved(self, self._sv_result2)
+
+    @property
+    def _raw_saved_result2(self):
+        return self._sv_result2
 
     @property
     def _saved_normalized_shape(self):
@@ -8987,12 +9612,24 @@ class ConvolutionBackward0(_Node):
         return _unpack_saved(self, self._sv_input)
 
     @property
+    def _raw_saved_input(self):
+        return self._sv_input
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
 
     @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
+
+    @property
     def _saved_bias(self):
         return _unpack_saved(self, self._sv_bias)
+
+    @property
+    def _raw_saved_bias(self):
+        return self._sv_bias
 
     @property
     def _saved_stride(self):
@@ -9097,8 +9734,16 @@ class MaxPool2DWithIndicesBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_result1(self):
         return _unpack_saved(self, self._sv_result1)
+
+    @property
+    def _raw_saved_result1(self):
+        return self._sv_result1
 
     @property
     def _saved_kernel_size(self):
@@ -9186,6 +9831,10 @@ class AvgPool2DBackward0(_Node):
         return _unpack_saved(self, self._sv_self)
 
     @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
+    @property
     def _saved_kernel_size(self):
         return self._v_kernel_size
 
@@ -9268,6 +9917,10 @@ class AdaptiveAvgPool2DBackward0(_Node):
     def _saved_self(self):
         return _unpack_saved(self, self._sv_self)
 
+    @property
+    def _raw_saved_self(self):
+        return self._sv_self
+
     def _release_variables(self):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
@@ -9322,24 +9975,48 @@ class NativeBatchNormBackward0(_Node):
         return _unpack_saved(self, self._sv_input)
 
     @property
+    def _raw_saved_input(self):
+        return self._sv_input
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_running_mean(self):
         return _unpack_saved(self, self._sv_running_mean)
 
     @property
+    def _raw_saved_running_mean(self):
+        return self._sv_running_mean
+
+    @property
     def _saved_running_var(self):
         return _unpack_saved(self, self._sv_running_var)
+
+    @property
+    def _raw_saved_running_var(self):
+        return self._sv_running_var
 
     @property
     def _saved_result1(self):
         return _unpack_saved(self, self._sv_result1)
 
     @property
+    def _raw_saved_result1(self):
+        return self._sv_result1
+
+    @property
     def _saved_result2(self):
         return _unpack_saved(self, self._sv_result2)
+
+    @property
+    def _raw_saved_result2(self):
+        return self._sv_result2
 
     @property
     def _saved_training(self):
@@ -9433,20 +10110,40 @@ class NativeGroupNormBackward0(_Node):
         return _unpack_saved(self, self._sv_input)
 
     @property
+    def _raw_saved_input(self):
+        return self._sv_input
+
+    @property
     def _saved_weight(self):
         return _unpack_saved(self, self._sv_weight)
+
+    @property
+    def _raw_saved_weight(self):
+        return self._sv_weight
 
     @property
     def _saved_bias(self):
         return _unpack_saved(self, self._sv_bias)
 
     @property
+    def _raw_saved_bias(self):
+        return self._sv_bias
+
+    @property
     def _saved_result1(self):
         return _unpack_saved(self, self._sv_result1)
 
     @property
+    def _raw_saved_result1(self):
+        return self._sv_result1
+
+    @property
     def _saved_result2(self):
         return _unpack_saved(self, self._sv_result2)
+
+    @property
+    def _raw_saved_result2(self):
+        return self._sv_result2
 
     @property
     def _saved_N(self):
@@ -9548,6 +10245,10 @@ class EmbeddingBackward0(_Node):
     @property
     def _saved_indices(self):
         return _unpack_saved(self, self._sv_indices)
+
+    @property
+    def _raw_saved_indices(self):
+        return self._sv_indices
 
     @property
     def _saved_padding_idx(self):

@@ -23,6 +23,8 @@ from derivgen.ops.inplace import check_inplace as _check_inplace
 from derivgen.ops.inplace import commit_inplace as _commit_inplace
 from derivgen.ops.inplace import inplace_target as _inplace_target
 from derivgen.ops.inplace import write_inplace as _write_inplace
+from derivgen.ops.inplace import original_self as _original_self
+from derivgen.ops.inplace import record_multi_output_views as _record_multi_output_views
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.core.node import SavedVariable as _Saved
@@ -91,7 +93,7 @@ def abs__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -231,7 +233,7 @@ def _to_copy_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, '_to_copy', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -263,7 +265,7 @@ def cos__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -304,7 +306,7 @@ def div__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+            grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_other = _Saved(other)
     try:
@@ -487,7 +489,7 @@ def log__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -540,7 +542,7 @@ def mean_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -558,7 +560,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -637,7 +639,7 @@ def mul__Tensor(self, other):
     if _needs_grad(self, other):
         grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+            grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_other = _Saved(other)
     try:
@@ -783,7 +785,7 @@ def pow__Tensor_Scalar(self, exponent):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
         _k.pow_Tensor_Scalar_forward.forward((self,), (exponent,), out=self._array)
@@ -1044,7 +1046,7 @@ def sin__default(self):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1118,8 +1120,11 @@ def split_Tensor(self, split_size, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'SplitBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'SplitBackward0')
+    return outputs
 
 
 def split_with_sizes_default(self, split_sizes, dim=0):
@@ -1138,8 +1143,11 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+    return outputs
 
 
 def sqrt_default(self):
@@ -1303,7 +1311,7 @@ def sum_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'sum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -1320,7 +1328,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'sum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -1426,8 +1434,11 @@ def unbind_int(self, dim=0):
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        _record_multi_output_views(outputs, self, 'UnbindBackward0')
         return outputs
-    return tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    _record_multi_output_views(outputs, self, 'UnbindBackward0')
+    return outputs
 
 
 def unsqueeze_default(self, dim):
@@ -1961,7 +1972,7 @@ def clamp__default(self, min=None, max=None):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
     try:
@@ -2001,7 +2012,7 @@ def clamp_min__default(self, min):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
         _k.clamp_min_forward.forward((self,), (min,), out=self._array)
@@ -2040,7 +2051,7 @@ def clamp_max__default(self, max):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
         _k.clamp_max_forward.forward((self,), (max,), out=self._array)
@@ -2169,7 +2180,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -2228,7 +2239,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     try:
         _k.leaky_relu_forward.forward((self,), (negative_slope,), out=self._array)
@@ -2268,7 +2279,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     grad_fn = None
     if _needs_grad(self):
         grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
-        grad_fn._sv_self = _Saved(_Tensor._make(self._array.copy()))
+        grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
     try:
@@ -2634,7 +2645,7 @@ def prod_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'prod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
@@ -2652,7 +2663,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'prod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
@@ -2932,7 +2943,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
     except Exception as _exc:
         _translate(_exc, 'linalg_vector_norm', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
@@ -2953,7 +2964,7 @@ def cumsum_default(self, dim, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'cumsum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -2970,7 +2981,7 @@ def cumprod_default(self, dim, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'cumprod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
+    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim

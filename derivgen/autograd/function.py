@@ -29,6 +29,7 @@ import numpy as np
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
 from derivgen.core.tensor import Tensor
+from derivgen.ops.inplace import forbid_inplace_on_view
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -120,9 +121,12 @@ class BackwardCFunction(FunctionCtx, Node):
         if not self.materialize_grads:
             return list(grads)
         out = list(grads)
+        # torch's ctx._materialize_non_diff_grads = False leaves None for outputs marked non-differentiable
+        keep_none = () if getattr(self, "_materialize_non_diff_grads", True) else \
+            getattr(self, "_nondiff_outputs", ())
         for i, g in enumerate(out):
             meta = self._out_meta[i]
-            if g is None and meta is not None:
+            if g is None and meta is not None and i not in keep_none:
                 z = np.zeros(meta[0], meta[1])
                 out[i] = Tensor._make(z) if graph else z
         return out
@@ -232,6 +236,7 @@ class Function(metaclass=FunctionMeta):
             ctx._in_meta = tuple((a._array.shape, a._array.dtype) for a in tensor_args)
         ctx._n_inputs = len(outs)
         ctx._out_meta = [(o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outs]
+        ctx._nondiff_outputs = tuple(i for i, o in enumerate(outs) if id(o) in nondiff_ids)
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 outs[i] = _set_history(ctx, o, i, executable, len(outs), id(o) in input_ids, id(o) in dirty_ids,
@@ -258,7 +263,10 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     differentiable = executable and differentiable and var.dtype.is_floating_point
     if not differentiable:
         if not var.requires_grad:
-            return _alias(var) if is_input and not is_dirty else var
+            out = _alias(var) if is_input and not is_dirty else var
+            if out._base is not None and not is_dirty:  # torch marks the view even when nothing requires grad
+                forbid_inplace_on_view(out, _CUSTOM_FUNCTION_VIEW_ERROR)
+            return out
         if is_input:
             return _alias(var)
         var.grad_fn = None
@@ -279,7 +287,16 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     var.grad_fn = ctx
     var.output_nr = nr
     var._requires_grad = False
+    if var._base is not None:  # a view made inside forward (or an input returned as-is)
+        forbid_inplace_on_view(var, _CUSTOM_FUNCTION_VIEW_ERROR)
     return var
+
+
+_CUSTOM_FUNCTION_VIEW_ERROR = (
+    "Output {nr} of {node} is a view and is being modified inplace. This view was created inside a custom Function "
+    "(or because an input was returned as-is) and the autograd logic to handle view+inplace would override the "
+    "custom backward associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.")
 
 
 # ---- once_differentiable ---------------------------------------------------------------------------

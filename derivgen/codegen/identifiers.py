@@ -15,9 +15,10 @@ MODULE_NAMES = frozenset({
     "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_edge", "_rebase_history",
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_edge_opt", "_meta_opt",
-    "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate",
+    "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
+    "_record_multi_output_views",
     # nodes.py
-    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow",
+    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     # kernel modules
     "prange", "ElementwiseOp", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
     # the package

@@ -34,6 +34,7 @@ class SavedTensor:
 class SavedValue:
     name: str             # exposed as _saved_<name>
     code: str             # how the forward computes it
+    tensor_list: bool = False  # a Tensor?[] argument: released with the node, like torch's SavedVariable lists
 
 
 @dataclass
@@ -248,7 +249,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 if len(model.diff_args) > 1 else ""
             model.saved_tensors.append(SavedTensor(a.name, False, guard))
         elif a.name in used and a.is_tensor_list and a.name not in model.diff_args:
-            model.saved_values.append(SavedValue(a.name, a.name))  # e.g. index's indices: kept as given
+            model.saved_values.append(SavedValue(a.name, a.name, True))  # e.g. index's indices: kept as given
         elif a.name in used and a.is_tensor_list:
             raise entry.error(f"formulas may use the Tensor[] argument '{a.name}' only through "
                               f"to_args_sizes({a.name}) / to_args_scalartypes({a.name})")
@@ -422,7 +423,8 @@ def _lower_bodies(model, entry, parsed, low, scope):
         for s in model.saved_tensors:
             head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
         for v in model.saved_values:
-            head.append(f"{v.name} = node._v_{v.name}")
+            head.append(f"{v.name} = _saved_list(node, node._v_{v.name})" if v.tensor_list
+                        else f"{v.name} = node._v_{v.name}")
 
         def emit(expr, kernel_name):
             lines = []

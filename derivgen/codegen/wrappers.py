@@ -68,10 +68,13 @@ def _needs_grad_test(row, needs):
     """The condition under which the op records a node: grad mode on and an input requiring grad. For
     one or two plain Tensor inputs it is spelled out (a call per op costs more than the test itself)."""
     diff = row.entry.differentiable_args
+    # an op that can change the dtype (a `dtype` argument) records nothing when its result is not floating
+    # point: as torch, an integer or bool output never has a grad_fn
+    dtype_test = " and result.dtype.kind in 'fc'" if any(a.name == "dtype" for a in row.entry.schema.args) else ""
     if 1 <= len(diff) <= 2 and all(a.is_tensor and not a.is_optional for a in diff):
         inputs = " or ".join(f"{a.name}.grad_fn is not None or {a.name}._requires_grad" for a in diff)
-        return f"_grad_mode._state.enabled and ({inputs})"
-    return f"_needs_grad({needs})"
+        return f"_grad_mode._state.enabled and ({inputs}){dtype_test}"
+    return f"_needs_grad({needs}){dtype_test}"
 
 
 def _save_lines(row, inplace=False):
@@ -81,7 +84,7 @@ def _save_lines(row, inplace=False):
             continue
         value = s.name
         if inplace and s.name == "self":
-            value = "_Tensor._make(self._array.copy())"  # the original self, before it is overwritten
+            value = "_original_self(self)"  # the original self, before it is overwritten
         stmt = f"grad_fn._sv_{s.name} = _Saved({value})"
         arg = row.entry.schema.arg(s.name)
         if arg is not None and arg.is_optional:
@@ -148,6 +151,8 @@ def render_wrapper(row):
         inner += _save_lines(row)
         if row.outputs_list:
             inner.append(f"outputs = tuple({make} for i, r in enumerate(result))")
+            if row.view:
+                inner.append(f"_record_multi_output_views(outputs, self, {row.class_name!r})")
             inner.append("return outputs")
         elif row.tuple_return:
             inner.append("grad_fn._out_meta = [(r.shape, r.dtype) for r in result]")
@@ -184,6 +189,10 @@ def render_wrapper(row):
             body.append("result._base = self")
             body.append(_record_view_line(row))
             body.append("return result")
+        elif row.view and row.class_name:
+            body.append(f"outputs = {plain}")
+            body.append(f"_record_multi_output_views(outputs, self, {row.class_name!r})")
+            body.append("return outputs")
         else:
             body.append(f"return {plain}")
     text = f"def {name}({_sig(schema.args)}):\n"

@@ -32,22 +32,31 @@ def set_current_node(node):
     return prev
 
 
+def _warn(message):
+    """A UserWarning, as torch's TORCH_WARN; while the backward error propagates a warning that the filters turn
+    into an exception must not replace that error, so, as torch does, it is printed to stderr instead."""
+    import sys
+    import warnings
+    try:
+        warnings.warn(message, stacklevel=6)
+    except Warning as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def report(node):
     """Warn with the forward traceback of ``node`` and of every node whose backward created it."""
-    import warnings
     meta = node._metadata or {}
     trace = meta.get("traceback_")
     if trace is None:
-        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-                      "anomaly during forward pass for more information.", stacklevel=5)
+        _warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+              "anomaly during forward pass for more information.")
         return
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                  + "".join(trace), stacklevel=5)
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(trace))
     parent = meta.get("parent_")
     while parent is not None:
         pmeta = parent._metadata or {}
-        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
-                      "induced the previous calculation:\n" + "".join(pmeta.get("traceback_", ())), stacklevel=5)
+        _warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+              "induced the previous calculation:\n" + "".join(pmeta.get("traceback_", ())))
         parent = pmeta.get("parent_")
 
 

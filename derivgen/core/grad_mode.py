@@ -131,9 +131,9 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (is_grad_enabled(), is_inference_mode_enabled())
-        if self.mode:
-            _set_enabled(False)
-            _state.inference = True
+        # torch's InferenceMode(enabled): grad mode is the opposite of the inference flag it sets
+        _set_enabled(not self.mode)
+        _state.inference = self.mode
 
     def __exit__(self, *exc):
         _set_enabled(self.prev[0])

@@ -6,6 +6,7 @@ Tensors when a graph of the backward is wanted (``_apply_graph``, ``create_graph
 """
 import threading
 import weakref
+from typing import NamedTuple
 
 from derivgen.core import anomaly
 
@@ -62,27 +63,25 @@ class SavedVariable:
     a reference cycle output -> node -> output.
     """
     __slots__ = ("tensor", "_array", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
-                 "hook_meta")
+                 "hook_meta", "saved_nonleaf")
 
     def __init__(self, t, is_output=False):
+        if t._inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                               "in inference mode in computation tracked by autograd. To work around this, you can "
+                               "make a clone to get a normal tensor and use it in autograd, or use "
+                               "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.is_output = is_output
         self.released = False
         vc = self.vc = t._vc
         self.version = vc[0]
         self.output_nr = t.output_nr
+        # a saved non-leaf input detached in place afterwards cannot rejoin the graph (checked on unpack)
+        self.saved_nonleaf = not is_output and t.grad_fn is not None
         hooks = _saved_hooks_tls.stack  # saved_hooks.current(), inlined: this runs for every saved tensor
-        if hooks:
-            pack, self.unpack_hook = hooks[-1]
-            # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
-            # saved non-leaf input, or the accumulator of a saved leaf (outputs use the owning node)
-            if is_output:
-                self.hook_meta = None
-            elif t.grad_fn is not None:
-                self.hook_meta = (t.grad_fn, None, True)
-            else:
-                self.hook_meta = (None, grad_accumulator(t) if t._requires_grad else None, t._requires_grad)
-            self.packed = pack(t)
-            self.tensor = self._array = None
+        if hooks and not t._wrapped:  # torch never packs a wrapped Python number
+            pack, unpack = hooks[-1]
+            self._pack_with(t, pack, unpack)
             return
         self.unpack_hook = None
         self.packed = None
@@ -93,9 +92,54 @@ class SavedVariable:
             self.tensor = t
             self._array = None
 
+    def _pack_with(self, t, pack, unpack):
+        """Keep ``pack(t)`` instead of ``t``; ``unpack`` turns it back into a tensor on use."""
+        # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
+        # saved non-leaf input, or the accumulator of a saved leaf (outputs use the owning node)
+        if self.is_output:
+            self.hook_meta = None
+        elif t.grad_fn is not None:
+            self.hook_meta = (t.grad_fn, None, True)
+        else:
+            self.hook_meta = (None, grad_accumulator(t) if t._requires_grad else None, t._requires_grad)
+        version = t._vc[0]
+        from derivgen.core.grad_mode import no_grad
+        with no_grad():  # as torch: a pack hook's own ops record nothing
+            packed = pack(t)
+        if t._vc[0] != version:
+            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as input "
+                               "to pack hook can not be modified by in-place operations as this can lead to "
+                               "unexpected side-effects. Please open an issue if you need to perform in-place "
+                               "operations on the input to a pack hook.")
+        self.packed = packed
+        self.unpack_hook = unpack
+        self.tensor = self._array = None
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """torch's ``grad_fn._raw_saved_<name>.register_hooks``: from now on the value is kept as
+        ``pack_hook(value)`` and read back through ``unpack_hook``."""
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self.unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks were already registered")
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("expected two callables (pack_hook, unpack_hook)")
+        if self.tensor is not None:
+            t = self.tensor
+        else:
+            from derivgen.core.tensor import Tensor
+            data = self._array
+            if data.__class__ is Pending:
+                data = data.materialize()
+            t = Tensor._make(data, None, self.output_nr, self.vc)
+        self._pack_with(t, pack_hook, unpack_hook)
+
     def _check(self, node):
         if self.released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self.saved_nonleaf and self.tensor is not None and self.tensor.grad_fn is None:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                               "This is not supported, please use out-of-place `.detach()` instead")
         if self.vc[0] != self.version and self.unpack_hook is None:  # torch cannot track versions through hooks
             raise RuntimeError(self._version_message(node))
 
@@ -124,7 +168,8 @@ class SavedVariable:
 
     def unpack_data(self, node):
         """The saved array, for the fast (numpy) backward path."""
-        if self.released or (self.vc[0] != self.version and self.unpack_hook is None):
+        if self.released or (self.vc[0] != self.version and self.unpack_hook is None) or (
+                self.saved_nonleaf and self.tensor is not None and self.tensor.grad_fn is None):
             self._check(node)
         if self.unpack_hook is not None:
             return self.unpack(node)._array
@@ -169,7 +214,16 @@ def _released_marker():
     sv = object.__new__(SavedVariable)
     sv.tensor = sv._array = sv.packed = sv.unpack_hook = sv.hook_meta = None
     sv.vc, sv.version, sv.output_nr, sv.is_output, sv.released = [0], 0, 0, False, True
+    sv.saved_nonleaf = False
     return sv
+
+
+def saved_list(node, tensors):
+    """A saved ``Tensor?[]`` (index's ``indices``): freed with the node's other saved values, so reading it
+    after a backward without ``retain_graph`` raises the backward-twice error, as torch's saved lists do."""
+    if node._released:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+    return tensors
 
 
 # What a generated node's ``_release_variables`` puts in place of each saved value: unpacking it raises
@@ -384,7 +438,11 @@ def _accumulate_into_leaf(var, g, fresh, graph):
         data = sum_to(data, var._array.shape)
     old = var._grad
     if old is None:
-        if graph:
+        if graph and g._array is data and g.requires_grad:
+            # torch's clone_obey_contract: a new tensor copy_-ed from the gradient (CopyBackwards in the graph)
+            import numpy as np
+            var._grad = Tensor._make(np.empty_like(data)).copy_(g)
+        elif graph:
             var._grad = g if g._array is data else Tensor._make(data)
         else:
             var._grad = Tensor._make(data if fresh else data.copy())
@@ -395,7 +453,8 @@ def _accumulate_into_leaf(var, g, fresh, graph):
     hooks = var._post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):
-            fn(var)
+            if fn(var) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 class GraphRoot(Node):
@@ -429,8 +488,19 @@ def grad_accumulator(t):
     return acc
 
 
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor goes: ``(node, output_nr)``; accepted wherever ``grad``/``backward``
+    take a tensor as an output or an input."""
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
 def gradient_edge(t):
-    """The edge a gradient for ``t`` travels along: (grad_fn, output_nr), (AccumulateGrad, 0) or (None, 0)."""
+    """The edge a gradient for ``t`` travels along: (grad_fn, output_nr), (AccumulateGrad, 0) or (None, 0);
+    a GradientEdge is its own edge."""
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.output_nr)

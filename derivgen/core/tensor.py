@@ -11,6 +11,7 @@ from derivgen.core import dtypes as _dt
 from derivgen.kernels.promotion import combine, promote_types  # noqa: F401  (promote_types: core's API)
 from derivgen.core.device import CPU as _CPU
 from derivgen.core.device import check_device
+from derivgen.core.grad_mode import _state as _grad_mode_state
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
@@ -23,7 +24,7 @@ from derivgen.core.scalars import wrapped_int
 
 class Tensor:
     __slots__ = ("_array", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
-                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "__weakref__")
+                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "_inference", "_inference_requires_grad", "__weakref__")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __init__(self, data=None, dtype=None):
@@ -45,6 +46,7 @@ class Tensor:
         self._post_acc_hooks = None
         self._base = None
         self._wrapped = False
+        self._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
@@ -62,12 +64,14 @@ class Tensor:
         t._post_acc_hooks = None
         t._base = None
         t._wrapped = False
+        t._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
         return t
 
     # ---- autograd attributes -----------------------------------------------------------------
     @property
     def requires_grad(self):
-        return self.grad_fn is not None or self._requires_grad
+        return self.grad_fn is not None or self._requires_grad or (
+            self._inference and getattr(self, "_inference_requires_grad", False))
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -79,7 +83,16 @@ class Tensor:
             return
         if flag and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._inference:
+            # torch's inference tensors carry no autograd key: ops whose inputs are all inference tensors
+            # record nothing, so the flag is reported but does not make ops build a graph
+            self._inference_requires_grad = bool(flag)
+            return
         self._requires_grad = bool(flag)
+
+    def is_inference(self):
+        """Whether this tensor was made under ``inference_mode`` (or is a view of such a tensor)."""
+        return self._inference
 
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
@@ -106,6 +119,18 @@ class Tensor:
             if value._array.shape != self._array.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
         self._grad = value
+
+    # torch's Tensor refuses to delete its autograd attributes; ``del t.grad`` clears the gradient
+    _UNDELETABLE = frozenset({"data", "requires_grad", "grad_fn", "_grad_fn", "_backward_hooks", "_base",
+                              "is_leaf", "output_nr", "_version"})
+
+    def __delattr__(self, name):
+        if name == "grad":
+            self._grad = None
+            return
+        if name in Tensor._UNDELETABLE:
+            raise RuntimeError(f"can't delete attribute '{name}' of a Tensor")
+        object.__delattr__(self, name)
 
     @property
     def _version(self):
@@ -172,9 +197,8 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if value._array.dtype != self._array.dtype and self.requires_grad:
-            raise RuntimeError(
-                "data set to a tensor that requires gradients must be floating point or complex dtype")
+        if self.requires_grad and value._array.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._array = value._array
 
     def detach_(self):
@@ -246,9 +270,13 @@ class Tensor:
         if _LIVE_PENDING:
             # the caller may write through the array: deferred values must read their inputs first
             flush_pending()
-        if self.requires_grad:
+        if self.requires_grad and is_grad_enabled():  # torch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._array
+
+    def data_ptr(self):
+        """The address of the first element (torch's ``data_ptr``)."""
+        return self._array.__array_interface__["data"][0]
 
     def tolist(self):
         return self._array.tolist()

@@ -2,6 +2,7 @@
 import numpy as np
 
 from derivgen.engine.execute import execute
+from derivgen.core.node import GradientEdge
 from derivgen.core.tensor import Tensor
 from derivgen.core.sizes import sum_to
 
@@ -9,7 +10,7 @@ from derivgen.core.sizes import sum_to
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -17,6 +18,11 @@ def _as_tuple(x):
 def _make_grads(outputs, grads, create_graph):
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
+        if isinstance(t, GradientEdge):  # an edge has no shape to check or to make a gradient of ones for
+            if g is None:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            out.append(g if create_graph else g._array)
+            continue
         if g is None:
             if t._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -43,7 +49,7 @@ def _shape(t):
 
 def _check_roots(outputs):
     for i, t in enumerate(outputs):
-        if not t.requires_grad:
+        if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
@@ -68,7 +74,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _check_roots(tensors)
     if create_graph:
         import warnings
-        if any(t.grad_fn is not None for t in tensors):
+        if any(isinstance(t, Tensor) and t.grad_fn is not None for t in tensors):
             warnings.warn(
                 "Using backward() with create_graph=True will create a reference cycle between the parameter and "
                 "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
@@ -91,6 +97,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     input_names = list(inputs) if isinstance(inputs, dict) else None  # dict inputs give a dict of gradients
     inputs = _as_tuple(tuple(inputs.values()) if input_names is not None else inputs)
+    if len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}")
@@ -98,13 +106,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     _check_roots(outputs)
     for t in inputs:
-        if not t.requires_grad:
+        if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
     captured = execute(list(outputs), grads, retain_graph, create_graph, inputs=list(inputs), accumulate_grad=False)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
+            if materialize_grads and isinstance(t, GradientEdge):
+                raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
             if materialize_grads:
                 z = Tensor._make(np.zeros_like(t._array))
                 z._requires_grad = create_graph
@@ -117,6 +127,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             continue
         if not isinstance(g, Tensor):
             g = Tensor._make(g)
+        if isinstance(t, GradientEdge):  # what reached the edge, as it reached it
+            result.append(g)
+            continue
         if g._array.shape != t._array.shape or g._array.dtype != t._array.dtype:
             g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
         result.append(g)

@@ -8,6 +8,9 @@ found again in a gradient laid out like the base.
 """
 import numpy as np
 
+from derivgen.core.registry import aten
+from derivgen.core.tensor import Tensor
+
 from derivgen.core.node import Node, gradient_edge
 from derivgen.core.sizes import sum_to
 
@@ -53,14 +56,44 @@ class CopySlices(Node):
             return [None] * len(self._next)
         whole, region = self._layout(g.dtype)
         whole[...] = g
-        outs = self.fn._apply_fast([region.copy()], (True,) + tuple(needs[1:]))
+        # the region's own gradient is needed only when the view required grad before the op (fn's first
+        # edge); otherwise the overwritten values contribute nothing and fn saved nothing to compute it
+        outs = self.fn._apply_fast([region.copy()], (self.fn._next[0][0] is not None,) + tuple(needs[1:]))
         gv = outs[0]
         region[...] = 0 if gv is None else sum_to(np.asarray(gv), self.view_shape)
         return [np.array(whole)] + list(outs[1:])
 
     def _apply_graph(self, grads, needs):
-        raise NotImplementedError("derivgen: create_graph=True through CopySlices (an in-place op on a view) is "
-                                  "not supported; apply the op out of place")
+        """The same routing with differentiable ops (create_graph=True): the region of the base's gradient
+        is read with as_strided, goes through ``fn``'s graph formulas, and is written back with index_put
+        into the gradient with that region zeroed."""
+        g = grads[0]
+        if g is None:
+            return [None] * len(self._next)
+        itemsize = self._in_meta[0][1].itemsize
+        contiguous = tuple(int(st) for st in np.empty(self.base_shape, np.uint8).strides)
+        if tuple(st // itemsize for st in self.base_strides) != contiguous or self.view_offset % itemsize:
+            raise NotImplementedError("derivgen: create_graph=True through CopySlices is supported for views of a "
+                                      "contiguous base only; apply the op out of place")
+        gc = g.contiguous()
+        strides = tuple(st // itemsize for st in self.view_strides)
+        offset = self.view_offset // itemsize
+        region = aten.as_strided_default(gc, self.view_shape, strides, offset)
+        outs = self.fn._apply_graph([region], (self.fn._next[0][0] is not None,) + tuple(needs[1:]))
+        n = int(np.prod(self.base_shape, dtype=np.int64))
+        # the flat positions in the base of the view's elements
+        index = np.arange(n, dtype=np.int64)[offset:]
+        positions = np.lib.stride_tricks.as_strided(index, self.view_shape,
+                                                    tuple(st * index.itemsize for st in strides),
+                                                    writeable=False).reshape(-1)
+        mask = np.ones(n, dtype=g._array.dtype)
+        mask[positions] = 0
+        flat = gc.reshape(-1) * Tensor._make(mask)
+        gv = outs[0]
+        if gv is not None:
+            flat = aten.index_put_default(flat, [Tensor._make(positions.copy())],
+                                         gv.expand(self.view_shape).reshape(-1), False)
+        return [flat.reshape(self.base_shape)] + list(outs[1:])
 
     def _release_variables(self):
         self.fn._release_variables()

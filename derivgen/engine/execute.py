@@ -7,13 +7,15 @@ to its input's shape and cast to its dtype before it travels on. Saved values ar
 runs unless the graph is kept.
 """
 import heapq
+import threading
 from sys import getrefcount as _getrefcount
 
 import numpy as np
 
 from derivgen.core import anomaly
-from derivgen.core import observe
+from derivgen.core import grad_mode, observe, saved_hooks
 
+from derivgen.engine import graph_task
 from derivgen.kernels.buffers import sole_owner
 from derivgen.config import settings as _cfg
 from derivgen.engine import fusion
@@ -40,21 +42,53 @@ def queue_callback(callback):
 
 
 def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
-    """``_execute_graph`` followed by the callbacks queued while it ran (also those queued by them)."""
+    """Run backward from ``roots`` as the current graph task of this thread (see ``_execute``), then the
+    callbacks queued while it ran (also those queued by them)."""
+    if graph_task.depth() >= MAX_REENTRANT_DEPTH:
+        # like torch's engine past its max recursion depth: a deeply reentrant backward (a custom
+        # Function's backward calling backward, nested) continues on a fresh thread, with a fresh stack
+        return _on_fresh_thread(execute, roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+    task = graph_task.push()
     callbacks = []
     _final_callbacks.append(callbacks)
     try:
-        result = _execute_graph(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+        result = _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task)
         i = 0
         while i < len(callbacks):
             callbacks[i]()
             i += 1
     finally:
         _final_callbacks.pop()
+        graph_task.pop()
     return result
 
 
-def _execute_graph(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
+MAX_REENTRANT_DEPTH = 40
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread that starts with this thread's grad mode and saved-tensor hooks."""
+    enabled, inference = grad_mode._state.enabled, grad_mode._state.inference
+    hooks = list(saved_hooks._tls.stack or ())
+    result, error = [], []
+
+    def run():
+        grad_mode._state.enabled, grad_mode._state.inference = enabled, inference
+        saved_hooks._tls.stack = hooks
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # re-raised on the calling thread
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="derivgen-reentrant-backward")
+    worker.start()
+    worker.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, task):
     """Run backward from ``roots`` (Tensors) seeded with ``grads`` (arrays, or Tensors when
     ``create_graph``). With ``inputs`` and ``accumulate_grad=False`` (``autograd.grad``) the gradients
     reaching ``inputs`` are captured and returned instead of accumulated; with ``inputs`` and
@@ -74,6 +108,7 @@ def _execute_graph(roots, grads, keep_graph, create_graph, inputs=None, accumula
     owned = {}
 
     deps = _compute_dependencies(root)
+    task.root, task.reachable = root, deps
     watch = observe.ACTIVE  # a profiler or recorder listens: the general loop reports each node
     if not graph and inputs is None and not anomaly._state.enabled and not watch:
         with set_grad_enabled(False):
@@ -85,7 +120,7 @@ def _execute_graph(roots, grads, keep_graph, create_graph, inputs=None, accumula
         target_edges = [gradient_edge(t) for t in inputs]
         if accumulate_grad:
             for t in inputs:
-                if t.grad_fn is not None:
+                if isinstance(t, Tensor) and t.grad_fn is not None:
                     t.retain_grad()
             needed = _nodes_leading_to(root, {e[0] for e in target_edges if e[0] is not None})
         else:
@@ -96,6 +131,7 @@ def _execute_graph(roots, grads, keep_graph, create_graph, inputs=None, accumula
             needed = _nodes_leading_to(root, set(captures), strict=True)
             # a captured node must receive its gradient even though it does not run
             needed_or_captured = needed | set(captures)
+        task.executes = needed if captures is None else needed_or_captured
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     mode = enable_grad() if graph else set_grad_enabled(False)
@@ -277,6 +313,17 @@ def _execute_plain(root, buffers, deps, keep_graph):
             return
 
 
+def _accumulate_owned(fn, buf):
+    """AccumulateGrad run with its hooks: like torch's, it takes the incoming gradient as ``.grad`` without
+    a copy when nothing else refers to it (a pre hook's fresh result, an engine-made sum), so the node's
+    post hooks see the very tensor that became ``.grad``."""
+    g = buf[0]
+    if g is not None:
+        fresh = _owned(g, 1)  # before the Tensor below adds its own reference
+        accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+    return []
+
+
 def _owned(a, holders):
     """No one but the engine's ``holders`` lists (and the caller's name for it) refers to array ``a``,
     and it shares its memory with no other array: the engine may then write into it."""
@@ -440,7 +487,10 @@ def _call_function(fn, buf, graph, needed):
     if anomaly_on:
         parent = anomaly.set_current_node(fn)
     try:
-        outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
+        if not graph and type(fn) is AccumulateGrad:
+            outs = _accumulate_owned(fn, buf)
+        else:
+            outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
     except Exception as exc:
         if anomaly_on:
             _report_anomaly(fn)

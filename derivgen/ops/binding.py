@@ -166,6 +166,9 @@ _strict = [False]
 
 
 def dispatch(name, overloads, args, kwargs):
+    if kwargs and "out" in kwargs:
+        from derivgen.ops.out_arg import call_with_out
+        return call_with_out(name, lambda a, k: dispatch(name, overloads, a, k), args, kwargs)
     if len(overloads) == 1 and not kwargs:
         # one row, only Tensors given for its leading Tensor parameters, the rest left to their defaults:
         # nothing to convert, so skip the parser (the row function's defaults are the schema's)

@@ -294,6 +294,21 @@ def atleast_2d(t):
     return t
 
 
+def atleast_3d(t):
+    """torch's atleast_3d: () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    if t.dim() == 0:
+        return reshape(t, (1, 1, 1))
+    if t.dim() == 1:
+        return aten.unsqueeze(aten.unsqueeze(t, 0), 2)
+    if t.dim() == 2:
+        return aten.unsqueeze(t, 2)
+    return t
+
+
+def dstack(tensors):
+    return aten.cat([atleast_3d(t) for t in tensors], 2)
+
+
 def hstack(tensors):
     ts = [t if t.dim() else reshape(t, (1,)) for t in tensors]
     return aten.cat(ts, 0 if ts[0].dim() == 1 else 1)
@@ -511,10 +526,14 @@ FUNCTIONS = {
     "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "var": var,
     "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "split": split, "chunk": chunk,
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "hstack": hstack, "vstack": vstack,
+    "dstack": dstack, "atleast_3d": atleast_3d,
     "outer": outer, "einsum": einsum, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "dropout": dropout,
     "softmax": softmax, "log_softmax": log_softmax, "max": max_or_maximum, "min": min_or_minimum,
 }
+from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
+
 METHODS = {
+    "resize_": resize_, "resize_as_": resize_as_,
     "reshape": reshape, "flatten": flatten, "expand_as": expand_as, "view_as": view_as,
     "reshape_as": reshape_as, "type_as": type_as, "contiguous": contiguous, "to": to, "matmul": matmul,
     "square": square, "var": var, "std": std, "norm": norm, "split": split, "chunk": chunk,

@@ -8,6 +8,10 @@ from derivgen.ops.inplace import check_inplace, commit_inplace
 
 
 def _is_int(v):
+    """A Python/numpy integer, or a 0-dim integer tensor (torch indexes with it as with its value)."""
+    from derivgen.core.tensor import Tensor
+    if isinstance(v, Tensor):
+        return v._array.ndim == 0 and v._array.dtype.kind in "iu"
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
@@ -31,6 +35,7 @@ def getitem(t, index):
             result = ops.unsqueeze(result, dim)
             dim += 1
         elif _is_int(i):
+            i = int(i)
             size = result.shape[dim]
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
@@ -66,10 +71,26 @@ def _as_index_tensor(i):
 def _advanced(t, index):
     """Basic indices (ints, slices, None, ...) are applied first as views; the tensor indices then go to
     index.Tensor (IndexBackward0) with None for the dims they leave alone, as torch does."""
+    view, tensors = _apply_basic(t, index)
+    return aten.index_Tensor(view, tensors)
+
+
+def _apply_basic(t, index):
+    """torch's applySlicing: the view of ``t`` the basic indices of ``index`` select, and the list of index
+    tensors (None for a dim they leave alone, trailing Nones dropped) to apply to that view."""
     ops = aten
     tensors = []
-    n_real = sum(1 for i in index if i is not None and i is not Ellipsis
-                 for _ in range(_as_index_tensor(i).dim() if _is_advanced(i) and _as_index_tensor(i)._array.dtype == np.bool_ else 1))
+    n_real = 0
+    for i in index:
+        if i is None or i is Ellipsis:
+            continue
+        if _is_advanced(i):
+            it = _as_index_tensor(i)
+            n_real += it.dim() if it._array.dtype == np.bool_ else 1
+        else:
+            n_real += 1
+    if n_real > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     dim = 0
     result = t
     for i in index:
@@ -100,7 +121,7 @@ def _advanced(t, index):
             result = ops.select(result, dim, v)
     while tensors and tensors[-1] is None:
         tensors.pop()
-    return ops.index_Tensor(result, tensors)
+    return result, tensors
 
 
 def setitem(t, index, value):
@@ -112,21 +133,11 @@ def setitem(t, index, value):
         value = wrap_scalar(value.item() if isinstance(value, np.generic) else value) \
             if isinstance(value, (int, float, bool, np.number, np.bool_)) else Tensor._make(np.asarray(value))
     if any(_is_advanced(i) for i in idx):
-        basic = [i if not _is_advanced(i) else slice(None) for i in idx]
-        view = t if all(isinstance(i, slice) and i == slice(None) for i in basic) else None
-        if view is None and all(isinstance(i, slice) or i is Ellipsis for i in basic) and \
-                not any(isinstance(i, slice) and i != slice(None) for i in basic):
-            view = t
-        if view is None:
-            raise IndexError("derivgen: assignment mixing tensor indices with ints or partial slices is not "
-                             "supported")
-        tensors = [None if not _is_advanced(i) else _as_index_tensor(i) for i in idx]
-        if any(i is Ellipsis for i in idx):
-            raise IndexError("derivgen: assignment with tensor indices and an ellipsis is not supported")
-        while tensors and tensors[-1] is None:
-            tensors.pop()
-        check_inplace(t)
-        return commit_inplace(t, ops.index_put_default(t, tensors, value, False))
+        # basic indices give a view (CopySlices on t when it is one), tensor indices go to index_put_ on it
+        view, tensors = _apply_basic(t, idx)
+        check_inplace(view)
+        commit_inplace(view, ops.index_put_default(view, tensors, value, False))
+        return None
     view = getitem(t, index)
     ops.copy_(view, value)
     return None

@@ -1,5 +1,5 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
-from derivgen.core.grad_mode import enable_grad, is_grad_enabled
+from derivgen.core.grad_mode import enable_grad, is_grad_enabled, is_inference_mode_enabled
 from derivgen.core.node import rebase_history
 from derivgen.core.pending import LIVE, flush
 from derivgen.core.registry import aten
@@ -14,12 +14,19 @@ def check_inplace(t):
     if 0 in t._array.strides and has_internal_overlap(t._array):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
-    if not is_grad_enabled():
-        return
-    if t.grad_fn is None and t._requires_grad:
+    grad_enabled = is_grad_enabled()
+    if grad_enabled and t.grad_fn is None and (t._requires_grad or (t._inference and t.requires_grad)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._inference and not is_inference_mode_enabled():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                           "a clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if not grad_enabled:
+        return
     if t._base is None:
         return
+    if t.requires_grad:
+        check_forbidden_view(t)
     chain = view_chain(t)
     base = chain[0] if chain is not None else t._base
     if base.requires_grad:
@@ -29,6 +36,15 @@ def check_inplace(t):
         if chain is None:
             raise RuntimeError("derivgen: this view cannot be modified in place (it does not record how it was "
                                "made from its base); apply the operation out of place.")
+
+
+def original_self(t):
+    """What an in-place op saves of the tensor it overwrites (torch's ``original_self = self.clone()``):
+    a copy, differentiable when ``t`` requires grad so that double backward reaches ``t``'s history."""
+    if t.grad_fn is not None or t._requires_grad:
+        return t.clone()
+    from derivgen.core.tensor import Tensor
+    return Tensor._make(t._array.copy())
 
 
 def inplace_target(args, kwargs):
@@ -73,8 +89,44 @@ _VIEWS = {}  # id(view) -> (weakref to the view, row function, positional args, 
 def record_view(view, base, fn, args, kwargs):
     """Remember that ``view = fn(base, *args, **kwargs)`` (generated view rows call this)."""
     import weakref
+    if base._inference:  # a view of an inference tensor is one, wherever it is made
+        view._inference = True
     key = id(view)
     _VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _VIEWS.pop(k, None)), fn, args, kwargs)
+
+
+_FORBIDDEN_VIEWS = {}  # id(view) -> (weakref to the view, its error message)
+
+_MULTI_VIEW_ERROR = ("Output {nr} of {node} is a view and is being modified inplace. This view is the output of a "
+                     "function that returns multiple views. Such functions do not allow the output views to be "
+                     "modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+def forbid_inplace_on_view(view, message):
+    """Mark ``view`` as one torch refuses to modify in place when autograd would record it (torch's
+    CreationMeta other than DEFAULT); ``message`` may name ``{nr}`` and ``{node}``."""
+    import weakref
+    key = id(view)
+    text = message.format(nr=view.output_nr, node=view.grad_fn.name() if view.grad_fn is not None else "")
+    _FORBIDDEN_VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _FORBIDDEN_VIEWS.pop(k, None)), text)
+
+
+def record_multi_output_views(outputs, base, node_name):
+    """Mark the outputs of a view op returning several views (split, chunk, unbind): torch forbids an
+    in-place op on them that autograd would have to record."""
+    for nr, view in enumerate(outputs):
+        view._base = base
+        if base._inference:
+            view._inference = True
+        forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}", node_name))
+
+
+def check_forbidden_view(t):
+    """Raise torch's error when ``t`` is a view that may not be modified in place (an output of a multi-view
+    op, a view made inside a custom Function) and autograd records the in-place op."""
+    entry = _FORBIDDEN_VIEWS.get(id(t))
+    if entry is not None and entry[0]() is t:
+        raise RuntimeError(entry[1])
 
 
 def view_chain(t):
@@ -94,6 +146,8 @@ def set_inplace_history(t, fn, output_nr=0):
     """After an in-place op with node ``fn`` wrote into ``t``: a plain tensor becomes output ``output_nr``
     of ``fn`` (rebase_history); a view instead gives its base a CopySlices node wrapping ``fn``, and gets
     its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch)."""
+    if t._base is not None:
+        check_forbidden_view(t)
     chain = view_chain(t) if t._base is not None else None
     if chain is None:
         rebase_history(t, fn, output_nr)

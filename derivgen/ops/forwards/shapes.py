@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from derivgen.core.dtypes import to_numpy_dtype
-from derivgen.core.sizes import dims_list, has_internal_overlap, infer_size, wrap_dim
+from derivgen.core.sizes import dims_list, infer_size, wrap_dim
 from derivgen.core.tensor import promote_types
 
 
@@ -68,11 +68,11 @@ def expand(self, size, *, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
                                f"{list(self.shape)}")
         target.append(s)
+    # a view with zero strides on the expanded dims, writable like torch's (broadcast_to's is read-only):
+    # an in-place op on it is refused when elements repeat (check_inplace), and a slice of it that
+    # repeats none can be written, as in torch
     out = np.broadcast_to(self, tuple(target))
-    if self.flags.writeable and not has_internal_overlap(out):
-        # no element is repeated (only size-1 dims were added or kept): writable, as torch's view is
-        out = np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
-    return out
+    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=self.flags.writeable)
 
 
 def unsqueeze(self, dim):
@@ -135,7 +135,7 @@ def unbind_int(self, dim=0):
     out = []
     for i in range(self.shape[d]):
         idx[d] = i
-        out.append(self[tuple(idx)])
+        out.append(self[tuple(idx) + (Ellipsis,)])  # the trailing ... keeps a 0-d result a view, not a scalar
     return out
 
 
@@ -146,7 +146,7 @@ def select_int(self, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at dimension {d}")
     idx = [slice(None)] * self.ndim
     idx[d] = index
-    return self[tuple(idx)]
+    return self[tuple(idx) + (Ellipsis,)]  # the trailing ... keeps a 0-d result a view, not a scalar
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):

@@ -1,0 +1,39 @@
+"""torch's ``out=`` keyword: the op's result written into a given tensor. As in torch, ``out=`` ops are not
+differentiable: with grad mode on, an input or ``out`` that requires grad is an error."""
+import numpy as np
+
+from derivgen.core.grad_mode import is_grad_enabled, no_grad
+from derivgen.core.tensor import Tensor
+
+
+def _requires_grad(values):
+    for v in values:
+        if isinstance(v, Tensor) and v.requires_grad:
+            return True
+        if isinstance(v, (list, tuple)) and _requires_grad(v):
+            return True
+    return False
+
+
+def call_with_out(name, compute, args, kwargs):
+    """Run ``compute(args, kwargs)`` (the op without ``out``) and write its result into ``kwargs['out']``."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out")
+    if out is None:
+        return compute(args, kwargs)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (_requires_grad(args) or _requires_grad(kwargs.values()) or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    with no_grad():
+        result = compute(args, kwargs)
+    data = result._array
+    from derivgen.ops.inplace import check_inplace
+    check_inplace(out)
+    if data.shape == out._array.shape:
+        np.copyto(out._array, data, casting="unsafe")
+    else:  # torch resizes an out tensor of the wrong shape
+        out._array = data.astype(out._array.dtype, copy=True)
+    out._vc[0] += 1
+    return out
