@@ -75,9 +75,10 @@ def _unique_bases(entries):
     return {b for b, n in count.items() if n == 1}
 
 
-def build_models(entries, progress=None):
+def build_models(entries, progress=None, only=None):
     """Return the model of every row; raise TableError on the first bad row. ``progress(done, total,
-    row name)`` is called after each row (parsing and proving formulas is the slow part)."""
+    row name)`` is called after each row (parsing and proving formulas is the slow part). With ``only``
+    (a subset of ``entries``: a user library's rows), every row resolves names but only those are built."""
     forwards = {}
     for e in entries:
         if e.forward is not None:
@@ -95,10 +96,11 @@ def build_models(entries, progress=None):
                        and not e.schema.base.endswith("_")})
     available = _available_ops(entries)
     models = []
-    for e in entries:
+    build = entries if only is None else only
+    for e in build:
         models.append(_build_row(e, forwards.get(e.name), inline_ops, opaque_ops, available))
         if progress is not None:
-            progress(len(models), len(entries), e.name)
+            progress(len(models), len(build), e.name)
     return models
 
 
@@ -144,16 +146,18 @@ def _formula_scope(entry, inline_ops, opaque_ops):
 
 def _fast_fn(opaque_ops):
     def ref(name):
-        if name in manifest.load().tensor_helpers:
-            return f"_fns.{name}"
-        return f"_fw.{opaque_ops[name].schema.py_name}"
+        m = manifest.load()
+        if name in m.tensor_helpers:
+            return m.helper_code(name)
+        return m.forward_code(opaque_ops[name].schema.py_name)
     return ref
 
 
 def _graph_fn(opaque_ops):
     def ref(name):
-        if name in manifest.load().tensor_helpers:
-            return f"_fns.{name}_graph"
+        m = manifest.load()
+        if name in m.tensor_helpers:
+            return m.helper_code(name, graph=True)
         return f"_ops.{opaque_ops[name].schema.row_name}"
     return ref
 

@@ -76,10 +76,15 @@ def render_all(table_path, progress=None):
     models = build_models(entries, progress)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
+    return render_models(models, os.path.basename(table_path), table_sha)
+
+
+def render_models(models, table_file, table_sha, library=None):
+    """Lay out built row models as {relative path: file text}. ``library`` (namespace, extra import
+    lines, graph-less helper stubs) renders a user op library instead of derivgen's own."""
     helpers_sha = runtime_helpers_hash()
-    table_file = os.path.basename(table_path)
     env = _env()
-    common = dict(version=__version__, table_file=table_file)
+    common = dict(version=__version__, table_file=table_file, library=library)
     files = {}
     package_stamp = [f"table sha256: {table_sha}", f"runtime helpers sha256: {helpers_sha}"]
 
@@ -119,7 +124,8 @@ def render_all(table_path, progress=None):
     files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
     files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
                                                            stamp_lines=package_stamp, **common)
-    files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
+    if library is None:
+        files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
     return files
 
 

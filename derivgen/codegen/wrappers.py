@@ -48,7 +48,7 @@ def _forward_call(row, out=None):
         else:
             v = a.name
         args.append(f"{a.name}={v}" if a.kwonly else v)
-    return f"_fw.{e.schema.py_name}({', '.join(args)})"
+    return f"{manifest.load().forward_code(e.schema.py_name)}({', '.join(args)})"
 
 
 def _edges(row):
