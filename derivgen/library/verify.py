@@ -15,7 +15,8 @@ import numpy as np
 
 def sample_inputs(row, sample, seed):
     """(Tensor arguments in schema order, other arguments by name) for one ``samples:`` item."""
-    import derivgen
+    from derivgen.core.dtypes import float64
+    from derivgen.ops.factories import tensor
     rng = np.random.default_rng(seed)
     tensors, others = [], {}
     for name, value in sample.items():
@@ -26,7 +27,7 @@ def sample_inputs(row, sample, seed):
                 data = rng.standard_normal(value)
             else:
                 raise ValueError(f"sample for '{name}' must be a shape list like [3, 4] or {{values: [...]}}")
-            tensors.append((name, derivgen.tensor(data, dtype=derivgen.float64, requires_grad=True)))
+            tensors.append((name, tensor(data, dtype=float64, requires_grad=True)))
         else:
             others[name] = value
     missing = [a for a in row["tensor_args"] if a not in sample]
