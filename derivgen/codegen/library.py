@@ -66,9 +66,11 @@ def shipped_table_sha256():
 
 def _blank(lines, key_node, value_node):
     """Blank the lines of one ``key: value`` pair, keeping every other line where it was."""
-    last = value_node.end_mark.line - (1 if value_node.end_mark.column == 0 and
-                                       value_node.end_mark.line > key_node.start_mark.line else 0)
-    for i in range(key_node.start_mark.line, min(last, len(lines) - 1) + 1):
+    last = value_node.end_mark.line
+    if last >= len(lines) or (last > key_node.start_mark.line and
+                              not lines[last][:value_node.end_mark.column].strip()):
+        last -= 1  # a block value ends where the next key starts: that line is not the value's
+    for i in range(key_node.start_mark.line, last + 1):
         lines[i] = ""
 
 
