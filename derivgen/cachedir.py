@@ -6,6 +6,10 @@ import sys
 
 from derivgen.config import user_cache_dir
 
+# what derivgen writes into the cache directory: Numba's compiled kernels, fused kernel sources, and
+# libraries compiled from @derivgen.library.op
+OWN_ENTRIES = ("numba", "fused", "libraries")
+
 
 def _size(path):
     total, count = 0, 0
@@ -33,17 +37,22 @@ def cmd_cache(args):
                 t, c = _size(sub)
                 print(f"  {name}/: {c} files, {t / (1 << 20):.1f} MiB")
         return 0
-    if not os.path.isdir(root):
-        print(f"{root}: nothing to clear")
+    # only what derivgen itself writes there: DERIVGEN_CACHE_DIR may name a folder that holds other files
+    removed, total, count = [], 0, 0
+    for name in OWN_ENTRIES:
+        path = os.path.join(root, name)
+        if os.path.isdir(path):
+            t, c = _size(path)
+            shutil.rmtree(path)
+            removed.append(name)
+            total, count = total + t, count + c
+    if os.path.isdir(root) and not os.listdir(root):
+        os.rmdir(root)
+    if not removed:
+        print(f"derivgen cache clear: {root}: nothing to clear")
         return 0
-    if os.path.basename(root.rstrip(os.sep)) != "derivgen" and not os.path.exists(os.path.join(root, "numba")) \
-            and not args.force:
-        # DERIVGEN_CACHE_DIR may point anywhere: never empty a folder that does not look like derivgen's cache
-        print(f"derivgen cache clear: {root} does not look like derivgen's cache; pass --force", file=sys.stderr)
-        return 1
-    total, count = _size(root)
-    shutil.rmtree(root)
-    print(f"derivgen cache clear: removed {root} ({count} files, {total / (1 << 20):.1f} MiB)")
+    print(f"derivgen cache clear: removed {', '.join(n + '/' for n in removed)} from {root} "
+          f"({count} files, {total / (1 << 20):.1f} MiB)")
     return 0
 
 
@@ -51,6 +60,4 @@ def add_parser(sub):
     c = sub.add_parser("cache", help="show or clear the user cache directory (compiled kernels)")
     csub = c.add_subparsers(dest="cache_command", required=True)
     csub.add_parser("info", help="where the cache is and what it holds").set_defaults(func=cmd_cache)
-    clear = csub.add_parser("clear", help="remove the cache directory")
-    clear.add_argument("--force", action="store_true", help="clear a DERIVGEN_CACHE_DIR not named 'derivgen'")
-    clear.set_defaults(func=cmd_cache)
+    csub.add_parser("clear", help="remove what derivgen keeps in the cache directory").set_defaults(func=cmd_cache)

@@ -196,3 +196,44 @@ def test_helper_without_graph_version_first_order_works_double_backward_says_why
     with pytest.raises(RuntimeError, match="double backward through the helper 'rnorm_back' of 'rnorm' "
                                            r"\(ops.yaml, line 1\) needs its Tensor version"):
         derivgen.autograd.grad(ns.rnorm(x).sum(), x, create_graph=True)
+
+
+def test_op_decorator_compiles_into_the_cache_dir_on_first_use(tmp_path, monkeypatch):
+    from derivgen.config import settings
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+
+    @derivgen.library.op("softsign(Tensor self) -> Tensor", forward="self / (1 + abs(self))", self="derived")
+    def softsign(self):
+        """softsign, as torch.nn.functional.softsign"""
+
+    assert not (tmp_path / "cache").exists()  # nothing is compiled before the first call
+    x = derivgen.tensor([-2.0, 0.5, 3.0], dtype=derivgen.float64, requires_grad=True)
+    y = softsign(x)
+    assert y.grad_fn.name() == "SoftsignBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), [-2 / 3, 0.5 / 1.5, 0.75])
+    assert gradcheck(softsign, (x,)) and gradgradcheck(softsign, (x,))
+    (folder,) = (tmp_path / "cache" / "libraries").iterdir()
+    assert (folder / "ops.yaml").exists() and list(folder.glob("derivgen_user_*/library.json"))
+    assert softsign.__doc__ == "softsign, as torch.nn.functional.softsign"
+
+    @derivgen.library.op("badsign(Tensor self) -> Tensor", forward="self / (1 + abs(self))",
+                         self="grad / (1 + abs(self))")
+    def badsign(self):
+        pass
+    with pytest.raises(LibraryError, match="entry 'badsign': formula for 'self' disagrees with the derivative"):
+        badsign(x)
+
+
+def test_cache_info_and_clear(tmp_path):
+    cache = tmp_path / "derivgen"
+    (cache / "numba").mkdir(parents=True)
+    (cache / "numba" / "k.nbi").write_bytes(b"x" * 2048)
+    env = dict(os.environ, DERIVGEN_CACHE_DIR=str(cache))
+    info = _derivgen("cache", "info", cwd=tmp_path, env=env)
+    assert info.returncode == 0, info.stderr
+    assert info.stdout.startswith(f"{cache}: 1 files") and "numba/: 1 files" in info.stdout
+    (cache / "mine.txt").write_text("not derivgen's")
+    clear = _derivgen("cache", "clear", cwd=tmp_path, env=env)
+    assert clear.returncode == 0, clear.stderr
+    assert f"removed numba/ from {cache}" in clear.stdout
+    assert sorted(p.name for p in cache.iterdir()) == ["mine.txt"]  # never a file derivgen did not write
