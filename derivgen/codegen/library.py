@@ -255,7 +255,7 @@ def build_library(table_path, package, progress=None):
                 stubs.append(_graph_stub(name, e, table.file))
     user_bases = {e.schema.base for e in table.entries}
     kept = [e for e in shipped if e.schema.base not in user_bases]  # an overridden op resolves to the user's row
-    with manifest.extended(forwards, helpers, graph_helpers):
+    with manifest.extended(forwards, helpers, graph_helpers, table.namespace):
         models = build_models(kept + table.entries, progress, only=table.entries)
         files = render_models(models, table.file, table.sha256,
                               LibraryInfo(namespace=table.namespace, imports=imports, stubs=stubs))

@@ -21,6 +21,7 @@ class Manifest:
     user_forwards: dict = field(default_factory=dict)
     user_helpers: dict = field(default_factory=dict)        # array versions
     user_graph_helpers: dict = field(default_factory=dict)  # Tensor versions (or a stub that raises)
+    namespace: str = "aten"                                  # the op namespace profiler records name
 
     def forward_code(self, py_name):
         """Code naming the numpy forward of the row ``py_name`` in generated modules."""
@@ -44,13 +45,14 @@ _extension = []
 
 
 @contextlib.contextmanager
-def extended(forwards, helpers, graph_helpers):
+def extended(forwards, helpers, graph_helpers, namespace):
     """While building a user library: the shipped manifest plus the library's own forwards and helpers
-    (each ``{name: code}``), as ``load()`` returns it."""
+    (each ``{name: code}``) and its op namespace, as ``load()`` returns it."""
     base = load()
     _extension.append(replace(base, tensor_helpers=base.tensor_helpers | frozenset(helpers),
                               forwards=base.forwards | frozenset(forwards), user_forwards=dict(forwards),
-                              user_helpers=dict(helpers), user_graph_helpers=dict(graph_helpers)))
+                              user_helpers=dict(helpers), user_graph_helpers=dict(graph_helpers),
+                              namespace=namespace))
     try:
         yield _extension[-1]
     finally:

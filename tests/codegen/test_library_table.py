@@ -68,6 +68,7 @@ def test_build_resolves_shipped_ops_without_importing_user_code(tmp_path):
     assert "return getattr(_registry.aten, name)" in files["ops.py"]
     assert '_registry.namespace("mylib").register_all' in files["ops.py"]
     assert "_registry.aten.register_all" not in files["ops.py"]
+    assert "_observe.call_op('mylib::rownorm'" in files["ops.py"]  # the profiler names the library's op
     # no shipped row is copied: only the two user rows have kernels, nodes and functions
     assert sorted(f for f in files if f.startswith("kernels/")) == [
         "kernels/__init__.py", "kernels/rownorm.py", "kernels/softsign.py"]
