@@ -69,16 +69,16 @@ def load_library(package):
     folder, manifest = read_manifest(package)
     _check_build(package, manifest)
     _check_shadowing(package, manifest)
-    register_cache_source(folder)
-    ops = importlib.import_module(f"{package}.ops")
     namespace = registry.namespace(manifest["namespace"])
-    if manifest.get("methods"):
-        for name, fn in ops.METHODS.items():
-            setattr(Tensor, name, fn)
     existing = getattr(_ops_package, manifest["namespace"], None)
     if existing is not None and existing is not namespace:
         raise LibraryError(f"op library '{package}': namespace '{manifest['namespace']}' clashes with "
-                           f"derivgen.ops.{manifest['namespace']}")
+                           f"derivgen.ops.{manifest['namespace']}, which is not an op namespace")
+    register_cache_source(folder)
+    ops = importlib.import_module(f"{package}.ops")
+    if manifest.get("methods"):
+        for name, fn in ops.METHODS.items():
+            setattr(Tensor, name, fn)
     setattr(_ops_package, manifest["namespace"], namespace)
     _loaded[package] = namespace
     return namespace
