@@ -264,3 +264,32 @@ def test_cache_info_and_clear(tmp_path):
     assert clear.returncode == 0, clear.stderr
     assert f"removed numba/ from {cache}" in clear.stdout
     assert sorted(p.name for p in cache.iterdir()) == ["mine.txt"]  # never a file derivgen did not write
+
+
+OVERRIDE_TABLE = """\
+namespace: over
+methods: true
+ops:
+  - name: sin(Tensor self) -> Tensor
+    forward: sin(self)
+    self: grad * cos(self)
+    override: true
+"""
+
+
+def test_override_replaces_a_shipped_op_as_method(built):
+    # in a fresh interpreter: replacing Tensor.sin here would change every later test
+    src = built["root"] / "override_src"
+    src.mkdir()
+    (src / "ops.yaml").write_text(OVERRIDE_TABLE)
+    out = built["root"] / "override_out"
+    proc = _derivgen("library", "build", str(src / "ops.yaml"), "--package", "over_ops", "--out", str(out),
+                     cwd=built["elsewhere"])
+    assert proc.returncode == 0, proc.stderr
+    code = ("import derivgen; ns = derivgen.load_library('over_ops'); "
+            "x = derivgen.tensor([0.5], requires_grad=True); y = x.sin(); y.backward(); "
+            "print(type(y.grad_fn).__module__, y.grad_fn.name(), round(x.grad.item(), 6), ns.sin is x.sin.__func__)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=str(out))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["over_ops.nodes", "SinBackward0", str(round(float(np.cos(np.float32(0.5))), 6)),
+                                  "True"]
