@@ -58,6 +58,8 @@ else:
     from derivgen import cuda  # noqa: F401,E402
     from derivgen import backends  # noqa: F401,E402
     from derivgen.serialization import load, save  # noqa: F401,E402
+    from derivgen import library  # noqa: F401,E402
+    from derivgen.library import load_library  # noqa: F401,E402
 
     def is_inference(t):
         return t.is_inference()

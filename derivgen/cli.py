@@ -1,6 +1,7 @@
 """``derivgen`` command line: ``generate`` (rewrite or ``--check`` generated/), ``warmup``, ``explain``
-(a node class's row, formulas and kernels), ``graph`` (draw a script's autograd graph) and ``run``
-(start a script on several processes through the MPI launcher).
+(a node class's row, formulas and kernels), ``graph`` (draw a script's autograd graph), ``run``
+(start a script on several processes through the MPI launcher), ``library`` (build or check a user op
+library) and ``cache`` (the user cache directory).
 
 This module is on the generator side and imports nothing of the runtime: ``warmup`` and ``graph`` need
 it, so they run it in a subprocess."""
@@ -142,6 +143,10 @@ def main(argv=None):
     e.add_argument("--table", help="the formula table (default: ./formulas.yaml)")
     e.add_argument("--generated", help="the generated folder (default: generated/ beside the table)")
     e.set_defaults(func=cmd_explain)
+    from .codegen import library_cmd
+    from . import cachedir
+    library_cmd.add_parser(sub)
+    cachedir.add_parser(sub)
     gr = sub.add_parser("graph", add_help=False,
                         help="run a script and draw its autograd graph (see `derivgen graph --help`)")
     gr.add_argument("graph_args", nargs=argparse.REMAINDER)

@@ -14,7 +14,7 @@ PACKAGE = os.path.join(REPO, "derivgen")
 
 # bottom to top; a module may import its own layer and the layers listed before it
 RUNTIME_LAYERS = ["config", "kernels", "core", "engine", "ops", "generated", "api"]
-SHARED = {"version", "progress", "launch"}  # importable by the generator and the runtime alike
+SHARED = {"version", "progress", "launch", "cachedir"}  # importable by the generator and the runtime alike
 GENERATOR = "generator"
 GENERATOR_PACKAGES = {"table", "symbolic", "codegen"}
 GENERATOR_MODULES = {"cli", "__main__", "explain"}

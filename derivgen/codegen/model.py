@@ -79,9 +79,10 @@ def _unique_bases(entries):
     return {b for b, n in count.items() if n == 1}
 
 
-def build_models(entries, progress=None):
+def build_models(entries, progress=None, only=None):
     """Return the model of every row; raise TableError on the first bad row. ``progress(done, total,
-    row name)`` is called after each row (parsing and proving formulas is the slow part)."""
+    row name)`` is called after each row (parsing and proving formulas is the slow part). With ``only``
+    (a subset of ``entries``: a user library's rows), every row resolves names but only those are built."""
     forwards = {}
     for e in entries:
         if e.forward is not None:
@@ -97,12 +98,15 @@ def build_models(entries, progress=None):
     opaque_ops = {e.schema.py_name: e for e in entries if e.forward is None and not e.schema.base.endswith("_")}
     opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
                        and not e.schema.base.endswith("_")})
+    overloaded = _overloaded_ops(entries, opaque_ops)
     available = _available_ops(entries)
     models = []
-    for e in entries:
-        models.append(_bounded(e, _build_row, e, forwards.get(e.name), inline_ops, opaque_ops, available))
+    build = entries if only is None else only
+    for e in build:
+        models.append(_bounded(e, _build_row, e, forwards.get(e.name), inline_ops, opaque_ops, available,
+                               overloaded))
         if progress is not None:
-            progress(len(models), len(entries), e.name)
+            progress(len(models), len(build), e.name)
     return models
 
 
@@ -121,6 +125,62 @@ def _bounded(entry, work, *args):
         raise entry.error("sympy ran out of memory on a formula of this row") from None
     except (KeyError, ValueError, TypeError) as exc:   # a printer or sympy refusing what it was given
         raise entry.error(f"cannot generate code for this row: {exc}") from None
+
+
+def _overloaded_ops(entries, opaque_ops):
+    """{base name: [rows]} of non-elementwise ops with several rows (``sum``, ``sum.dim_IntList``): a
+    formula's call of the base name is bound to one of them by its arguments (``_bind_overloads``)."""
+    rows = {}
+    for e in entries:
+        if e.forward is None and e.schema.py_name in opaque_ops:
+            rows.setdefault(e.schema.base, []).append(e)
+    return {b: r for b, r in rows.items() if len(r) > 1}
+
+
+def _accepts(schema, n_positional, keywords):
+    """Whether a call with ``n_positional`` arguments and these keyword names binds to ``schema``."""
+    positional = [a for a in schema.args if not a.kwonly]
+    if n_positional > len(positional):
+        return False
+    names = {a.name for a in schema.args}
+    given = {a.name for a in positional[:n_positional]}
+    if any(k not in names or k in given for k in keywords):
+        return False
+    return all(a.has_default or a.name in given or a.name in keywords for a in schema.args)
+
+
+def _bind_overloads(expr, overloaded, helpers, entry, formula):
+    """Rename each call of an overloaded op to the one row its arity and keyword names select, as torch's
+    argument parser does (``sum(g, [-1], True)`` is ``sum.dim_IntList``, never ``sum(Tensor, *, dtype)``)."""
+    from ..symbolic.parse import is_opaque
+    from .lower import is_kw
+    subs = {}
+    for node in sp.preorder_traversal(expr):
+        if not is_opaque(node):
+            continue
+        name = type(node).__name__
+        if name not in overloaded or name in helpers:
+            continue
+        keywords = [a.args[0].name[3:] for a in node.args if is_kw(a)]
+        n_pos = len(node.args) - len(keywords)
+        fits = [e for e in overloaded[name] if _accepts(e.schema, n_pos, keywords)]
+        if not fits:
+            sigs = "; ".join(e.schema.text for e in overloaded[name])
+            raise entry.error(f"in formula for '{', '.join(formula.names)}': no overload of {name}() takes "
+                              f"{n_pos} positional argument(s) and keywords {keywords} (overloads: {sigs})",
+                              formula.line)
+        if len(fits) > 1:
+            # the fewest parameters wins; between equals (types decide, which a formula does not spell),
+            # the row named exactly like the call (``clamp`` over ``clamp.Tensor``)
+            fits.sort(key=lambda e: (len(e.schema.args), e.schema.py_name != name))
+            if len(fits[0].schema.args) == len(fits[1].schema.args) and fits[0].schema.py_name != name:
+                raise entry.error(f"in formula for '{', '.join(formula.names)}': the call of {name}() matches "
+                                  f"several overloads ({', '.join(e.name for e in fits)}): call one by its "
+                                  f"row name, e.g. {fits[0].schema.py_name}()", formula.line)
+        target = fits[0].schema.py_name
+        if target != name:
+            subs[node] = sp.Function(target)(*node.args)
+    return expr.xreplace(subs) if subs else expr
 
 
 def _inliner(fwd, entry, params):
@@ -166,16 +226,18 @@ def _formula_scope(entry, inline_ops, opaque_ops):
 
 def _fast_fn(opaque_ops):
     def ref(name):
-        if name in manifest.load().tensor_helpers:
-            return f"_fns.{name}"
-        return f"_fw.{opaque_ops[name].schema.py_name}"
+        m = manifest.load()
+        if name in m.tensor_helpers:
+            return m.helper_code(name)
+        return m.forward_code(opaque_ops[name].schema.py_name)
     return ref
 
 
 def _graph_fn(opaque_ops):
     def ref(name):
-        if name in manifest.load().tensor_helpers:
-            return f"_fns.{name}_graph"
+        m = manifest.load()
+        if name in m.tensor_helpers:
+            return m.helper_code(name, graph=True)
         return f"_ops.{opaque_ops[name].schema.row_name}"
     return ref
 
@@ -184,7 +246,7 @@ def row_hash(entry):
     return hashlib.sha256(entry.source.encode()).hexdigest()[:16]
 
 
-def _build_row(entry, fwd, inline_ops, opaque_ops, available):
+def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     schema = entry.schema
     model = RowModel(entry=entry, py_name=schema.py_name, class_name=entry.class_name or "",
                      doc=docstring_safe(entry.source), args=schema.args, row_hash=row_hash(entry))
@@ -222,6 +284,8 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available):
                 expr = parse_formula(f.text, scope)
             except FormulaError as exc:
                 raise entry.error(f"in formula for '{', '.join(f.names)}': {exc}", f.line) from None
+            if overloaded:
+                expr = _bind_overloads(expr, overloaded, manifest.load().tensor_helpers, entry, f)
             proven = proof is not None and len(f.names) == 1
             model.formula_origins.append((tuple(f.names), "proven" if proven else "hand-written"))
         if proof is not None and len(f.names) == 1:

@@ -81,10 +81,15 @@ def render_all(table_path, progress=None):
     check_kernel_names(models)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
+    return render_models(models, os.path.basename(table_path), table_sha)
+
+
+def render_models(models, table_file, table_sha, library=None):
+    """Lay out built row models as {relative path: file text}. ``library`` (namespace, extra import
+    lines, graph-less helper stubs) renders a user op library instead of derivgen's own."""
     helpers_sha = runtime_helpers_hash()
-    table_file = os.path.basename(table_path)
     env = _env()
-    common = dict(version=__version__, table_file=table_file)
+    common = dict(version=__version__, table_file=table_file, library=library)
     files = {}
     package_stamp = [f"table sha256: {table_sha}", f"runtime helpers sha256: {helpers_sha}"]
 
@@ -124,7 +129,8 @@ def render_all(table_path, progress=None):
     files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
     files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
                                                            stamp_lines=package_stamp, **common)
-    files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
+    if library is None:
+        files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
     return files
 
 
@@ -162,7 +168,9 @@ def stale_files(files, out_dir):
     return stale
 
 
-def write_files(files, out_dir):
+def write_files(files, out_dir, import_check=True):
     """Make ``out_dir`` match ``files`` as a whole (see swap.py): an unchanged table changes no byte and
-    no modification time; a new tree that does not import replaces nothing."""
-    return replace_tree(files, out_dir, existing_files(out_dir))
+    no modification time; a new tree that does not import replaces nothing. A user op library is checked
+    by running it instead (``derivgen library build``): it imports the user's own modules, which need
+    not be importable from here, so it passes ``import_check=False``."""
+    return replace_tree(files, out_dir, existing_files(out_dir), import_check)

@@ -92,7 +92,7 @@ def _folder_mode(out_dir):
         return 0o777 & ~umask
 
 
-def replace_tree(files, out_dir, existing):
+def replace_tree(files, out_dir, existing, import_check=True):
     """Make ``out_dir`` hold exactly ``files`` (plus its caches). Return the changed paths, each
     removed one suffixed ' (removed)'; [] when nothing had to change."""
     changed, removed = changed_files(files, out_dir, existing)
@@ -110,7 +110,8 @@ def replace_tree(files, out_dir, existing):
             _write(os.path.join(new_dir, rel), files[rel])
         for rel in removed:
             os.unlink(os.path.join(new_dir, rel))
-        check_import(new_dir)
+        if import_check:
+            check_import(new_dir)
         if os.path.isdir(out_dir):
             old_dir = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
             os.rmdir(old_dir)

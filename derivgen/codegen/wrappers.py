@@ -49,7 +49,7 @@ def _forward_call(row, out=None):
         else:
             v = a.name
         args.append(f"{a.name}={v}" if a.kwonly else v)
-    return f"_fw.{e.schema.py_name}({', '.join(args)})"
+    return f"{manifest.load().forward_code(e.schema.py_name)}({', '.join(args)})"
 
 
 def _edges(row):
@@ -132,7 +132,7 @@ def render_wrapper(row):
     e = row.entry
     schema = e.schema
     name = schema.row_name
-    body = _observe_lines(f"aten::{schema.base}", name, schema.args)
+    body = _observe_lines(f"{manifest.load().namespace}::{schema.base}", name, schema.args)
     view_args = ", self._vc" if row.view else ""
     body += _guarded(row, f"result = {_forward_call(row)}")
     if row.outputs_list:
@@ -223,7 +223,7 @@ def render_inplace_wrapper(row):
     e = row.entry
     schema = e.schema
     name = f"{schema.base}__{schema.overload or 'default'}"
-    body = _observe_lines(f"aten::{schema.base}_", name, schema.args) + ["_check_inplace(self)"]
+    body = _observe_lines(f"{manifest.load().namespace}::{schema.base}_", name, schema.args) + ["_check_inplace(self)"]
     if row.class_name:
         edges, metas, needs = _edges(row)
         body.append("grad_fn = None")

@@ -42,3 +42,17 @@ class OpNamespace:
 
 
 aten = OpNamespace("aten")
+_namespaces = {"aten": aten}
+
+
+def namespace(name):
+    """The op namespace ``name`` (a user library's ops: ``namespace("myproj")``), created on first use."""
+    ns = _namespaces.get(name)
+    if ns is None:
+        ns = _namespaces[name] = OpNamespace(name)
+    return ns
+
+
+def namespaces():
+    """{name: OpNamespace} of every namespace created so far, ``aten`` included."""
+    return dict(_namespaces)

@@ -100,6 +100,15 @@ def _choose_cache():
 
 CACHE = _choose_cache()
 
+
+def register_cache_source(folder):
+    """Serve the kernels of ``folder`` (a built op library) from the user cache directory too, never from
+    a ``__pycache__`` beside the installed library. Call before the library's kernels are imported."""
+    if CACHE:
+        folder = os.path.abspath(folder)
+        if folder not in _UserCacheLocator.sources:
+            _UserCacheLocator.sources = _UserCacheLocator.sources + (folder,)
+
 # One decorator for every generated loop: numpy error model (no ZeroDivisionError checks that block
 # SIMD), cached on disk, compiled lazily on first use for each dtype / layout.
 kernel = functools.partial(numba.njit, cache=CACHE, error_model="numpy")

@@ -38,9 +38,9 @@ def test_a_row_over_its_budget_is_a_table_error(tmp_path, monkeypatch):
 
 def test_kernel_parameter_named_like_a_builtin_it_calls_is_renamed(tmp_path):
     table = tmp_path / "formulas.yaml"
-    table.write_text("- name: f(Tensor self, Scalar max) -> Tensor\n  forward: maximum(self, max)\n"
-                     "- name: g(Tensor self, Scalar max) -> Tensor\n  forward: self * max\n", encoding="utf-8")
+    table.write_text("- name: f(Tensor self, Scalar abs) -> Tensor\n  forward: abs(self) * abs\n"
+                     "- name: g(Tensor self, Scalar abs) -> Tensor\n  forward: self * abs\n", encoding="utf-8")
     files = render_all(str(table))
-    assert "def f_forward_1d(out, self, max_, _zero):" in files["kernels/f.py"]
-    assert "return max(max_, self)" in files["kernels/f.py"]   # the one-element function the loops call
-    assert "def g_forward_1d(out, self, max, _zero):" in files["kernels/g.py"]   # not called there: kept
+    assert "def f_forward_scalar(self, abs_, _zero):" in files["kernels/f.py"]
+    assert "return abs_*abs(self)" in files["kernels/f.py"]
+    assert "def g_forward_scalar(self, abs, _zero):" in files["kernels/g.py"]   # not called there: kept

@@ -1,0 +1,1 @@
+"""myproj: the numpy forwards of the example op library (see ../ops.yaml)."""
