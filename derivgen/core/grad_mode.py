@@ -12,6 +12,10 @@ class _State(threading.local):
 
 _state = _State()
 
+# How many inference-mode contexts are open in all threads: every new tensor asks whether it is made
+# under inference mode, and this plain global lets it skip the thread-local read while none is open.
+inference_contexts = [0]
+
 
 def is_grad_enabled():
     return _state.enabled
@@ -134,8 +138,10 @@ class inference_mode(_DecoratorContextManager):
         # torch's InferenceMode(enabled): grad mode is the opposite of the inference flag it sets
         _set_enabled(not self.mode)
         _state.inference = self.mode
+        inference_contexts[0] += 1
 
     def __exit__(self, *exc):
         _set_enabled(self.prev[0])
         _state.inference = self.prev[1]
+        inference_contexts[0] -= 1
         return False

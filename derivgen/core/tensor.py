@@ -12,6 +12,7 @@ from derivgen.kernels.promotion import combine, promote_types  # noqa: F401  (pr
 from derivgen.core.device import CPU as _CPU
 from derivgen.core.device import check_device
 from derivgen.core.grad_mode import _state as _grad_mode_state
+from derivgen.core.grad_mode import inference_contexts as _inference_contexts
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
@@ -20,6 +21,13 @@ from derivgen.core.pending import flush as flush_pending
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor_str import tensor_repr
 from derivgen.core.scalars import wrapped_int
+
+
+def _undeletable_attribute(self):
+    # torch refuses to delete a Tensor's autograd attributes; property deleters say so. (A ``__delattr__``
+    # would too, but it routes every attribute store through a Python-level lookup: slot stores on the
+    # per-op path become five times slower.)
+    raise RuntimeError("can't delete this attribute of a Tensor")
 
 
 class Tensor:
@@ -64,7 +72,8 @@ class Tensor:
         t._post_acc_hooks = None
         t._base = None
         t._wrapped = False
-        t._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
+        # made under inference_mode: an inference tensor (the thread-local is read only while one is open)
+        t._inference = _inference_contexts[0] != 0 and _grad_mode_state.inference
         return t
 
     # ---- autograd attributes -----------------------------------------------------------------
@@ -94,6 +103,8 @@ class Tensor:
         """Whether this tensor was made under ``inference_mode`` (or is a view of such a tensor)."""
         return self._inference
 
+    requires_grad = requires_grad.deleter(_undeletable_attribute)
+
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
@@ -120,17 +131,21 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
         self._grad = value
 
-    # torch's Tensor refuses to delete its autograd attributes; ``del t.grad`` clears the gradient
-    _UNDELETABLE = frozenset({"data", "requires_grad", "grad_fn", "_grad_fn", "_backward_hooks", "_base",
-                              "is_leaf", "output_nr", "_version"})
+    @grad.deleter
+    def grad(self):
+        self._grad = None  # ``del t.grad`` clears the gradient, as in torch
 
-    def __delattr__(self, name):
-        if name == "grad":
-            self._grad = None
-            return
-        if name in Tensor._UNDELETABLE:
-            raise RuntimeError(f"can't delete attribute '{name}' of a Tensor")
-        object.__delattr__(self, name)
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    _grad_fn = _grad_fn.deleter(_undeletable_attribute)
+
+    @property
+    def _backward_hooks(self):
+        return self._hooks
+
+    _backward_hooks = _backward_hooks.deleter(_undeletable_attribute)
 
     @property
     def _version(self):
@@ -200,6 +215,8 @@ class Tensor:
         if self.requires_grad and value._array.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._array = value._array
+
+    data = data.deleter(_undeletable_attribute)
 
     def detach_(self):
         if self._base is not None and self._base.requires_grad:

@@ -19,22 +19,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.normalized_shape if elementwise_affine else None, bias, dtype)
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -56,22 +44,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, num_channels if affine else None, bias, dtype)
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -79,3 +55,25 @@ class GroupNorm(Module):
     def extra_repr(self):
         return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}"
                 .format(**self.__dict__, use_bias=self.bias is not None))
+
+
+def _affine_parameters(module, shape, bias, dtype):
+    """The elementwise affine ``weight`` (and ``bias`` unless ``bias=False``) of ``shape``, or None
+    parameters when ``shape`` is None; initialised to ones and zeros."""
+    if shape is not None:
+        module.weight = Parameter(empty(shape, dtype=dtype))
+        if bias:
+            module.bias = Parameter(empty(shape, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
