@@ -991,6 +991,19 @@ def measure_micro(modules, log):
 # Report
 
 
+def measure_models(args, repeats, has_torch, log):
+    """W5/W6 (benchmarks/models.py) in a fresh process, so their thread settings are their own."""
+    if not has_torch:
+        log("  skipped: the model workloads are ratios to PyTorch, which is not installed")
+        return None
+    cmd = [sys.executable, os.path.join(HERE, "models.py"), "--repeats", str(repeats)]
+    if args.single_thread:
+        cmd.append("--single-thread")
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    log(out.stdout.rstrip() + (("\n" + out.stderr[-2000:]) if out.returncode else ""))
+    return out.stdout
+
+
 def verdict(value, target):
     return "PASS" if value <= target else "MISS"
 
@@ -1090,7 +1103,7 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, help="timed repeats per workload (default 15, --quick 5)")
     p.add_argument("--json", metavar="PATH", help="write all results as JSON")
     p.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of derivgen/PyTorch ratios")
-    p.add_argument("--only", default="W1,W2,W3,W4,import,generate,cold,memory,micro",
+    p.add_argument("--only", default="W1,W2,W3,W4,import,generate,cold,memory,micro,models",
                    help="comma-separated sections to run (default: all)")
     p.add_argument("--no-torch", action="store_true", help="do not import PyTorch even if installed")
     p.add_argument("--single-thread", action="store_true",
@@ -1157,7 +1170,9 @@ def main(argv=None):
              ("generate", "[4] derivgen generate", lambda: measure_generate(1 if args.quick else 5, log)),
              ("cold", "[5] cold first-use latency", lambda: measure_cold(torch is not None, 1 if args.quick else 3, log)),
              ("memory", "[6] peak memory (fresh subprocess per implementation)", lambda: measure_memory(impls, log)),
-             ("micro", "[7] micro-benchmarks: dispatch overhead and kernel throughput", lambda: measure_micro(modules, log)))
+             ("micro", "[7] micro-benchmarks: dispatch overhead and kernel throughput", lambda: measure_micro(modules, log)),
+             ("models", "[8] models: W5 two-layer net, W6 LeNet-5 step (benchmarks/models.py, its own process)",
+              lambda: measure_models(args, repeats, torch is not None, log)))
     for key, title, fn in extra:
         if key not in sections:
             continue

@@ -1,0 +1,124 @@
+"""Model-level benchmarks: derivgen against PyTorch (CPU eager) in one process, interleaved.
+
+W5  the two-layer-net tutorial loop: ``x.mm(w1).clamp(min=0).mm(w2)``, 64x1000 -> 100 -> 10, squared
+    error summed, backward, manual SGD update under ``no_grad`` and ``grad.zero_()``.
+W6  one LeNet-5 training step, batch 64 of 1x28x28 (Conv2d, MaxPool2d, Linear, CrossEntropyLoss, SGD
+    with momentum), the model of ``examples/lenet.py``.
+
+Both libraries start from the same numpy weights; the first step's losses are compared before anything
+is timed. Rounds alternate between the libraries in a rotating order, so load from other processes
+hits both alike; the table gives medians and minima of the step time and their ratios.
+
+    python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6]
+"""
+import argparse
+import gc
+import importlib.util
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = {"W5": 1.0, "W6": 1.2}
+
+
+def two_layer_net(lib, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    n, d_in, h, d_out = 64, 1000, 100, 10
+    x = lib.from_numpy(rng.standard_normal((n, d_in)).astype(np.float32))
+    y = lib.from_numpy(rng.standard_normal((n, d_out)).astype(np.float32))
+    w1 = lib.from_numpy((rng.standard_normal((d_in, h)) * 0.03).astype(np.float32)).requires_grad_()
+    w2 = lib.from_numpy((rng.standard_normal((h, d_out)) * 0.1).astype(np.float32)).requires_grad_()
+    lr = 1e-6
+
+    def step():
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        with lib.no_grad():
+            w1.sub_(lr * w1.grad)  # the tutorial's `w1 -= learning_rate * w1.grad`
+            w2.sub_(lr * w2.grad)
+            w1.grad.zero_()
+            w2.grad.zero_()
+        return loss.item()
+    return step
+
+
+def lenet_step(lib, rng_seed=0):
+    sys.argv = [a for a in sys.argv if a != "--torch"] + (["--torch"] if lib.__name__ == "torch" else [])
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+    spec = importlib.util.spec_from_file_location(f"lenet_{lib.__name__}",
+                                                  os.path.join(os.path.dirname(HERE), "examples", "lenet.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rng = np.random.default_rng(rng_seed)
+    model = mod.LeNet5()
+    model.load_state_dict(mod.numpy_weights(model, rng))
+    images, labels = mod.synthetic_digits(64, rng)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+WORKLOADS = {"W5": two_layer_net, "W6": lenet_step}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="W5,W6")
+    parser.add_argument("--single-thread", action="store_true",
+                        help="one thread everywhere and process CPU time as the clock")
+    args = parser.parse_args(argv)
+    if args.single_thread:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+            os.environ[var] = "1"
+    import derivgen
+    import torch
+    torch.set_num_threads(1 if args.single_thread else 2)
+    clock = time.process_time if args.single_thread else time.perf_counter
+    libs = {"derivgen": derivgen, "torch": torch}
+    print(f"derivgen {derivgen.__version__}, torch {torch.__version__}, numpy {np.__version__}; "
+          f"{'one thread, process CPU time' if args.single_thread else 'two threads, wall clock'}; "
+          f"{args.repeats} interleaved rounds")
+    print(f"{'workload':8} {'derivgen ms':>22} {'torch ms':>22} {'ratio':>7} {'(by min)':>9} {'target':>7}")
+    for wl in args.only.split(","):
+        steps = {name: WORKLOADS[wl](lib) for name, lib in libs.items()}
+        first = {name: step() for name, step in steps.items()}
+        if not np.isclose(first["derivgen"], first["torch"], rtol=1e-3):
+            print(f"{wl}: first losses differ (derivgen {first['derivgen']}, torch {first['torch']}); not timed")
+            continue
+        for step in steps.values():
+            for _ in range(3):
+                step()
+        times = {name: [] for name in steps}
+        order = list(steps)
+        for r in range(args.repeats):
+            for name in order[r % 2:] + order[:r % 2]:
+                gc.collect()
+                t0 = clock()
+                steps[name]()
+                times[name].append((clock() - t0) * 1e3)
+        med = {n: statistics.median(t) for n, t in times.items()}
+        low = {n: min(t) for n, t in times.items()}
+        ratio, ratio_min = med["derivgen"] / med["torch"], low["derivgen"] / low["torch"]
+        verdict = "PASS" if ratio <= TARGETS[wl] else "MISS"
+        print(f"{wl:8} {med['derivgen']:9.3f} (min {low['derivgen']:7.3f}) {med['torch']:9.3f} "
+              f"(min {low['torch']:7.3f}) {ratio:6.2f}x {ratio_min:8.2f}x  <={TARGETS[wl]}x {verdict}")
+    try:
+        print(f"load average {os.getloadavg()} on {os.cpu_count()} cores")
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
