@@ -86,6 +86,7 @@ def render_all(table_path, progress=None):
     ops, by_name = [], {}
     for row in models:
         row.wrapper = render_wrapper(row)
+        row.inplace_fn = None
         row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
         row.origins_literal = repr(tuple(row.formula_origins))
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
@@ -104,6 +105,7 @@ def render_all(table_path, progress=None):
                       inplace=False)
         if row.entry.inplace:
             fn_name, text = render_inplace_wrapper(row)
+            row.inplace_fn = fn_name
             row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
     registered = {}
@@ -119,6 +121,7 @@ def render_all(table_path, progress=None):
     files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
     files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
                                                            stamp_lines=package_stamp, **common)
+    files["jvp.py"] = env.get_template("jvp.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
     files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
     return files
 

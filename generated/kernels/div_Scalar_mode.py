@@ -3,7 +3,7 @@
 # row sha256: 02a69289fe76b541
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 439).
+"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 462).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

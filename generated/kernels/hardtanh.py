@@ -3,7 +3,7 @@
 # row sha256: 686adbf48c58874b
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `hardtanh` (formulas.yaml, line 420).
+"""Numba kernels of `hardtanh` (formulas.yaml, line 443).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ hardtanh_backward_self = ElementwiseOp(
     hardtanh_backward_self_1d, hardtanh_backward_self_2d, hardtanh_backward_self_1d_parallel, hardtanh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
     rows=hardtanh_backward_self_rows)
+
+
+# hardtanh_jvp: result: derived from forward where(self < min_val, min_val, where(self > max_val, max_val, self))
+@scalar
+def hardtanh_jvp_scalar(self, self_t, min_val, max_val, _zero):
+    return self_t*(_l(0, _zero) if (min_val > self) else (_l(0, _zero) if (max_val < self) else _l(1, _zero)))
+
+
+@kernel
+def hardtanh_jvp_1d(out, self, self_t, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        out[i] = hardtanh_jvp_scalar(self[i], self_t[i], min_val, max_val, _zero)
+
+
+@kernel_parallel
+def hardtanh_jvp_1d_parallel(out, self, self_t, min_val, max_val, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = hardtanh_jvp_scalar(self[i], self_t[i], min_val, max_val, _zero)
+
+
+@kernel
+def hardtanh_jvp_2d(out, self, self_t, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i, j], self_t[i, j], min_val, max_val, _zero)
+
+
+@kernel_parallel
+def hardtanh_jvp_2d_parallel(out, self, self_t, min_val, max_val, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i, j], self_t[i, j], min_val, max_val, _zero)
+
+
+@kernel
+def hardtanh_jvp_rows(out, self, self_rs, self_t, self_t_rs, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], min_val, max_val, _zero)
+
+
+hardtanh_jvp = ElementwiseOp(
+    hardtanh_jvp_1d, hardtanh_jvp_2d, hardtanh_jvp_1d_parallel, hardtanh_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
+    rows=hardtanh_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

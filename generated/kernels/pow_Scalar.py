@@ -3,7 +3,7 @@
 # row sha256: 2ed21cc8b1d2b40d
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `pow.Scalar` (formulas.yaml, line 162).
+"""Numba kernels of `pow.Scalar` (formulas.yaml, line 173).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ pow_Scalar_backward_exponent = ElementwiseOp(
     pow_Scalar_backward_exponent_1d, pow_Scalar_backward_exponent_2d, pow_Scalar_backward_exponent_1d_parallel, pow_Scalar_backward_exponent_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=pow_Scalar_backward_exponent_rows)
+
+
+# pow_Scalar_jvp: result: derived from forward self ** exponent
+@scalar
+def pow_Scalar_jvp_scalar(exponent, exponent_t, self, _zero):
+    return exponent_t*_pow(self, exponent)*_log(self)
+
+
+@kernel
+def pow_Scalar_jvp_1d(out, exponent, exponent_t, self, _zero):
+    for i in range(out.shape[0]):
+        out[i] = pow_Scalar_jvp_scalar(exponent[i], exponent_t[i], self, _zero)
+
+
+@kernel_parallel
+def pow_Scalar_jvp_1d_parallel(out, exponent, exponent_t, self, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = pow_Scalar_jvp_scalar(exponent[i], exponent_t[i], self, _zero)
+
+
+@kernel
+def pow_Scalar_jvp_2d(out, exponent, exponent_t, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i, j], exponent_t[i, j], self, _zero)
+
+
+@kernel_parallel
+def pow_Scalar_jvp_2d_parallel(out, exponent, exponent_t, self, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i, j], exponent_t[i, j], self, _zero)
+
+
+@kernel
+def pow_Scalar_jvp_rows(out, exponent, exponent_rs, exponent_t, exponent_t_rs, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i * exponent_rs, j], exponent_t[i * exponent_t_rs, j], self, _zero)
+
+
+pow_Scalar_jvp = ElementwiseOp(
+    pow_Scalar_jvp_1d, pow_Scalar_jvp_2d, pow_Scalar_jvp_1d_parallel, pow_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=pow_Scalar_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -1,0 +1,162 @@
+"""The forward-mode observer: after each op call with a dual input, the output's tangent.
+
+Registered with ``derivgen.core.observe`` only while a dual level is active. ``op_start`` collects the
+tangents of the call's differentiable inputs (and keeps a copy of ``self`` for an in-place op);
+``op_end`` applies the row's rule from ``derivgen.generated.jvp`` and stores the tangent on the result.
+A missing tangent among several inputs counts as zeros. The tangent's own computation runs with the
+observer paused on this thread (its Tensor ops must not compute tangents of tangents).
+"""
+import threading
+
+import numpy as np
+
+from derivgen.core import observe as _observe
+from derivgen.core.tensor import Tensor
+from derivgen.generated import jvp as _jvp
+
+level = -1   # the active dual level (set by forward_ad), -1 when none
+
+
+class _Paused(threading.local):
+    depth = 0
+
+
+_paused = _Paused()
+
+
+class paused:
+    """Run Tensor ops without forward-mode tracking on this thread."""
+
+    def __enter__(self):
+        _paused.depth += 1
+
+    def __exit__(self, *exc):
+        _paused.depth -= 1
+        return False
+
+
+def tangent_of(t, lvl=None):
+    grads = getattr(t, "_fw_grads", None)
+    if not grads:
+        return None
+    return grads.get(level if lvl is None else lvl)
+
+
+def set_tangent(t, tangent):
+    from derivgen.autograd.forward_ad import _set_tangent
+    _set_tangent(t, tangent, level)
+
+
+def without_tangent(t):
+    with paused():
+        return t.view_as(t)
+
+
+def _zeros(t):
+    return Tensor._make(np.zeros(t._array.shape, t._array.dtype))
+
+
+def unsupported(fn_name):
+    op = _jvp.OP_NAMES.get(fn_name, fn_name)
+    return NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been implemented yet.\n"
+        "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-"
+        "request.yml so that we can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml")
+
+
+class _Call:
+    __slots__ = ("fn_name", "kwargs", "tangents", "original_self")
+
+    def __init__(self, fn_name, kwargs, tangents, original_self):
+        self.fn_name = fn_name
+        self.kwargs = kwargs
+        self.tangents = tangents
+        self.original_self = original_self
+
+
+class ForwardObserver:
+    """The observer interface of derivgen.core.observe; only op calls matter to forward mode."""
+
+    def op_start(self, name, kwargs):
+        if _paused.depth:
+            return None
+        fn = _observe.current_fn()
+        fn_name = getattr(fn, "__name__", "")
+        diff = _jvp.DIFFERENTIABLE.get(fn_name)
+        if not diff:
+            return None
+        tangents = {}
+        for arg in diff:
+            v = kwargs.get(arg)
+            if isinstance(v, (list, tuple)):
+                ts = [tangent_of(x) if isinstance(x, Tensor) else None for x in v]
+                if any(x is not None for x in ts):
+                    tangents[arg] = ts
+            elif isinstance(v, Tensor):
+                t = tangent_of(v)
+                if t is not None:
+                    tangents[arg] = t
+        if not tangents:
+            return None
+        row = _jvp.INPLACE.get(fn_name, fn_name)
+        if row not in _jvp.RULES:
+            raise unsupported(fn_name)
+        original = None
+        if row != fn_name:  # in-place: the rule needs self as it was before the op wrote into it
+            original = Tensor._make(kwargs["self"]._array.copy())
+        return _Call(row, kwargs, tangents, original)
+
+    def op_end(self, token, result):
+        if token is None or result is None:
+            return
+        with paused():
+            tangent = _compute(token, result)
+        if tangent is not None:
+            set_tangent(result, tangent)
+
+    def node_start(self, node):
+        return None
+
+    def node_end(self, token, fused_with):
+        pass
+
+
+OBSERVER = ForwardObserver()
+
+
+def _compute(call, result):
+    rule = _jvp.RULES[call.fn_name]
+    kwargs = dict(call.kwargs)
+    if call.original_self is not None:
+        kwargs["self"] = call.original_self
+    diff = _jvp.DIFFERENTIABLE[call.fn_name]
+    for arg in diff:
+        given = call.tangents.get(arg)
+        v = kwargs.get(arg)
+        if isinstance(v, (list, tuple)):
+            given = given or [None] * len(v)
+            kwargs[f"{arg}_t"] = [g if g is not None else _zeros(x) for g, x in zip(given, v)]
+        elif v is None:
+            kwargs[f"{arg}_t"] = None
+        else:
+            kwargs[f"{arg}_t"] = given if given is not None else _zeros(v)
+    if rule[0] == "kernel":
+        _, kernel, arrays, numbers = rule
+        arrs = [_array_of(kwargs[a]) for a in arrays]
+        out = kernel(arrs, tuple(kwargs[n] for n in numbers))
+        dtype = result._array.dtype
+        out = np.asarray(out)
+        if out.dtype != dtype or out.shape != result._array.shape:
+            out = np.broadcast_to(out, result._array.shape).astype(dtype)
+        return Tensor._make(out)
+    tangent = rule[1](result=result, **kwargs)
+    if tangent is not None and tangent.dtype != result.dtype and tangent.dtype.is_floating_point:
+        tangent = tangent.to(result.dtype)
+    return tangent
+
+
+def _array_of(v):
+    if isinstance(v, Tensor):
+        return v._array
+    return np.asarray(v)
