@@ -1,0 +1,142 @@
+"""Dual tensors, levels, errors and func transforms: one body runs on derivgen and on PyTorch (the oracle)."""
+import numpy as np
+import pytest
+
+
+def _x(torch, *shape, seed=0):
+    return torch.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=torch.float64)
+
+
+def _np(t):
+    return np.asarray(t.tolist())
+
+
+def test_mlp_tangent(torch):
+    fwAD = torch.autograd.forward_ad
+    x, t = _x(torch, 5, 3, seed=1), _x(torch, 5, 3, seed=2)
+    W1, b1, W2 = _x(torch, 4, 3, seed=3), _x(torch, 4, seed=4), _x(torch, 2, 4, seed=5)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        h = torch.tanh(torch.nn.functional.linear(d, W1, b1))
+        h = torch.sigmoid(h) * h + torch.relu(h - 0.1)
+        out = torch.nn.functional.log_softmax(h @ W2.t(), dim=1).mean()
+        primal, tangent = fwAD.unpack_dual(out)
+    # central difference along t
+    def f(v):
+        h = torch.tanh(torch.nn.functional.linear(v, W1, b1))
+        h = torch.sigmoid(h) * h + torch.relu(h - 0.1)
+        return torch.nn.functional.log_softmax(h @ W2.t(), dim=1).mean().item()
+    eps = 1e-6
+    numeric = (f(x + eps * t) - f(x - eps * t)) / (2 * eps)
+    assert abs(tangent.item() - numeric) < 1e-6
+    assert abs(primal.item() - f(x)) < 1e-12
+
+
+@pytest.mark.parametrize("op", ["cat", "stack", "index", "slice", "select", "permute", "expand", "sum_dim",
+                                "mean", "softmax", "addmm", "mm", "view", "squeeze"])
+def test_shape_and_linear_ops(torch, op):
+    fwAD = torch.autograd.forward_ad
+    x, t = _x(torch, 3, 4, seed=6), _x(torch, 3, 4, seed=7)
+    fns = {
+        "cat": lambda d: torch.cat([d, d * 2], dim=1),
+        "stack": lambda d: torch.stack([d, d.exp()], dim=0),
+        "index": lambda d: d[torch.tensor([2, 0])],
+        "slice": lambda d: d[:, 1:4:2],
+        "select": lambda d: d[1],
+        "permute": lambda d: d.permute(1, 0),
+        "expand": lambda d: d.unsqueeze(0).expand(2, 3, 4),
+        "sum_dim": lambda d: d.sum(dim=1, keepdim=True),
+        "mean": lambda d: d.mean(),
+        "softmax": lambda d: torch.softmax(d, dim=0),
+        "addmm": lambda d: torch.addmm(d[:, :2], d, d.t()[:, :2], beta=0.5, alpha=2.0),
+        "mm": lambda d: d.mm(d.t()),
+        "view": lambda d: d.view(2, 6).transpose(0, 1),
+        "squeeze": lambda d: d.unsqueeze(1).squeeze(1),
+    }
+    with fwAD.dual_level():
+        y = fns[op](fwAD.make_dual(x, t))
+        tangent = fwAD.unpack_dual(y).tangent
+    eps = 1e-6
+    numeric = (_np(fns[op](x + eps * t)) - _np(fns[op](x - eps * t))) / (2 * eps)
+    np.testing.assert_allclose(_np(tangent), numeric, rtol=1e-6, atol=1e-7)
+    assert tuple(tangent.shape) == tuple(y.shape)
+
+
+def test_level_lifetime_and_unpack(torch):
+    fwAD = torch.autograd.forward_ad
+    x = _x(torch, 3)
+    assert fwAD.unpack_dual(x).tangent is None
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torch.ones(3, dtype=torch.float64))
+        p, t = fwAD.unpack_dual(d)
+        assert fwAD.unpack_dual(p).tangent is None
+        assert t.tolist() == [1.0, 1.0, 1.0]
+        assert type(fwAD.unpack_dual(d)).__name__ == "UnpackedDualTensor"
+        assert fwAD.unpack_dual(d).primal is not None
+    assert fwAD.unpack_dual(d).tangent is None  # cleared when the level exits
+    lvl = fwAD.enter_dual_level()
+    assert lvl == 0
+    fwAD.exit_dual_level()
+
+
+def test_errors(torch):
+    fwAD = torch.autograd.forward_ad
+    x = _x(torch, 3)
+    with pytest.raises(RuntimeError, match="Trying to create a dual Tensor for forward AD but no level exists, "
+                                           "make sure to enter_dual_level\\(\\) first."):
+        fwAD.make_dual(x, x)
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match=r"Trying to set a forward gradient that has a different size than "
+                                               r"that of the original Tensor, this is not supported. Tensor is of "
+                                               r"size \[3\] while the given forward gradient is of size \[4\]."):
+            fwAD.make_dual(x, _x(torch, 4))
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex, but got: "):
+            fwAD.make_dual(x, torch.ones(3, dtype=torch.int64))
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex, but got: "):
+            fwAD.make_dual(torch.ones(3, dtype=torch.int64), x)
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the moment"):
+            fwAD.enter_dual_level()
+        d = fwAD.make_dual(x, x)
+        if torch.__name__ == "torch":  # PyTorch has cumprod's JVP: its text for an op without one
+            name, op = "multi_margin_loss", lambda: torch._C._nn.multi_margin_loss(
+                d.view(1, 3), torch.zeros(1, dtype=torch.long))
+        else:
+            name, op = "cumprod", lambda: d.cumprod(0)
+        with pytest.raises(NotImplementedError) as info:
+            op()
+        assert str(info.value).startswith(f"Trying to use forward AD with {name} that does not support it because "
+                                          "it has not been implemented yet.\nPlease file an issue to PyTorch")
+
+
+def test_func_transforms(torch):
+    F = pytest.importorskip("torch.func") if torch.__name__ == "torch" else torch.func
+    x = _x(torch, 4, seed=8)
+    f = lambda v: (torch.sin(v) * v.exp()).sum()  # noqa: E731
+    g = lambda v: torch.tanh(v) * v  # noqa: E731
+    out, tangent = F.jvp(g, (x,), (torch.ones(4, dtype=torch.float64),))
+    np.testing.assert_allclose(_np(tangent), np.diag(_np(F.jacrev(g)(x))), rtol=1e-12)
+    np.testing.assert_allclose(_np(F.jacfwd(g)(x)), _np(F.jacrev(g)(x)), rtol=1e-12)
+    gr, value = F.grad_and_value(f)(x)
+    np.testing.assert_allclose(_np(gr), _np(F.grad(f)(x)))
+    assert abs(value.item() - f(x).item()) < 1e-12
+    _, vjp_fn = F.vjp(g, x)
+    (v,) = vjp_fn(torch.ones(4, dtype=torch.float64))
+    np.testing.assert_allclose(_np(v), _np(F.jacrev(g)(x)).sum(0), rtol=1e-12)
+    H = _np(F.hessian(f)(x))
+    xs = np.asarray(x.tolist())
+    expected = np.diag(np.exp(xs) * 2 * np.cos(xs))  # d2/dx2 of sin(x) e^x
+    np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_gradcheck_forward_ad(torch):
+    x = _x(torch, 3, 2, seed=9).requires_grad_(True)
+    W = _x(torch, 2, 4, seed=10).requires_grad_(True)
+    fn = lambda a, b: torch.nn.functional.log_softmax(torch.tanh(a @ b), dim=1)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x, W), check_forward_ad=True)
+
+
+def test_functional_jvp(torch):
+    x, v = _x(torch, 3, seed=11), _x(torch, 3, seed=12)
+    out, jvp = torch.autograd.functional.jvp(lambda a: a.exp() * a.sin(), x, v)
+    xs, vs = np.asarray(x.tolist()), np.asarray(v.tolist())
+    np.testing.assert_allclose(_np(jvp), (np.exp(xs) * np.sin(xs) + np.exp(xs) * np.cos(xs)) * vs, rtol=1e-12)
