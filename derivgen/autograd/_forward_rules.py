@@ -7,6 +7,7 @@ A missing tangent among several inputs counts as zeros. The tangent's own comput
 observer paused on this thread (its Tensor ops must not compute tangents of tangents).
 """
 import threading
+import weakref
 
 import numpy as np
 
@@ -42,9 +43,15 @@ def tangent_of(t, lvl=None):
     return grads.get(level if lvl is None else lvl)
 
 
-def set_tangent(t, tangent):
-    from derivgen.autograd.forward_ad import _set_tangent
-    _set_tangent(t, tangent, level)
+duals = []   # weakrefs of the tensors given a tangent at the active level (cleared on exit)
+
+
+def set_tangent(t, tangent, lvl=None):
+    grads = getattr(t, "_fw_grads", None)
+    if grads is None:
+        grads = t._fw_grads = {}
+    grads[level if lvl is None else lvl] = tangent
+    duals.append(weakref.ref(t))
 
 
 def without_tangent(t):

@@ -8,7 +8,6 @@ elementwise rows, Tensor ops for ``result:`` formulas. Outside a dual level noth
 ops pay nothing. Tangents are cleared when their level exits.
 """
 import threading
-import weakref
 from collections import namedtuple
 
 from derivgen.autograd import _forward_rules as _rules
@@ -24,7 +23,6 @@ UnpackedDualTensor.__doc__ = "The (primal, tangent) pair ``unpack_dual`` returns
 
 class _Levels:
     current = -1          # torch supports one level at a time: 0 while it is active
-    duals = []            # weakrefs of the tensors given a tangent at the current level
     lock = threading.Lock()
 
 
@@ -38,7 +36,7 @@ def enter_dual_level():
         if _Levels.current >= 0:
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
         _Levels.current = 0
-        _Levels.duals = []
+        _rules.duals.clear()
         _rules.level = 0
         _observe.add_observer(_rules.OBSERVER)
     return 0
@@ -55,13 +53,13 @@ def exit_dual_level(*, level=None):
             raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                                "This is not supported.")
         _observe.remove_observer(_rules.OBSERVER)
-        for ref in _Levels.duals:
+        for ref in _rules.duals:
             t = ref()
             if t is not None:
                 grads = getattr(t, "_fw_grads", None)
                 if grads:
                     grads.pop(level, None)
-        _Levels.duals = []
+        _rules.duals.clear()
         _Levels.current = -1
         _rules.level = -1
 
@@ -79,11 +77,7 @@ class dual_level:
 
 
 def _set_tangent(tensor, tangent, level):
-    grads = getattr(tensor, "_fw_grads", None)
-    if grads is None:
-        grads = tensor._fw_grads = {}
-    grads[level] = tangent
-    _Levels.duals.append(weakref.ref(tensor))
+    _rules.set_tangent(tensor, tangent, level)
 
 
 def make_dual(tensor, tangent, *, level=None):

@@ -11,6 +11,7 @@ from derivgen.autograd import forward_ad as _fwAD
 from derivgen.core.grad_mode import enable_grad
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _autograd_grad
+from derivgen.generated import ops as _ops
 
 __all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian"]
 
@@ -205,8 +206,7 @@ def jacrev(func, argnums=0, has_aux=False):
                 jac = []
                 for r, leaf in zip(rows, leaves):
                     if r:
-                        from derivgen import stack
-                        jac.append(stack(r).reshape(tuple(o.shape) + tuple(leaf.shape)))
+                        jac.append(_ops.stack_default(r).reshape(tuple(o.shape) + tuple(leaf.shape)))
                     else:
                         jac.append(Tensor._make(np.zeros(tuple(o.shape) + tuple(leaf.shape), o._array.dtype)))
                 jacs.append(tuple(jac) if isinstance(argnums, tuple) else jac[0])
