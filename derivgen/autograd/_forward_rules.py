@@ -167,3 +167,37 @@ def _array_of(v):
     if isinstance(v, Tensor):
         return v._array
     return np.asarray(v)
+
+
+def has_tangents(args):
+    """Whether a dual level is active and one of ``args`` carries a tangent."""
+    return level >= 0 and any(isinstance(a, Tensor) and tangent_of(a) is not None for a in args)
+
+
+def custom_function_jvp(user_jvp, ctx, args, outs):
+    """Forward mode through ``autograd.Function``: the user's ``jvp(ctx, *tangents)`` (zeros for a Tensor
+    input without a tangent, None for other arguments; ``ctx.saved_tensors`` gives what the forward
+    passed to ``ctx.save_for_forward``), one tangent per Tensor output. ``user_jvp`` is None when the
+    Function defines no jvp."""
+    if user_jvp is None:
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+    tangents = [None if not isinstance(a, Tensor) else (tangent_of(a) if tangent_of(a) is not None else _zeros(a))
+                for a in args]
+    ctx._in_jvp = True
+    try:
+        with paused():
+            res = user_jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    res = list(res) if isinstance(res, tuple) else [res]
+    if len(res) != len(outs):
+        raise RuntimeError(f"jvp() returned an incorrect number of gradients (expected {len(outs)}, got {len(res)})")
+    for o, t in zip(outs, res):
+        if not isinstance(o, Tensor) or t is None:
+            continue
+        if tuple(t.shape) != tuple(o.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(o.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
+        set_tangent(o, t)

@@ -140,3 +140,52 @@ def test_functional_jvp(torch):
     out, jvp = torch.autograd.functional.jvp(lambda a: a.exp() * a.sin(), x, v)
     xs, vs = np.asarray(x.tolist()), np.asarray(v.tolist())
     np.testing.assert_allclose(_np(jvp), (np.exp(xs) * np.sin(xs) + np.exp(xs) * np.cos(xs)) * vs, rtol=1e-12)
+
+
+def _function_classes(torch):
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            return x * y * k
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t, k_t):
+            assert k_t is None
+            x, y = ctx.saved_tensors
+            return (x_t * y + x * y_t) * ctx.k
+
+    class NoJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.exp()
+
+    class WrongShape(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.exp()
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            return x_t[:1]
+    return Scale, NoJvp, WrongShape
+
+
+def test_function_jvp(torch):
+    fwAD = torch.autograd.forward_ad
+    Scale, NoJvp, WrongShape = _function_classes(torch)
+    x, y, t = _x(torch, 3, seed=13), _x(torch, 3, seed=14), _x(torch, 3, seed=15)
+    with fwAD.dual_level():
+        out = Scale.apply(fwAD.make_dual(x, t), y, 3.0)
+        tangent = fwAD.unpack_dual(out).tangent
+        np.testing.assert_allclose(_np(tangent), _np(t) * _np(y) * 3.0, rtol=1e-12)
+        d = fwAD.make_dual(x, t)
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function for custom "
+                                                      "autograd.Function to use it with forward mode AD."):
+            NoJvp.apply(d)
+        with pytest.raises(RuntimeError, match=r"Tensor is of size \[3\] while the given forward gradient is of "
+                                               r"size \[1\]."):
+            WrongShape.apply(d)
+    # without a level the Function runs as before (no jvp call)
+    assert _np(Scale.apply(x, y, 2.0)) == pytest.approx(_np(x) * _np(y) * 2.0)
