@@ -119,7 +119,12 @@ class ForwardObserver:
             return
         with paused():
             tangent = _compute(token, result)
-        if tangent is not None:
+        if tangent is None:
+            return
+        if isinstance(result, (list, tuple)):  # a list of outputs (split, unbind): one tangent each
+            for r, t in zip(result, tangent):
+                set_tangent(r, t)
+        else:
             set_tangent(result, tangent)
 
     def node_start(self, node):
@@ -158,6 +163,8 @@ def _compute(call, result):
             out = np.broadcast_to(out, result._array.shape).astype(dtype)
         return Tensor._make(out)
     tangent = rule[1](result=result, **kwargs)
+    if isinstance(result, (list, tuple)):
+        return tangent
     if tangent is not None and tangent.dtype != result.dtype and tangent.dtype.is_floating_point:
         tangent = tangent.to(result.dtype)
     return tangent

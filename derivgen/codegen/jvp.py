@@ -46,21 +46,22 @@ def build_jvp(entry, fwd, scope, low):
     """The JvpModel of one row, or None when the row has no forward-mode formula."""
     schema = entry.schema
     diff = [a.name for a in entry.differentiable_args]
-    if not diff or len(schema.returns) != 1 or schema.returns[0].is_tensor_list:
-        return None
     text = (entry.jvp or "").strip()
+    if not diff or len(schema.returns) != 1:
+        return None
     if text == AUTO_LINEAR:
-        return _linear(entry, diff)
+        return _linear(entry, diff)  # also for a list of outputs (split, unbind): one tangent each
+    if schema.returns[0].is_tensor_list:
+        return None
     if fwd is not None and not is_boolean(fwd) and text in ("", AUTO_ELEMENT_WISE):
         expr = sum((sp.diff(fwd, sp.Symbol(a, real=True)) * sp.Symbol(tangent_name(a), real=True) for a in diff),
                    sp.Integer(0))
         return _kernel(entry, expr, diff, f"derived from forward {entry.forward}")
-    if not text or text == AUTO_ELEMENT_WISE:
-        if text:
-            raise entry.error("'result: auto_element_wise' needs an elementwise 'forward:' expression",
-                              entry.jvp_line)
+    if not text:
         return None
     jscope = _jvp_scope(scope, schema, diff)
+    if text == AUTO_ELEMENT_WISE:
+        return _element_wise(entry, jscope, low, diff)
     try:
         expr = parse_formula(text, jscope)
     except FormulaError as exc:
@@ -70,13 +71,59 @@ def build_jvp(entry, fwd, scope, low):
     if fwd is not None and not any(isinstance(n, sp.core.function.AppliedUndef) for n in sp.preorder_traversal(expr)):
         expr = expr.xreplace({sp.Symbol(schema.returns[0].name, real=True): fwd})
         return _kernel(entry, expr, diff, text)
+    code = _graph(low, jscope, expr)
+    return JvpModel(kind="function", tangents=diff, body=_metadata_lines(jscope) + [f"return {code}"],
+                    formula=text)
+
+
+def _graph(low, jscope, expr):
     saved = low.scope
     low.scope = jscope
     try:
-        code = low.graph(expr)
+        return low.graph(expr)
     finally:
         low.scope = saved
-    return JvpModel(kind="function", tangents=diff, body=[f"return {code}"], formula=text)
+
+
+def _element_wise(entry, jscope, low, diff):
+    """``auto_element_wise`` on a row without a ``forward:`` expression: as torch, each input's backward
+    formula with ``grad`` replaced by that input's tangent (the Jacobian of an elementwise op is
+    diagonal, so its vector-Jacobian and Jacobian-vector products agree), summed over the inputs that
+    have one."""
+    terms = []
+    for f in entry.formulas:
+        if len(f.names) != 1 or f.derived:
+            raise entry.error("'result: auto_element_wise' needs one backward formula per input", entry.jvp_line)
+        try:
+            expr = parse_formula(f.text, jscope)
+        except FormulaError as exc:
+            raise entry.error(f"in formula for '{f.names[0]}': {exc}", f.line) from None
+        if any(s.name.startswith("grad") and s.name != "grad" for s in expr.free_symbols):
+            raise entry.error("'result: auto_element_wise' needs formulas in 'grad'", entry.jvp_line)
+        expr = expr.xreplace({sp.Symbol("grad", real=True): sp.Symbol(tangent_name(f.names[0]), real=True)})
+        terms.append((f.names[0], _graph(low, jscope, expr)))
+    body = ["_jvp = None"]
+    for k, (arg, code) in enumerate(terms):
+        body += [f"if {tangent_name(arg)} is not None:",
+                 f"    _jvp = {code}" if k == 0 else f"    _jvp = {code} if _jvp is None else _jvp + {code}"]
+    return JvpModel(kind="function", tangents=diff, body=_metadata_lines(jscope) + body + ["return _jvp"],
+                    formula=AUTO_ELEMENT_WISE)
+
+
+_META_CODE = {"sym_sizes": "{}._array.shape", "scalar_type": "{}._array.dtype", "sym_numel": "{}._array.size",
+              "dim": "{}._array.ndim", "args_sizes": "[t._array.shape for t in {}]",
+              "args_scalartypes": "[t._array.dtype for t in {}]"}
+
+
+def _metadata_lines(jscope):
+    """Tensor metadata a formula reads (``self.sym_sizes()`` parses to the name ``self_sym_sizes``)."""
+    lines = []
+    for name in sorted(jscope.metadata):
+        for kind, code in _META_CODE.items():
+            if name.endswith("_" + kind):
+                lines.append(f"{name} = {code.format(name[: -len(kind) - 1])}")
+                break
+    return lines
 
 
 def _jvp_scope(scope, schema, diff):
