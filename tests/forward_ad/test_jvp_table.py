@@ -63,17 +63,21 @@ def test_jvp_row(entry):
                 cont = kwargs2 if isinstance(pos, str) else args2
                 v = cont[pos]
                 cont[pos] = [next(duals) for _ in v] if isinstance(v, (list, tuple)) else next(duals)
-            out = flat_outputs(fn(*args2, **kwargs2))[0]
-            tangent = fwAD.unpack_dual(out).tangent
-        plus = flat_outputs(fn(*_perturbed(s, base, direction, +1)[0], **_perturbed(s, base, direction, +1)[1]))[0]
-        minus = flat_outputs(fn(*_perturbed(s, base, direction, -1)[0], **_perturbed(s, base, direction, -1)[1]))[0]
-        numeric = (plus._array.astype(np.float64) - minus._array.astype(np.float64)) / (2 * EPS)
-        try:
-            assert tangent is not None, "no tangent on the output"
-            assert tangent.shape == out.shape, (tangent.shape, out.shape)
-            np.testing.assert_allclose(tangent._array, numeric, rtol=1e-4, atol=1e-5)
-        except AssertionError as exc:
-            failures.append(f"{s!r}: {exc}")
+            outs = flat_outputs(fn(*args2, **kwargs2))
+            tangents = [fwAD.unpack_dual(o).tangent for o in outs]
+        plus = flat_outputs(fn(*_perturbed(s, base, direction, +1)[0], **_perturbed(s, base, direction, +1)[1]))
+        minus = flat_outputs(fn(*_perturbed(s, base, direction, -1)[0], **_perturbed(s, base, direction, -1)[1]))
+        for i, (out, tangent, p, m) in enumerate(zip(outs, tangents, plus, minus)):
+            if not out.dtype.is_floating_point:
+                assert tangent is None, f"output {i} ({out.dtype}) has a tangent"
+                continue
+            numeric = (p._array.astype(np.float64) - m._array.astype(np.float64)) / (2 * EPS)
+            try:
+                assert tangent is not None, f"no tangent on output {i}"
+                assert tangent.shape == out.shape, (i, tangent.shape, out.shape)
+                np.testing.assert_allclose(tangent._array, numeric, rtol=1e-4, atol=1e-5)
+            except AssertionError as exc:
+                failures.append(f"{s!r}: {exc}")
     assert not failures, f"row '{entry.name}':\n" + "\n".join(failures)
     with fwAD.dual_level():
         pass
@@ -96,3 +100,34 @@ def test_row_without_rule_refuses_tangents(entry):
         with pytest.raises(NotImplementedError, match=f"Trying to use forward AD with {entry.schema.base} that "
                                                       "does not support it"):
             fn(*args2, **kwargs2)
+
+
+INPLACE_ROWS = [e for e in JVP_ROWS if e.inplace]
+
+
+@pytest.mark.parametrize("entry", INPLACE_ROWS, ids=lambda e: e.name)
+def test_jvp_inplace_variant(entry):
+    """``op_`` on a dual tensor: the tangent is the row's JVP at self as it was before the write."""
+    from derivgen.generated import ops
+    inplace = getattr(ops, f"{entry.schema.base}__{entry.schema.overload or 'default'}")
+    fn = row_function(entry)
+    for s in samples_for(entry, derivgen.float64):
+        shapes = [a._array.shape for a in s.args if isinstance(a, derivgen.Tensor)]
+        if 0 not in s.diff_index or np.broadcast_shapes(*shapes) != s.args[0]._array.shape:
+            continue
+        args, kwargs, leaves = s.leaves(requires_grad=False)
+        rng = np.random.default_rng(0)
+        direction = [rng.standard_normal(leaf._array.shape) for leaf in leaves]
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(leaf, Tensor._make(v)) for leaf, v in zip(leaves, direction)]
+            it = iter(duals)
+            call = [next(it) if k in s.diff_index else a for k, a in enumerate(args)]
+            expected = fwAD.unpack_dual(fn(*call, **kwargs)).tangent
+            target = call[0].clone()  # a dual non-leaf: clone carries the tangent
+            assert fwAD.unpack_dual(target).tangent is not None
+            out = inplace(target, *call[1:], **kwargs)
+            assert out is target
+            np.testing.assert_allclose(fwAD.unpack_dual(target).tangent._array, expected._array, rtol=1e-12,
+                                       atol=1e-12)
+        return
+    pytest.skip(f"no sample of {entry.name} suits its in-place variant")
