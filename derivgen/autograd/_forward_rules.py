@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from derivgen.core import observe as _observe
+from derivgen.core.node import SavedVariable
 from derivgen.core.tensor import Tensor
 from derivgen.generated import jvp as _jvp
 
@@ -126,6 +127,7 @@ class ForwardObserver:
                 set_tangent(r, t)
         else:
             set_tangent(result, tangent)
+            _share_with_saved_output(result)
 
     def node_start(self, node):
         return None
@@ -135,6 +137,20 @@ class ForwardObserver:
 
 
 OBSERVER = ForwardObserver()
+
+
+def _share_with_saved_output(result):
+    """A backward formula that uses the op's output (``exp``: ``grad * result``) reads it back from its
+    node; give that saved copy the output's tangents, so that reverse mode run inside a dual level
+    (``create_graph=True``: forward over reverse, ``jacfwd(jacrev(f))``) differentiates it too."""
+    node = result.grad_fn
+    if node is None:
+        return
+    for name in getattr(type(node), "__slots__", ()):
+        if name.startswith("_sv_"):
+            sv = getattr(node, name, None)
+            if isinstance(sv, SavedVariable) and sv.is_output and sv._array is result._array:
+                sv.fw_grads = result._fw_grads
 
 
 def _compute(call, result):

@@ -1,8 +1,8 @@
 """``derivgen.func``: torch.func's function transforms over derivgen's two modes.
 
 ``jvp`` and ``jacfwd`` run forward mode (dual tensors, ``derivgen.autograd.forward_ad``); ``vjp``,
-``grad``, ``grad_and_value`` and ``jacrev`` run reverse mode; ``hessian`` runs reverse over reverse (see
-its docstring). ``vmap`` is not provided. Functions take and return Tensors or tuples of Tensors; ``argnums``
+``grad``, ``grad_and_value`` and ``jacrev`` run reverse mode; ``hessian`` is ``jacfwd(jacrev(f))`` as in
+torch. ``vmap`` is not provided. Functions take and return Tensors or tuples of Tensors; ``argnums``
 selects the differentiated positional arguments as torch's does.
 """
 import numpy as np
@@ -216,20 +216,7 @@ def jacrev(func, argnums=0, has_aux=False):
 
 
 def hessian(func, argnums=0):
-    """The Hessian of a scalar function. torch computes ``jacfwd(jacrev(func))``; here it is reverse over
-    reverse (``derivgen.autograd.functional.hessian``), because a backward formula that uses a saved
-    output (``exp``: ``grad * result``) reads it back without its tangent, so forward over reverse would
-    miss those terms."""
-    from derivgen.autograd.functional import hessian as _hessian
-
-    def wrapper(*args):
-        nums = _argnums_tuple(argnums, len(args))
-
-        def restricted(*xs):
-            call = list(args)
-            for i, x in zip(nums, xs):
-                call[i] = x
-            return func(*call)
-        h = _hessian(restricted, tuple(args[i] for i in nums))
-        return h if isinstance(argnums, tuple) else h[0][0]
-    return wrapper
+    """``jacfwd(jacrev(func))``, as torch: forward mode over reverse mode. Inside the dual level the
+    reverse pass runs with ``create_graph=True``, so its Tensor-op formulas carry the tangents (saved
+    outputs included)."""
+    return jacfwd(jacrev(func, argnums), argnums)

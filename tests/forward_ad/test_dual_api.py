@@ -189,3 +189,24 @@ def test_function_jvp(torch):
             WrongShape.apply(d)
     # without a level the Function runs as before (no jvp call)
     assert _np(Scale.apply(x, y, 2.0)) == pytest.approx(_np(x) * _np(y) * 2.0)
+
+
+def test_hessian_forward_over_reverse_matches_torch():
+    """func.hessian is jacfwd(jacrev(f)): the reverse pass inside the dual level carries tangents,
+    also through saved outputs (exp, tanh, sigmoid, log_softmax use their result)."""
+    T = pytest.importorskip("torch")
+    import derivgen
+    rng = np.random.default_rng(0)
+    W1, b1, W2, x = rng.standard_normal((4, 3)), rng.standard_normal(4), rng.standard_normal((2, 4)), \
+        rng.standard_normal(3)
+
+    def make(lib):
+        w1, bb, w2 = lib.tensor(W1), lib.tensor(b1), lib.tensor(W2)
+
+        def f(v):
+            h = lib.tanh(w1 @ v + bb)
+            return lib.nn.functional.log_softmax(w2 @ (h * lib.sigmoid(h)), dim=0)[0] + (v.exp() * v).mean()
+        return f
+    ours = derivgen.func.hessian(make(derivgen))(derivgen.tensor(x))
+    theirs = T.func.hessian(make(T))(T.tensor(x))
+    np.testing.assert_allclose(_np(ours), theirs.numpy(), rtol=1e-10, atol=1e-12)
