@@ -54,6 +54,9 @@ def commit_inplace(t, out):
         t._array = out._array
     if out.grad_fn is not None:
         set_inplace_history(t, out.grad_fn, out.output_nr)
+    fw_grads = getattr(out, "_fw_grads", None)
+    if fw_grads is not None:  # forward mode: ``t`` takes the result's tangent with its value
+        t._fw_grads = fw_grads
     return t
 
 

@@ -210,3 +210,35 @@ def test_hessian_forward_over_reverse_matches_torch():
     ours = derivgen.func.hessian(make(derivgen))(derivgen.tensor(x))
     theirs = T.func.hessian(make(T))(T.tensor(x))
     np.testing.assert_allclose(_np(ours), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["max_ties", "clamp", "amax", "norm_inf", "norm_2", "logsumexp", "std", "chunk",
+                                "vector_matmul", "batched_matmul"])
+def test_reductions_and_masks(torch, op):
+    """Rows whose JVP goes through the backward helpers' graph versions (masks, ties) and composites."""
+    fwAD = torch.autograd.forward_ad
+    x = torch.tensor([[1.0, 3.0, 3.0], [-3.0, 0.5, 2.0]], dtype=torch.float64)
+    t = _x(torch, 2, 3, seed=16)
+    B = _x(torch, 4, 3, 2, seed=17)
+    fns = {
+        "max_ties": lambda d: d.max(),
+        "clamp": lambda d: d.clamp(-1.0, 2.5),
+        "amax": lambda d: d.amax(1),
+        "norm_inf": lambda d: torch.linalg.vector_norm(d, float("inf"), dim=1),
+        "norm_2": lambda d: torch.linalg.vector_norm(d),
+        "logsumexp": lambda d: torch.logsumexp(d, 1),
+        "std": lambda d: d.std(0),
+        "chunk": lambda d: d.chunk(3, dim=1)[1],
+        "vector_matmul": lambda d: d[0] @ B[0],
+        "batched_matmul": lambda d: d @ B,
+    }
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(fns[op](fwAD.make_dual(x, t))).tangent
+    if op in ("max_ties", "amax", "norm_inf"):  # ties: torch spreads the tangent evenly over the maxima
+        expected = {"max_ties": (_np(t)[0, 1] + _np(t)[0, 2]) / 2,
+                    "amax": [(_np(t)[0, 1] + _np(t)[0, 2]) / 2, _np(t)[1, 2]],
+                    "norm_inf": [(_np(t)[0, 1] + _np(t)[0, 2]) / 2, -_np(t)[1, 0]]}[op]
+    else:
+        eps = 1e-6
+        expected = (_np(fns[op](x + eps * t)) - _np(fns[op](x - eps * t))) / (2 * eps)
+    np.testing.assert_allclose(_np(tangent), expected, rtol=1e-6, atol=1e-8)
