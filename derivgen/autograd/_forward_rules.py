@@ -124,7 +124,8 @@ class ForwardObserver:
             return
         if isinstance(result, (list, tuple)):  # a list of outputs (split, unbind): one tangent each
             for r, t in zip(result, tangent):
-                set_tangent(r, t)
+                if t is not None:
+                    set_tangent(r, t)
         else:
             set_tangent(result, tangent)
             _share_with_saved_output(result)

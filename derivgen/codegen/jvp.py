@@ -47,6 +47,8 @@ def build_jvp(entry, fwd, scope, low):
     schema = entry.schema
     diff = [a.name for a in entry.differentiable_args]
     text = (entry.jvp or "").strip()
+    if diff and entry.jvp_outputs:
+        return _several_outputs(entry, scope, low, diff)
     if not diff or len(schema.returns) != 1:
         return None
     if text == AUTO_LINEAR:
@@ -74,6 +76,28 @@ def build_jvp(entry, fwd, scope, low):
     code = _graph(low, jscope, expr)
     return JvpModel(kind="function", tangents=diff, body=_metadata_lines(jscope) + [f"return {code}"],
                     formula=text)
+
+
+def _several_outputs(entry, scope, low, diff):
+    """A row with several outputs (``max.dim``: values, indices): one formula per differentiable output,
+    keyed by its name; the others get no tangent."""
+    jscope = _jvp_scope(scope, entry.schema, diff)
+    prim = {sp.Symbol(primal_name(a), real=True): sp.Symbol(a, real=True) for a in diff}
+    codes = []
+    for r in entry.schema.returns:
+        text, line = entry.jvp_outputs.get(r.name, (None, None))
+        if text is None:
+            codes.append("None")
+            continue
+        try:
+            expr = parse_formula(text, jscope).xreplace(prim)
+        except FormulaError as exc:
+            raise entry.error(f"in forward-mode formula '{r.name}': {exc}", line) from None
+        codes.append(_graph(low, jscope, expr))
+    formula = "; ".join(f"{n}: {t}" for n, (t, _) in entry.jvp_outputs.items())
+    unpack = f"{', '.join(r.name for r in entry.schema.returns)} = result"
+    return JvpModel(kind="function", tangents=diff,
+                    body=[unpack] + _metadata_lines(jscope) + [f"return ({', '.join(codes)}, )"], formula=formula)
 
 
 def _graph(low, jscope, expr):

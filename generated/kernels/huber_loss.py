@@ -3,7 +3,7 @@
 # row sha256: 9d3430b9b660104d
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `huber_loss` (formulas.yaml, line 769).
+"""Numba kernels of `huber_loss` (formulas.yaml, line 777).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

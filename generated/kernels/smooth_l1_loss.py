@@ -3,7 +3,7 @@
 # row sha256: 0e9ca4af0c437391
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `smooth_l1_loss` (formulas.yaml, line 765).
+"""Numba kernels of `smooth_l1_loss` (formulas.yaml, line 773).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: 8693fc7520dab667
 # runtime helpers sha256: b6ba4417a85f9fd69f4142114efbee46e965f79da930f790f30438e486fdab44
 
-"""Numba kernels of `std.correction` (formulas.yaml, line 596).
+"""Numba kernels of `std.correction` (formulas.yaml, line 598).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
