@@ -172,6 +172,10 @@ def _compute(call, result):
             kwargs[f"{arg}_t"] = given if given is not None else _zeros(v)
     if rule[0] == "kernel":
         _, kernel, arrays, numbers = rule
+        # an elementwise kernel broadcasts: a missing tangent is a 0-dim zero, not a full array of zeros
+        for arg in diff:
+            if arg not in call.tangents and isinstance(kwargs.get(arg), Tensor):
+                kwargs[f"{arg}_t"] = np.zeros((), kwargs[arg]._array.dtype)
         arrs = [_array_of(kwargs[a]) for a in arrays]
         out = kernel(arrs, tuple(kwargs[n] for n in numbers))
         dtype = result._array.dtype
