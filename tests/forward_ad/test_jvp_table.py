@@ -68,8 +68,9 @@ def test_jvp_row(entry):
         plus = flat_outputs(fn(*_perturbed(s, base, direction, +1)[0], **_perturbed(s, base, direction, +1)[1]))
         minus = flat_outputs(fn(*_perturbed(s, base, direction, -1)[0], **_perturbed(s, base, direction, -1)[1]))
         for i, (out, tangent, p, m) in enumerate(zip(outs, tangents, plus, minus)):
-            if not out.dtype.is_floating_point:
-                assert tangent is None, f"output {i} ({out.dtype}) has a tangent"
+            if not out.dtype.is_floating_point or (len(entry.schema.returns) > 1
+                                                   and i not in entry.differentiable_outputs):
+                assert tangent is None, f"output {i} ({out.dtype}, not differentiable) has a tangent"
                 continue
             numeric = (p._array.astype(np.float64) - m._array.astype(np.float64)) / (2 * EPS)
             try:
