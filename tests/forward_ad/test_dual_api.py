@@ -242,3 +242,22 @@ def test_reductions_and_masks(torch, op):
         eps = 1e-6
         expected = (_np(fns[op](x + eps * t)) - _np(fns[op](x - eps * t))) / (2 * eps)
     np.testing.assert_allclose(_np(tangent), expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse", "bce_logits", "huber"])
+def test_loss_tangents(torch, loss):
+    fwAD = torch.autograd.forward_ad
+    F = torch.nn.functional
+    x, t = _x(torch, 4, 3, seed=18), _x(torch, 4, 3, seed=19)
+    target = {"cross_entropy": torch.tensor([0, 2, 1, 2]), "mse": _x(torch, 4, 3, seed=20),
+              "bce_logits": torch.tensor(np.random.default_rng(21).uniform(size=(4, 3))),
+              "huber": _x(torch, 4, 3, seed=22)}[loss]
+    fn = {"cross_entropy": lambda v: F.cross_entropy(v, target, label_smoothing=0.1),
+          "mse": lambda v: F.mse_loss(v, target, reduction="sum"),
+          "bce_logits": lambda v: F.binary_cross_entropy_with_logits(v, target),
+          "huber": lambda v: F.huber_loss(v, target, delta=0.5)}[loss]
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(fn(fwAD.make_dual(x, t))).tangent
+    eps = 1e-6
+    numeric = (fn(x + eps * t).item() - fn(x - eps * t).item()) / (2 * eps)
+    assert abs(tangent.item() - numeric) < 1e-6
