@@ -15,6 +15,7 @@ from derivgen.core import observe as _observe
 from derivgen.core.node import SavedVariable
 from derivgen.core.tensor import Tensor
 from derivgen.generated import jvp as _jvp
+from derivgen.ops.inplace import set_tangent_commit, view_chain
 
 level = -1   # the active dual level (set by forward_ad), -1 when none
 
@@ -126,6 +127,8 @@ class ForwardObserver:
             for r, t in zip(result, tangent):
                 if t is not None:
                     set_tangent(r, t)
+        elif token.original_self is not None:
+            write_inplace_tangent(result, tangent)
         else:
             set_tangent(result, tangent)
             _share_with_saved_output(result)
@@ -138,6 +141,52 @@ class ForwardObserver:
 
 
 OBSERVER = ForwardObserver()
+
+
+def write_inplace_tangent(t, new):
+    """An in-place op gave ``t`` the tangent ``new``. As torch, tangents alias like their primals: the
+    new value is written into ``t``'s tangent when it has one (views of it, and the base it views, see
+    the change); a view without a tangent gets one as the same view of its base's tangent (zeros where
+    the base had none), written through."""
+    old = tangent_of(t)
+    if old is not None:
+        if old._array.shape == new._array.shape and old._array.flags.writeable:
+            old._array[...] = new._array
+            return
+        set_tangent(t, new)
+        return
+    chain = view_chain(t) if t._base is not None else None
+    if chain is not None and chain[0]._array.dtype.kind == "f":
+        root = chain[0]
+        root_t = tangent_of(root)
+        if root_t is None:
+            root_t = _zeros(root)
+            set_tangent(root, root_t)
+        with paused():
+            v = root_t
+            for fn, args, kwargs in chain[1:]:
+                v = fn(v, *args, **kwargs)
+        if v._array.flags.writeable and np.shares_memory(v._array, root_t._array) \
+                and v._array.shape == new._array.shape:
+            v._array[...] = new._array
+            set_tangent(t, v)
+            return
+    set_tangent(t, new)
+
+
+def _commit(t, out):
+    """``ops.inplace.commit_inplace``'s hook: a row computed out of place (``copy_``, ``squeeze_``,
+    ``fill_``) hands its result's tangent to ``t``."""
+    new = tangent_of(out)
+    if new is None:
+        return
+    if new._array.shape == t._array.shape:
+        write_inplace_tangent(t, new)
+    else:  # a shape change (squeeze_): the tangent is rebound with the value
+        set_tangent(t, new)
+
+
+set_tangent_commit(_commit)
 
 
 def _share_with_saved_output(result):

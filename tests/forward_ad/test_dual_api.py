@@ -261,3 +261,28 @@ def test_loss_tangents(torch, loss):
     eps = 1e-6
     numeric = (fn(x + eps * t).item() - fn(x - eps * t).item()) / (2 * eps)
     assert abs(tangent.item() - numeric) < 1e-6
+
+
+def test_tangents_alias_like_primals(torch):
+    """In-place ops write tangents through views, as torch's tangents are views of their base's."""
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        t = torch.ones(3, dtype=torch.float64)
+        x = fwAD.make_dual(torch.ones(3, dtype=torch.float64), t)
+        x.mul_(2)
+        assert t.tolist() == [2.0, 2.0, 2.0]  # the tangent given to make_dual is x's tangent itself
+        base = fwAD.make_dual(torch.zeros(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)).clone()
+        src = fwAD.make_dual(torch.ones(2, dtype=torch.float64), torch.full((2,), 3.0, dtype=torch.float64))
+        v = base[1:3]
+        v.mul_(2.0)
+        v.copy_(src)
+        assert fwAD.unpack_dual(base).tangent.tolist() == [0.0, 3.0, 3.0, 0.0]
+        plain = torch.zeros(4, dtype=torch.float64)
+        plain[1:3].copy_(src)  # a base without a tangent gets one: zeros outside the view
+        assert fwAD.unpack_dual(plain).tangent.tolist() == [0.0, 3.0, 3.0, 0.0]
+        buf = torch.zeros(2, 3, dtype=torch.float64)
+        buf[0] = fwAD.make_dual(torch.ones(3, dtype=torch.float64), torch.full((3,), 5.0, dtype=torch.float64))
+        assert fwAD.unpack_dual(buf).tangent.tolist() == [[5.0, 5.0, 5.0], [0.0, 0.0, 0.0]]
+        w = base.view(2, 2)
+        base.add_(src.repeat(2))  # the base's in-place update reaches the view's tangent
+        assert fwAD.unpack_dual(w).tangent.tolist() == [[3.0, 6.0], [6.0, 3.0]]
