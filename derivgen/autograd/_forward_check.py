@@ -9,7 +9,6 @@ from derivgen.core.tensor import Tensor
 def forward_jacobian(func, inputs, positions, diff_inputs):
     """``jac[j][i]``: the (numel(input j), numel(output i)) Jacobian from forward-mode JVPs."""
     jac = []
-    index = {id(t): j for j, t in enumerate(diff_inputs)}
     for t in diff_inputs:
         n = t._array.size
         cols = None
@@ -31,7 +30,6 @@ def forward_jacobian(func, inputs, positions, diff_inputs):
         if cols is None:
             cols = [np.zeros((0, 1)) for _ in positions]
         jac.append(cols)
-    del index
     return jac
 
 

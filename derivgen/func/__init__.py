@@ -33,7 +33,7 @@ def _detached(t):
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` by forward mode."""
     if not isinstance(primals, tuple):
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            f"call f(*primals).")
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
@@ -185,9 +185,11 @@ def jacrev(func, argnums=0, has_aux=False):
             call = list(args)
             leaves = []
             for i in nums:
-                call[i] = _fwAD.make_dual(_detached(args[i]), _fwAD.unpack_dual(args[i]).tangent) \
-                    if _fwAD.unpack_dual(args[i]).tangent is not None else _detached(args[i])
-                call[i].requires_grad_(True) if call[i].grad_fn is None else None
+                # a fresh leaf; inside jacfwd (a dual level) it keeps the argument's tangent, and the
+                # reverse pass keeps a graph, so the tangents flow through it (forward over reverse)
+                leaf = _detached(args[i]).requires_grad_(True)
+                tangent = _fwAD.unpack_dual(args[i]).tangent
+                call[i] = _fwAD.make_dual(leaf, tangent) if tangent is not None else leaf
                 leaves.append(call[i])
             out = func(*call)
             aux = None
