@@ -244,6 +244,20 @@ def test_reductions_and_masks(torch, op):
     np.testing.assert_allclose(_np(tangent), expected, rtol=1e-6, atol=1e-8)
 
 
+def test_layer_norm_tangent(torch):
+    fwAD = torch.autograd.forward_ad
+    x, t = _x(torch, 2, 3, 4, seed=23), _x(torch, 2, 3, 4, seed=24)
+    w, wt, b, bt = _x(torch, 3, 4, seed=25), _x(torch, 3, 4, seed=26), _x(torch, 3, 4, seed=27), _x(torch, 3, 4, seed=28)
+    with fwAD.dual_level():
+        y = torch.nn.functional.layer_norm(fwAD.make_dual(x, t), (3, 4), fwAD.make_dual(w, wt), fwAD.make_dual(b, bt))
+        tangent = fwAD.unpack_dual(y).tangent
+    eps = 1e-6
+
+    def f(s):
+        return _np(torch.nn.functional.layer_norm(x + s * t, (3, 4), w + s * wt, b + s * bt))
+    np.testing.assert_allclose(_np(tangent), (f(eps) - f(-eps)) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("loss", ["cross_entropy", "mse", "bce_logits", "huber"])
 def test_loss_tangents(torch, loss):
     fwAD = torch.autograd.forward_ad
