@@ -25,10 +25,12 @@ from derivgen.core.tensor import Size, Tensor  # noqa: F401
 from derivgen import config  # noqa: F401
 
 try:
+    from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes, ops and kernels too)
     from derivgen.generated import ops as _generated_ops
-except (ImportError, SyntaxError) as _exc:
-    # The generator's command line lives in this package too: a missing or broken generated/ must not
-    # stop `derivgen generate` from rebuilding it. Any use of the library then says what to do.
+except (ImportError, SyntaxError, AttributeError, NameError) as _exc:
+    # The generator's command line lives in this package too: a missing, broken or stale generated/ (one
+    # generated module naming what another no longer has) must not stop `derivgen generate` from
+    # rebuilding it. Any use of the library then says what to do.
     _generated_error = _exc
 else:
     _generated_error = None
@@ -50,6 +52,7 @@ else:
     numel = _composites.numel
 
     from derivgen import autograd  # noqa: F401,E402
+    from derivgen import func  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402
     from derivgen import nn  # noqa: F401,E402
     from derivgen import optim  # noqa: F401,E402
@@ -66,7 +69,14 @@ else:
 
 
 def __getattr__(name):
-    if _generated_error is not None:
+    if _generated_error is not None and not _is_submodule(name):
         raise ImportError(f"derivgen.generated failed to import ({_generated_error!r}); run `derivgen generate` "
                           f"to rebuild it from formulas.yaml") from _generated_error
     raise AttributeError(f"module 'derivgen' has no attribute '{name}'")
+
+
+def _is_submodule(name):
+    # ``from derivgen import cachedir`` asks this module first: a submodule must still import (the
+    # generator's command line needs its own modules to rebuild a broken generated/)
+    import importlib.util
+    return importlib.util.find_spec(f"{__name__}.{name}") is not None

@@ -2,7 +2,6 @@
 fused kernels, libraries compiled from ``@derivgen.library.op``). Imports nothing of the runtime."""
 import os
 import shutil
-import sys
 
 from derivgen.config import user_cache_dir
 

@@ -9,7 +9,8 @@ from derivgen.autograd.function import Function, NestedIOFunction, InplaceFuncti
 from derivgen.autograd import function  # noqa: F401
 from derivgen.autograd.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from derivgen.autograd import functional  # noqa: F401
+from derivgen.autograd import forward_ad  # noqa: F401
 
 __all__ = ["backward", "grad", "set_detect_anomaly", "detect_anomaly", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "graph", "Function", "once_differentiable", "gradcheck",
-           "gradgradcheck", "functional"]
+           "gradgradcheck", "functional", "forward_ad"]

@@ -21,11 +21,13 @@ in the engine like a generated node: ``_apply_fast`` wraps the incoming arrays a
 ``backward`` (grad mode off), ``_apply_graph`` passes Tensors with grad mode on (``create_graph=True``), so
 a backward written with differentiable ops can be differentiated again.
 """
+import contextlib
 import functools
 import warnings
 
 import numpy as np
 
+from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
 from derivgen.core.tensor import Tensor
@@ -73,6 +75,8 @@ class BackwardCFunction(FunctionCtx, Node):
     # ---- the ctx surface ---------------------------------------------------------------------------
     @property
     def saved_tensors(self):
+        if self.__dict__.get("_in_jvp"):  # in the user's jvp: what the forward gave save_for_forward
+            return tuple(self.__dict__.get("saved_for_forward", ()))
         saved = self.__dict__.get("_saved")
         if saved is None:
             if "to_save" in self.__dict__:  # read during forward: torch returns what was given
@@ -215,7 +219,8 @@ class Function(metaclass=FunctionMeta):
         ctx.dirty_tensors = ()
         ctx.non_differentiable = ()
 
-        with no_grad():
+        forward_ad = _forward_rules.has_tangents(args)
+        with no_grad(), (_forward_rules.paused() if forward_ad else contextlib.nullcontext()):
             if cls.setup_context is Function.setup_context:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:
@@ -248,6 +253,8 @@ class Function(metaclass=FunctionMeta):
                 saved.append(None if t is None else SavedVariable(t, is_output=t.grad_fn is ctx))
             ctx._saved = saved
         del ctx.to_save
+        if forward_ad:
+            _forward_rules.custom_function_jvp(cls.jvp if cls.jvp is not Function.jvp else None, ctx, args, outs)
         return outs[0] if single else tuple(outs)
 
 

@@ -12,7 +12,7 @@ from derivgen.core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabl
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _grad
-from derivgen.ops.factories import zeros_like
+from derivgen.ops.factories import ones_like, zeros_like
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -194,7 +194,10 @@ def _final_vjp(outputs, is_outputs_tuple, roots, wrt, zeros_like, v, is_inputs_t
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), J v)``, by differentiating the vjp with respect to its (linear) vector."""
+    """``(func(inputs), J v)``: by forward mode (dual tensors); with ``create_graph=True`` by
+    differentiating the vjp with respect to its (linear) vector, so the result has a graph."""
+    if not create_graph and not strict:
+        return _forward_jvp(func, inputs, v)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -215,6 +218,23 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     outputs = _grad_postprocess(outputs, create_graph)
     jvp_ = _grad_postprocess(jvp_, create_graph)
     return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp_, is_outputs_tuple)
+
+
+def _forward_jvp(func, inputs, v):
+    from derivgen.autograd import forward_ad as fwAD
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    v = _prepare_v(v, inputs, is_inputs_tuple, "jvp", False, "the input to the user-provided function is")
+    if v is None:  # allowed for one single-element input: the tangent 1
+        v = tuple(ones_like(x) for x in inputs)
+    with fwAD.dual_level():
+        duals = tuple(fwAD.make_dual(Tensor._make(x._array), Tensor._make(t._array)) for x, t in zip(inputs, v))
+        outputs = func(*duals)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+        pairs = [fwAD.unpack_dual(o) for o in outputs]
+        outs = tuple(Tensor._make(p.primal._array) for p in pairs)
+        jvp_ = tuple(Tensor._make(p.tangent._array) if p.tangent is not None else zeros_like(o)
+                     for p, o in zip(pairs, outputs))
+    return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(jvp_, is_outputs_tuple)
 
 
 def _stack_rows(rows, shape, create_graph):

@@ -144,9 +144,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """Check the gradients of ``func(*inputs)`` with respect to the inputs that require grad against
     central differences. Returns True, or raises ``GradcheckError`` (False with
     ``raise_exception=False``). Use float64 inputs: the default tolerances assume double precision."""
-    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
-        raise NotImplementedError("derivgen's gradcheck checks reverse mode only (check_forward_ad, "
-                                  "check_batched_grad and check_batched_forward_grad are not supported)")
+    if check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("derivgen's gradcheck does not support check_batched_grad and "
+                                  "check_batched_forward_grad")
     tupled = _as_tuple(inputs)
     diff_inputs = list(_iter_tensors(tupled, True))
     if not diff_inputs:
@@ -160,6 +160,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     all_outs = _as_tuple(func(*tupled))
     positions = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor) and o.requires_grad]
     outputs = [all_outs[p] for p in positions]
+    if check_forward_ad:
+        res = _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception)
+        if res is not True:
+            return res
     if not check_backward_ad:
         return True
 
@@ -207,6 +211,20 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         res = _check_undefined_grad(outputs, raise_exception)
         if res is not True:
             return res
+    return True
+
+
+def _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception):
+    from derivgen.autograd._forward_check import forward_jacobian, mismatch
+    outs = _as_tuple(func(*tupled))
+    positions = [p for p, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    forward = forward_jacobian(func, tupled, positions, diff_inputs)
+    numerical = get_numerical_jacobian(func, tupled, positions, diff_inputs, eps)
+    for j in range(len(diff_inputs)):
+        for i in range(len(positions)):
+            a, n = forward[j][i], numerical[j][i]
+            if a.size and not np.allclose(a, n, rtol=rtol, atol=atol):
+                return _fail(mismatch(a, n, i, j), raise_exception)
     return True
 
 

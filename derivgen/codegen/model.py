@@ -16,6 +16,7 @@ from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .kernel_types import kernel_problem
+from .jvp import build_jvp
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
 # Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
@@ -62,6 +63,7 @@ class RowModel:
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
     # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
     formula_origins: list = field(default_factory=list)
+    jvp: object = None    # forward mode: a JvpModel (derivgen/codegen/jvp.py), or None
 
 
 def _available_ops(entries):
@@ -269,6 +271,9 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
                           "package's __init__ and list it in derivgen/ops/manifest.yaml")
 
     if not entry.formulas:
+        if entry.jvp is not None:
+            raise entry.error("a forward-mode formula ('result:') needs the row's backward formulas: the row "
+                              "has none, so it records no node", entry.jvp_line)
         return model
 
     # ---- formulas
@@ -337,6 +342,9 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
                           "table lacks: add their rows")
     if entry.inplace and any(s.name == "self" and not s.is_output for s in model.saved_tensors):
         model.inplace_saves_original_self = True
+    model.jvp = build_jvp(entry, fwd, scope, low)
+    if model.jvp is not None and model.jvp.kernel is not None:
+        model.kernels.append(model.jvp.kernel)
     return model
 
 

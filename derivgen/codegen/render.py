@@ -96,6 +96,7 @@ def render_models(models, table_file, table_sha, library=None):
     ops, by_name = [], {}
     for row in models:
         row.wrapper = render_wrapper(row)
+        row.inplace_fn = None
         row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
         row.origins_literal = repr(tuple(row.formula_origins))
         row.slots = [f"_sv_{s.name}" for s in row.saved_tensors] + [f"_v_{v.name}" for v in row.saved_values]
@@ -114,6 +115,7 @@ def render_models(models, table_file, table_sha, library=None):
                       inplace=False)
         if row.entry.inplace:
             fn_name, text = render_inplace_wrapper(row)
+            row.inplace_fn = fn_name
             row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
     registered = {}
@@ -130,6 +132,7 @@ def render_models(models, table_file, table_sha, library=None):
     files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
                                                            stamp_lines=package_stamp, **common)
     if library is None:
+        files["jvp.py"] = env.get_template("jvp.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
         files["__init__.py"] = env.get_template("package_init.py.j2").render(stamp_lines=package_stamp, **common)
     return files
 

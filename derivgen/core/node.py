@@ -63,7 +63,10 @@ class SavedVariable:
     a reference cycle output -> node -> output.
     """
     __slots__ = ("tensor", "_array", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
-                 "hook_meta", "saved_nonleaf")
+                 "hook_meta", "saved_nonleaf",
+                 # a saved output's forward-mode tangents (the output Tensor's ``_fw_grads``), set by
+                 # derivgen.autograd.forward_ad after the op; left unset otherwise (no cost per save)
+                 "fw_grads")
 
     def __init__(self, t, is_output=False):
         if t._inference:
@@ -200,7 +203,11 @@ class SavedVariable:
             return out
         if self.tensor is not None:
             return self.tensor
-        return Tensor._make(self._array, node, self.output_nr, self.vc)
+        out = Tensor._make(self._array, node, self.output_nr, self.vc)
+        fw_grads = getattr(self, "fw_grads", None)
+        if fw_grads:  # forward over reverse: the graph path differentiates with the output's tangent
+            out._fw_grads = fw_grads
+        return out
 
     def release(self):
         self.tensor = None

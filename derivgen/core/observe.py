@@ -48,17 +48,24 @@ def wanted(fn):
 def call_op(name, fn, kwargs):
     """Run ``fn(**kwargs)`` (a generated op) between every observer's ``op_start`` and ``op_end``."""
     observers = list(_observers)
-    tokens = [o.op_start(name, kwargs) for o in observers]
     cur = _current
     prev, cur.fn = cur.fn, fn
     result = None
+    tokens = []
     try:
+        # op_start sees the op function in ``current_fn()`` (forward AD picks its rule by it)
+        tokens = [o.op_start(name, kwargs) for o in observers]
         result = fn(**kwargs)
     finally:
         cur.fn = prev
         for o, t in zip(observers, tokens):
             o.op_end(t, result)
     return result
+
+
+def current_fn():
+    """The op function ``call_op`` is running on this thread (None outside one)."""
+    return _current.fn
 
 
 def node_start(node):

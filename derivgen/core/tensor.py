@@ -32,7 +32,11 @@ def _undeletable_attribute(self):
 
 class Tensor:
     __slots__ = ("_array", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc", "_acc", "_hooks",
-                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "_inference", "_inference_requires_grad", "__weakref__")
+                 "_retains_grad", "_post_acc_hooks", "_base", "_wrapped", "_inference", "_inference_requires_grad",
+                 "__weakref__",
+                 # forward-mode tangents {level: Tensor}; left unset (no cost per op) until
+                 # derivgen.autograd.forward_ad gives the tensor one, so read it with getattr(t, "_fw_grads", None)
+                 "_fw_grads")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __init__(self, data=None, dtype=None):

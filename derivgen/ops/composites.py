@@ -90,7 +90,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, mem
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):
-            non_blocking = a
+            pass  # non_blocking: copies on the CPU are synchronous
         elif a is not None:
             device = a
     check_device(device if device is not None else "cpu")

@@ -74,7 +74,18 @@ def commit_inplace(t, out):
         t._array = out._array
     if out.grad_fn is not None:
         set_inplace_history(t, out.grad_fn, out.output_nr)
+    if _tangent_commit[0] is not None and getattr(out, "_fw_grads", None):
+        _tangent_commit[0](t, out)  # forward mode: ``t`` takes the result's tangent with its value
     return t
+
+
+# Forward mode registers here how a committed result hands its tangent to ``t`` (written through into
+# t's tangent, or its base's, so views and bases stay aliased as torch's tangents are).
+_tangent_commit = [None]
+
+
+def set_tangent_commit(fn):
+    _tangent_commit[0] = fn
 
 
 def _same_memory(a, b):

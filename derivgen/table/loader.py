@@ -34,6 +34,9 @@ class Entry:
     output_differentiability: list = None
     inplace: bool = False
     doc: str = ""
+    jvp: str = None                  # the forward-mode formula (torch's `result:` key), or None
+    jvp_line: int = None
+    jvp_outputs: dict = field(default_factory=dict)  # several outputs: {output name: (formula, line)}
     source: str = ""                 # the row's text, as written in the table
     class_name: str = None           # *Backward<N>, or None when nothing is differentiable
 
@@ -145,6 +148,12 @@ def _load_entry(item, file, lines, seen):
             entry.inplace = value.lower() == "true"
         elif key == "doc":
             entry.doc = _scalar(vnode, file, entry.name)
+        elif key in schema.return_names and len(schema.returns) > 1:
+            entry.jvp_outputs[key] = (_scalar(vnode, file, entry.name), kline)
+        elif key in schema.return_names and len(schema.returns) == 1:
+            # torch's forward-mode formula: the tangent of the output (``self_t``, ``self_p``, ``result``,
+            # or auto_element_wise / auto_linear)
+            entry.jvp, entry.jvp_line = _scalar(vnode, file, entry.name), kline
         elif key == "output_differentiability":
             if not isinstance(vnode, yaml.SequenceNode):
                 raise entry.error("output_differentiability must be a list like [True, False]", kline)

@@ -105,6 +105,51 @@ abs_backward_self = ElementwiseOp(
     rows=abs_backward_self_rows)
 
 
+# abs_jvp: result: derived from forward abs(self)
+@scalar
+def abs_jvp_scalar(self, self_t, _zero):
+    return self_t*np.sign(self)
+
+
+@kernel
+def abs_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = abs_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def abs_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = abs_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def abs_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = abs_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def abs_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = abs_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def abs_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = abs_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+abs_jvp = ElementwiseOp(
+    abs_jvp_1d, abs_jvp_2d, abs_jvp_1d_parallel, abs_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=abs_jvp_rows)
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 abs_forward.scalar = abs_forward_scalar

@@ -3,7 +3,7 @@
 # row sha256: 70a38b0db48fc6d1
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `acosh` (formulas.yaml, line 331).
+"""Numba kernels of `acosh` (formulas.yaml, line 359).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ acosh_backward_self = ElementwiseOp(
     acosh_backward_self_1d, acosh_backward_self_2d, acosh_backward_self_1d_parallel, acosh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=acosh_backward_self_rows)
+
+
+# acosh_jvp: result: derived from forward acosh(self)
+@scalar
+def acosh_jvp_scalar(self, self_t, _zero):
+    return self_t/(math.sqrt(self + _l(-1, _zero))*math.sqrt(self + _l(1, _zero)))
+
+
+@kernel
+def acosh_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = acosh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def acosh_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = acosh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def acosh_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = acosh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def acosh_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = acosh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def acosh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = acosh_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+acosh_jvp = ElementwiseOp(
+    acosh_jvp_1d, acosh_jvp_2d, acosh_jvp_1d_parallel, acosh_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=acosh_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

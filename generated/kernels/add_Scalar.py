@@ -60,6 +60,43 @@ add_Scalar_forward = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
 
 
+# add_Scalar_jvp: result: derived from forward self + alpha * other
+@scalar
+def add_Scalar_jvp_scalar(self_t, _zero):
+    return self_t
+
+
+@kernel
+def add_Scalar_jvp_1d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = add_Scalar_jvp_scalar(self_t[i], _zero)
+
+
+@kernel_parallel
+def add_Scalar_jvp_1d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = add_Scalar_jvp_scalar(self_t[i], _zero)
+
+
+@kernel
+def add_Scalar_jvp_2d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = add_Scalar_jvp_scalar(self_t[i, j], _zero)
+
+
+@kernel_parallel
+def add_Scalar_jvp_2d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = add_Scalar_jvp_scalar(self_t[i, j], _zero)
+
+
+add_Scalar_jvp = ElementwiseOp(
+    add_Scalar_jvp_1d, add_Scalar_jvp_2d, add_Scalar_jvp_1d_parallel, add_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 add_Scalar_forward.scalar = add_Scalar_forward_scalar

@@ -105,6 +105,51 @@ add_Tensor_backward_other_case1 = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
+# add_Tensor_jvp: result: derived from forward self + alpha * other
+@scalar
+def add_Tensor_jvp_scalar(self_t, other_t, alpha, _zero):
+    return alpha*other_t + self_t
+
+
+@kernel
+def add_Tensor_jvp_1d(out, self_t, other_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        out[i] = add_Tensor_jvp_scalar(self_t[i], other_t[i], alpha, _zero)
+
+
+@kernel_parallel
+def add_Tensor_jvp_1d_parallel(out, self_t, other_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = add_Tensor_jvp_scalar(self_t[i], other_t[i], alpha, _zero)
+
+
+@kernel
+def add_Tensor_jvp_2d(out, self_t, other_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = add_Tensor_jvp_scalar(self_t[i, j], other_t[i, j], alpha, _zero)
+
+
+@kernel_parallel
+def add_Tensor_jvp_2d_parallel(out, self_t, other_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = add_Tensor_jvp_scalar(self_t[i, j], other_t[i, j], alpha, _zero)
+
+
+@kernel
+def add_Tensor_jvp_rows(out, self_t, self_t_rs, other_t, other_t_rs, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = add_Tensor_jvp_scalar(self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], alpha, _zero)
+
+
+add_Tensor_jvp = ElementwiseOp(
+    add_Tensor_jvp_1d, add_Tensor_jvp_2d, add_Tensor_jvp_1d_parallel, add_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=add_Tensor_jvp_rows)
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 add_Tensor_forward.scalar = add_Tensor_forward_scalar

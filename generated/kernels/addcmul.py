@@ -3,7 +3,7 @@
 # row sha256: 9dc85bff5063e7a9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `addcmul` (formulas.yaml, line 485).
+"""Numba kernels of `addcmul` (formulas.yaml, line 531).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,51 @@ addcmul_backward_tensor2 = ElementwiseOp(
     addcmul_backward_tensor2_1d, addcmul_backward_tensor2_2d, addcmul_backward_tensor2_1d_parallel, addcmul_backward_tensor2_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=addcmul_backward_tensor2_rows)
+
+
+# addcmul_jvp: result: derived from forward self + value * tensor1 * tensor2
+@scalar
+def addcmul_jvp_scalar(tensor1, tensor2, self_t, tensor1_t, tensor2_t, value, _zero):
+    return self_t + tensor1*tensor2_t*value + tensor1_t*tensor2*value
+
+
+@kernel
+def addcmul_jvp_1d(out, tensor1, tensor2, self_t, tensor1_t, tensor2_t, value, _zero):
+    for i in range(out.shape[0]):
+        out[i] = addcmul_jvp_scalar(tensor1[i], tensor2[i], self_t[i], tensor1_t[i], tensor2_t[i], value, _zero)
+
+
+@kernel_parallel
+def addcmul_jvp_1d_parallel(out, tensor1, tensor2, self_t, tensor1_t, tensor2_t, value, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = addcmul_jvp_scalar(tensor1[i], tensor2[i], self_t[i], tensor1_t[i], tensor2_t[i], value, _zero)
+
+
+@kernel
+def addcmul_jvp_2d(out, tensor1, tensor2, self_t, tensor1_t, tensor2_t, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = addcmul_jvp_scalar(tensor1[i, j], tensor2[i, j], self_t[i, j], tensor1_t[i, j], tensor2_t[i, j], value, _zero)
+
+
+@kernel_parallel
+def addcmul_jvp_2d_parallel(out, tensor1, tensor2, self_t, tensor1_t, tensor2_t, value, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = addcmul_jvp_scalar(tensor1[i, j], tensor2[i, j], self_t[i, j], tensor1_t[i, j], tensor2_t[i, j], value, _zero)
+
+
+@kernel
+def addcmul_jvp_rows(out, tensor1, tensor1_rs, tensor2, tensor2_rs, self_t, self_t_rs, tensor1_t, tensor1_t_rs, tensor2_t, tensor2_t_rs, value, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = addcmul_jvp_scalar(tensor1[i * tensor1_rs, j], tensor2[i * tensor2_rs, j], self_t[i * self_t_rs, j], tensor1_t[i * tensor1_t_rs, j], tensor2_t[i * tensor2_t_rs, j], value, _zero)
+
+
+addcmul_jvp = ElementwiseOp(
+    addcmul_jvp_1d, addcmul_jvp_2d, addcmul_jvp_1d_parallel, addcmul_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=5, n_scalars=1,
+    rows=addcmul_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

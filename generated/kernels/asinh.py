@@ -3,7 +3,7 @@
 # row sha256: 732a751d06b541fc
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `asinh` (formulas.yaml, line 327).
+"""Numba kernels of `asinh` (formulas.yaml, line 355).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ asinh_backward_self = ElementwiseOp(
     asinh_backward_self_1d, asinh_backward_self_2d, asinh_backward_self_1d_parallel, asinh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=asinh_backward_self_rows)
+
+
+# asinh_jvp: result: derived from forward asinh(self)
+@scalar
+def asinh_jvp_scalar(self, self_t, _zero):
+    return self_t/math.sqrt((self*self) + _l(1, _zero))
+
+
+@kernel
+def asinh_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = asinh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def asinh_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = asinh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def asinh_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = asinh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def asinh_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = asinh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def asinh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = asinh_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+asinh_jvp = ElementwiseOp(
+    asinh_jvp_1d, asinh_jvp_2d, asinh_jvp_1d_parallel, asinh_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=asinh_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 30d2e437a5027a48
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `atan` (formulas.yaml, line 315).
+"""Numba kernels of `atan` (formulas.yaml, line 343).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ atan_backward_self = ElementwiseOp(
     atan_backward_self_1d, atan_backward_self_2d, atan_backward_self_1d_parallel, atan_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=atan_backward_self_rows)
+
+
+# atan_jvp: result: derived from forward atan(self)
+@scalar
+def atan_jvp_scalar(self, self_t, _zero):
+    return self_t/((self*self) + _l(1, _zero))
+
+
+@kernel
+def atan_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = atan_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def atan_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = atan_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def atan_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = atan_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def atan_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = atan_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def atan_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = atan_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+atan_jvp = ElementwiseOp(
+    atan_jvp_1d, atan_jvp_2d, atan_jvp_1d_parallel, atan_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=atan_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: fa23310c993808c7
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `celu` (formulas.yaml, line 411).
+"""Numba kernels of `celu` (formulas.yaml, line 449).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ celu_backward_self = ElementwiseOp(
     celu_backward_self_1d, celu_backward_self_2d, celu_backward_self_1d_parallel, celu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=celu_backward_self_rows)
+
+
+# celu_jvp: result: derived from forward where(self > 0, self, expm1(self / alpha) * alpha)
+@scalar
+def celu_jvp_scalar(self, self_t, alpha, _zero):
+    return self_t*(_l(1, _zero) if (self > _l(0, _zero)) else _exp(self/alpha))
+
+
+@kernel
+def celu_jvp_1d(out, self, self_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        out[i] = celu_jvp_scalar(self[i], self_t[i], alpha, _zero)
+
+
+@kernel_parallel
+def celu_jvp_1d_parallel(out, self, self_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = celu_jvp_scalar(self[i], self_t[i], alpha, _zero)
+
+
+@kernel
+def celu_jvp_2d(out, self, self_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = celu_jvp_scalar(self[i, j], self_t[i, j], alpha, _zero)
+
+
+@kernel_parallel
+def celu_jvp_2d_parallel(out, self, self_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = celu_jvp_scalar(self[i, j], self_t[i, j], alpha, _zero)
+
+
+@kernel
+def celu_jvp_rows(out, self, self_rs, self_t, self_t_rs, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = celu_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], alpha, _zero)
+
+
+celu_jvp = ElementwiseOp(
+    celu_jvp_1d, celu_jvp_2d, celu_jvp_1d_parallel, celu_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=celu_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

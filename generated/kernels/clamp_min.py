@@ -3,7 +3,7 @@
 # row sha256: 4228e1ab5f674539
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `clamp_min` (formulas.yaml, line 376).
+"""Numba kernels of `clamp_min` (formulas.yaml, line 412).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ clamp_min_backward_self = ElementwiseOp(
     clamp_min_backward_self_1d, clamp_min_backward_self_2d, clamp_min_backward_self_1d_parallel, clamp_min_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=clamp_min_backward_self_rows)
+
+
+# clamp_min_jvp: result: derived from forward where(self < min, min, self)
+@scalar
+def clamp_min_jvp_scalar(self, self_t, min, _zero):
+    return self_t*(_l(0, _zero) if (min > self) else _l(1, _zero))
+
+
+@kernel
+def clamp_min_jvp_1d(out, self, self_t, min, _zero):
+    for i in range(out.shape[0]):
+        out[i] = clamp_min_jvp_scalar(self[i], self_t[i], min, _zero)
+
+
+@kernel_parallel
+def clamp_min_jvp_1d_parallel(out, self, self_t, min, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = clamp_min_jvp_scalar(self[i], self_t[i], min, _zero)
+
+
+@kernel
+def clamp_min_jvp_2d(out, self, self_t, min, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = clamp_min_jvp_scalar(self[i, j], self_t[i, j], min, _zero)
+
+
+@kernel_parallel
+def clamp_min_jvp_2d_parallel(out, self, self_t, min, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = clamp_min_jvp_scalar(self[i, j], self_t[i, j], min, _zero)
+
+
+@kernel
+def clamp_min_jvp_rows(out, self, self_rs, self_t, self_t_rs, min, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = clamp_min_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], min, _zero)
+
+
+clamp_min_jvp = ElementwiseOp(
+    clamp_min_jvp_1d, clamp_min_jvp_2d, clamp_min_jvp_1d_parallel, clamp_min_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=clamp_min_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

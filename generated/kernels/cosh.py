@@ -3,7 +3,7 @@
 # row sha256: a8f48a48dd446c51
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `cosh` (formulas.yaml, line 323).
+"""Numba kernels of `cosh` (formulas.yaml, line 351).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ cosh_backward_self = ElementwiseOp(
     cosh_backward_self_1d, cosh_backward_self_2d, cosh_backward_self_1d_parallel, cosh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=cosh_backward_self_rows)
+
+
+# cosh_jvp: result: derived from forward cosh(self)
+@scalar
+def cosh_jvp_scalar(self, self_t, _zero):
+    return self_t*math.sinh(self)
+
+
+@kernel
+def cosh_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = cosh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def cosh_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = cosh_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def cosh_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = cosh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def cosh_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = cosh_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def cosh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = cosh_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+cosh_jvp = ElementwiseOp(
+    cosh_jvp_1d, cosh_jvp_2d, cosh_jvp_1d_parallel, cosh_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=cosh_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

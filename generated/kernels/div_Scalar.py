@@ -3,7 +3,7 @@
 # row sha256: df34e29cb5dfb482
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `div.Scalar` (formulas.yaml, line 71).
+"""Numba kernels of `div.Scalar` (formulas.yaml, line 75).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -94,6 +94,43 @@ def div_Scalar_backward_self_2d_parallel(out, grad, other, _zero):
 
 div_Scalar_backward_self = ElementwiseOp(
     div_Scalar_backward_self_1d, div_Scalar_backward_self_2d, div_Scalar_backward_self_1d_parallel, div_Scalar_backward_self_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+
+
+# div_Scalar_jvp: result: derived from forward self / other
+@scalar
+def div_Scalar_jvp_scalar(self_t, other, _zero):
+    return self_t/other
+
+
+@kernel
+def div_Scalar_jvp_1d(out, self_t, other, _zero):
+    for i in range(out.shape[0]):
+        out[i] = div_Scalar_jvp_scalar(self_t[i], other, _zero)
+
+
+@kernel_parallel
+def div_Scalar_jvp_1d_parallel(out, self_t, other, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = div_Scalar_jvp_scalar(self_t[i], other, _zero)
+
+
+@kernel
+def div_Scalar_jvp_2d(out, self_t, other, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = div_Scalar_jvp_scalar(self_t[i, j], other, _zero)
+
+
+@kernel_parallel
+def div_Scalar_jvp_2d_parallel(out, self_t, other, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = div_Scalar_jvp_scalar(self_t[i, j], other, _zero)
+
+
+div_Scalar_jvp = ElementwiseOp(
+    div_Scalar_jvp_1d, div_Scalar_jvp_2d, div_Scalar_jvp_1d_parallel, div_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
 
 

@@ -3,7 +3,7 @@
 # row sha256: ca4ac0ecf9f86c72
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `elu` (formulas.yaml, line 406).
+"""Numba kernels of `elu` (formulas.yaml, line 444).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -104,6 +104,51 @@ elu_backward_self = ElementwiseOp(
     elu_backward_self_1d, elu_backward_self_2d, elu_backward_self_1d_parallel, elu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=3,
     rows=elu_backward_self_rows)
+
+
+# elu_jvp: result: derived from forward where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
+@scalar
+def elu_jvp_scalar(self, self_t, alpha, scale, input_scale, _zero):
+    return self_t*(scale if (self > _l(0, _zero)) else alpha*input_scale*scale*_exp(input_scale*self))
+
+
+@kernel
+def elu_jvp_1d(out, self, self_t, alpha, scale, input_scale, _zero):
+    for i in range(out.shape[0]):
+        out[i] = elu_jvp_scalar(self[i], self_t[i], alpha, scale, input_scale, _zero)
+
+
+@kernel_parallel
+def elu_jvp_1d_parallel(out, self, self_t, alpha, scale, input_scale, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = elu_jvp_scalar(self[i], self_t[i], alpha, scale, input_scale, _zero)
+
+
+@kernel
+def elu_jvp_2d(out, self, self_t, alpha, scale, input_scale, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = elu_jvp_scalar(self[i, j], self_t[i, j], alpha, scale, input_scale, _zero)
+
+
+@kernel_parallel
+def elu_jvp_2d_parallel(out, self, self_t, alpha, scale, input_scale, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = elu_jvp_scalar(self[i, j], self_t[i, j], alpha, scale, input_scale, _zero)
+
+
+@kernel
+def elu_jvp_rows(out, self, self_rs, self_t, self_t_rs, alpha, scale, input_scale, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = elu_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], alpha, scale, input_scale, _zero)
+
+
+elu_jvp = ElementwiseOp(
+    elu_jvp_1d, elu_jvp_2d, elu_jvp_1d_parallel, elu_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=3,
+    rows=elu_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 2b7851d5b06017cb
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `erfc` (formulas.yaml, line 343).
+"""Numba kernels of `erfc` (formulas.yaml, line 371).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ erfc_backward_self = ElementwiseOp(
     erfc_backward_self_1d, erfc_backward_self_2d, erfc_backward_self_1d_parallel, erfc_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=erfc_backward_self_rows)
+
+
+# erfc_jvp: result: derived from forward erfc(self)
+@scalar
+def erfc_jvp_scalar(self, self_t, _zero):
+    return -_l(2, _zero)*self_t*_exp(-(self*self))/math.sqrt(_l(3.141592653589793, _zero))
+
+
+@kernel
+def erfc_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = erfc_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def erfc_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = erfc_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def erfc_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = erfc_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def erfc_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = erfc_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def erfc_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = erfc_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+erfc_jvp = ElementwiseOp(
+    erfc_jvp_1d, erfc_jvp_2d, erfc_jvp_1d_parallel, erfc_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=erfc_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

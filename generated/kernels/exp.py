@@ -3,7 +3,7 @@
 # row sha256: 1c709722d3e64459
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `exp` (formulas.yaml, line 82).
+"""Numba kernels of `exp` (formulas.yaml, line 87).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ exp_backward_self = ElementwiseOp(
     exp_backward_self_1d, exp_backward_self_2d, exp_backward_self_1d_parallel, exp_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=exp_backward_self_rows)
+
+
+# exp_jvp: result: derived from forward exp(self)
+@scalar
+def exp_jvp_scalar(self, self_t, _zero):
+    return self_t*_exp(self)
+
+
+@kernel
+def exp_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = exp_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def exp_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = exp_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def exp_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def exp_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def exp_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+exp_jvp = ElementwiseOp(
+    exp_jvp_1d, exp_jvp_2d, exp_jvp_1d_parallel, exp_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=exp_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

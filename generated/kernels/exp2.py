@@ -3,7 +3,7 @@
 # row sha256: c17460f18244439c
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `exp2` (formulas.yaml, line 279).
+"""Numba kernels of `exp2` (formulas.yaml, line 307).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ exp2_backward_self = ElementwiseOp(
     exp2_backward_self_1d, exp2_backward_self_2d, exp2_backward_self_1d_parallel, exp2_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=exp2_backward_self_rows)
+
+
+# exp2_jvp: result: derived from forward exp2(self)
+@scalar
+def exp2_jvp_scalar(self, self_t, _zero):
+    return self_t*_log(_l(2, _zero))*_exp(_l(0.6931471805599453, _zero)*self)
+
+
+@kernel
+def exp2_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = exp2_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def exp2_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = exp2_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def exp2_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp2_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def exp2_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp2_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def exp2_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = exp2_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+exp2_jvp = ElementwiseOp(
+    exp2_jvp_1d, exp2_jvp_2d, exp2_jvp_1d_parallel, exp2_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=exp2_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

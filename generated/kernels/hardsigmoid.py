@@ -3,7 +3,7 @@
 # row sha256: e96795f92cedc18b
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hardsigmoid` (formulas.yaml, line 425).
+"""Numba kernels of `hardsigmoid` (formulas.yaml, line 463).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ hardsigmoid_backward_self = ElementwiseOp(
     hardsigmoid_backward_self_1d, hardsigmoid_backward_self_2d, hardsigmoid_backward_self_1d_parallel, hardsigmoid_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=hardsigmoid_backward_self_rows)
+
+
+# hardsigmoid_jvp: result: derived from forward where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))
+@scalar
+def hardsigmoid_jvp_scalar(self, self_t, _zero):
+    return self_t*(_l(0, _zero) if (self <= _l(-3, _zero)) else (_l(0, _zero) if (self >= _l(3, _zero)) else _l(0.16666666666666666, _zero)))
+
+
+@kernel
+def hardsigmoid_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = hardsigmoid_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def hardsigmoid_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = hardsigmoid_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def hardsigmoid_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardsigmoid_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def hardsigmoid_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardsigmoid_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def hardsigmoid_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardsigmoid_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+hardsigmoid_jvp = ElementwiseOp(
+    hardsigmoid_jvp_1d, hardsigmoid_jvp_2d, hardsigmoid_jvp_1d_parallel, hardsigmoid_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=hardsigmoid_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

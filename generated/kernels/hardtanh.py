@@ -3,7 +3,7 @@
 # row sha256: 8e88e5c17333146c
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hardtanh` (formulas.yaml, line 420).
+"""Numba kernels of `hardtanh` (formulas.yaml, line 458).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ hardtanh_backward_self = ElementwiseOp(
     hardtanh_backward_self_1d, hardtanh_backward_self_2d, hardtanh_backward_self_1d_parallel, hardtanh_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=2,
     rows=hardtanh_backward_self_rows)
+
+
+# hardtanh_jvp: result: derived from forward minimum(maximum(self, min_val), max_val)
+@scalar
+def hardtanh_jvp_scalar(self, self_t, min_val, max_val, _zero):
+    return self_t*(_l(1, _zero) if max_val - _max(min_val, self) > _l(0, _zero) else (_l(0.5, _zero) if max_val - _max(min_val, self) == _l(0, _zero) else _l(0, _zero)))*(_l(1, _zero) if -min_val + self > _l(0, _zero) else (_l(0.5, _zero) if -min_val + self == _l(0, _zero) else _l(0, _zero)))
+
+
+@kernel
+def hardtanh_jvp_1d(out, self, self_t, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        out[i] = hardtanh_jvp_scalar(self[i], self_t[i], min_val, max_val, _zero)
+
+
+@kernel_parallel
+def hardtanh_jvp_1d_parallel(out, self, self_t, min_val, max_val, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = hardtanh_jvp_scalar(self[i], self_t[i], min_val, max_val, _zero)
+
+
+@kernel
+def hardtanh_jvp_2d(out, self, self_t, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i, j], self_t[i, j], min_val, max_val, _zero)
+
+
+@kernel_parallel
+def hardtanh_jvp_2d_parallel(out, self, self_t, min_val, max_val, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i, j], self_t[i, j], min_val, max_val, _zero)
+
+
+@kernel
+def hardtanh_jvp_rows(out, self, self_rs, self_t, self_t_rs, min_val, max_val, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hardtanh_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], min_val, max_val, _zero)
+
+
+hardtanh_jvp = ElementwiseOp(
+    hardtanh_jvp_1d, hardtanh_jvp_2d, hardtanh_jvp_1d_parallel, hardtanh_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
+    rows=hardtanh_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

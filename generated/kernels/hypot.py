@@ -3,7 +3,7 @@
 # row sha256: bc6a340c6f02084d
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hypot` (formulas.yaml, line 455).
+"""Numba kernels of `hypot` (formulas.yaml, line 497).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,51 @@ hypot_backward_other = ElementwiseOp(
     hypot_backward_other_1d, hypot_backward_other_2d, hypot_backward_other_1d_parallel, hypot_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=hypot_backward_other_rows)
+
+
+# hypot_jvp: result: derived from forward sqrt(self * self + other * other)
+@scalar
+def hypot_jvp_scalar(self, other, self_t, other_t, _zero):
+    return (other*other_t + self*self_t)/math.sqrt((other*other) + (self*self))
+
+
+@kernel
+def hypot_jvp_1d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = hypot_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def hypot_jvp_1d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = hypot_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def hypot_jvp_2d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hypot_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def hypot_jvp_2d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hypot_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def hypot_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = hypot_jvp_scalar(self[i * self_rs, j], other[i * other_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+hypot_jvp = ElementwiseOp(
+    hypot_jvp_1d, hypot_jvp_2d, hypot_jvp_1d_parallel, hypot_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=hypot_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: f8bbb13a1f4cc4c9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `leaky_relu` (formulas.yaml, line 415).
+"""Numba kernels of `leaky_relu` (formulas.yaml, line 453).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ leaky_relu_backward_self = ElementwiseOp(
     leaky_relu_backward_self_1d, leaky_relu_backward_self_2d, leaky_relu_backward_self_1d_parallel, leaky_relu_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=leaky_relu_backward_self_rows)
+
+
+# leaky_relu_jvp: result: derived from forward where(self > 0, self, self * negative_slope)
+@scalar
+def leaky_relu_jvp_scalar(self, self_t, negative_slope, _zero):
+    return self_t*(_l(1, _zero) if (self > _l(0, _zero)) else negative_slope)
+
+
+@kernel
+def leaky_relu_jvp_1d(out, self, self_t, negative_slope, _zero):
+    for i in range(out.shape[0]):
+        out[i] = leaky_relu_jvp_scalar(self[i], self_t[i], negative_slope, _zero)
+
+
+@kernel_parallel
+def leaky_relu_jvp_1d_parallel(out, self, self_t, negative_slope, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = leaky_relu_jvp_scalar(self[i], self_t[i], negative_slope, _zero)
+
+
+@kernel
+def leaky_relu_jvp_2d(out, self, self_t, negative_slope, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = leaky_relu_jvp_scalar(self[i, j], self_t[i, j], negative_slope, _zero)
+
+
+@kernel_parallel
+def leaky_relu_jvp_2d_parallel(out, self, self_t, negative_slope, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = leaky_relu_jvp_scalar(self[i, j], self_t[i, j], negative_slope, _zero)
+
+
+@kernel
+def leaky_relu_jvp_rows(out, self, self_rs, self_t, self_t_rs, negative_slope, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = leaky_relu_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], negative_slope, _zero)
+
+
+leaky_relu_jvp = ElementwiseOp(
+    leaky_relu_jvp_1d, leaky_relu_jvp_2d, leaky_relu_jvp_1d_parallel, leaky_relu_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=leaky_relu_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: bae4c86321604ca1
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `lerp.Scalar` (formulas.yaml, line 474).
+"""Numba kernels of `lerp.Scalar` (formulas.yaml, line 520).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -141,6 +141,51 @@ def lerp_Scalar_backward_end_2d_parallel(out, grad, weight, _zero):
 lerp_Scalar_backward_end = ElementwiseOp(
     lerp_Scalar_backward_end_1d, lerp_Scalar_backward_end_2d, lerp_Scalar_backward_end_1d_parallel, lerp_Scalar_backward_end_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+
+
+# lerp_Scalar_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
+@scalar
+def lerp_Scalar_jvp_scalar(self_t, end_t, weight, _zero):
+    return end_t*weight - self_t*(weight + _l(-1, _zero))
+
+
+@kernel
+def lerp_Scalar_jvp_1d(out, self_t, end_t, weight, _zero):
+    for i in range(out.shape[0]):
+        out[i] = lerp_Scalar_jvp_scalar(self_t[i], end_t[i], weight, _zero)
+
+
+@kernel_parallel
+def lerp_Scalar_jvp_1d_parallel(out, self_t, end_t, weight, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = lerp_Scalar_jvp_scalar(self_t[i], end_t[i], weight, _zero)
+
+
+@kernel
+def lerp_Scalar_jvp_2d(out, self_t, end_t, weight, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Scalar_jvp_scalar(self_t[i, j], end_t[i, j], weight, _zero)
+
+
+@kernel_parallel
+def lerp_Scalar_jvp_2d_parallel(out, self_t, end_t, weight, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Scalar_jvp_scalar(self_t[i, j], end_t[i, j], weight, _zero)
+
+
+@kernel
+def lerp_Scalar_jvp_rows(out, self_t, self_t_rs, end_t, end_t_rs, weight, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Scalar_jvp_scalar(self_t[i * self_t_rs, j], end_t[i * end_t_rs, j], weight, _zero)
+
+
+lerp_Scalar_jvp = ElementwiseOp(
+    lerp_Scalar_jvp_1d, lerp_Scalar_jvp_2d, lerp_Scalar_jvp_1d_parallel, lerp_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=lerp_Scalar_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

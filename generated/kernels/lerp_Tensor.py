@@ -3,7 +3,7 @@
 # row sha256: 3b2a2a839983e3b2
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 479).
+"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 525).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -202,6 +202,51 @@ lerp_Tensor_backward_weight = ElementwiseOp(
     lerp_Tensor_backward_weight_1d, lerp_Tensor_backward_weight_2d, lerp_Tensor_backward_weight_1d_parallel, lerp_Tensor_backward_weight_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=lerp_Tensor_backward_weight_rows)
+
+
+# lerp_Tensor_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
+@scalar
+def lerp_Tensor_jvp_scalar(self, end, weight, self_t, end_t, weight_t, _zero):
+    return end_t*weight - self_t*(weight + _l(-1, _zero)) + weight_t*(end - self)
+
+
+@kernel
+def lerp_Tensor_jvp_1d(out, self, end, weight, self_t, end_t, weight_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = lerp_Tensor_jvp_scalar(self[i], end[i], weight[i], self_t[i], end_t[i], weight_t[i], _zero)
+
+
+@kernel_parallel
+def lerp_Tensor_jvp_1d_parallel(out, self, end, weight, self_t, end_t, weight_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = lerp_Tensor_jvp_scalar(self[i], end[i], weight[i], self_t[i], end_t[i], weight_t[i], _zero)
+
+
+@kernel
+def lerp_Tensor_jvp_2d(out, self, end, weight, self_t, end_t, weight_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Tensor_jvp_scalar(self[i, j], end[i, j], weight[i, j], self_t[i, j], end_t[i, j], weight_t[i, j], _zero)
+
+
+@kernel_parallel
+def lerp_Tensor_jvp_2d_parallel(out, self, end, weight, self_t, end_t, weight_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Tensor_jvp_scalar(self[i, j], end[i, j], weight[i, j], self_t[i, j], end_t[i, j], weight_t[i, j], _zero)
+
+
+@kernel
+def lerp_Tensor_jvp_rows(out, self, self_rs, end, end_rs, weight, weight_rs, self_t, self_t_rs, end_t, end_t_rs, weight_t, weight_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = lerp_Tensor_jvp_scalar(self[i * self_rs, j], end[i * end_rs, j], weight[i * weight_rs, j], self_t[i * self_t_rs, j], end_t[i * end_t_rs, j], weight_t[i * weight_t_rs, j], _zero)
+
+
+lerp_Tensor_jvp = ElementwiseOp(
+    lerp_Tensor_jvp_1d, lerp_Tensor_jvp_2d, lerp_Tensor_jvp_1d_parallel, lerp_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=6, n_scalars=0,
+    rows=lerp_Tensor_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 17998d79350b23b7
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `log10` (formulas.yaml, line 291).
+"""Numba kernels of `log10` (formulas.yaml, line 319).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ log10_backward_self = ElementwiseOp(
     log10_backward_self_1d, log10_backward_self_2d, log10_backward_self_1d_parallel, log10_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=log10_backward_self_rows)
+
+
+# log10_jvp: result: derived from forward log10(self)
+@scalar
+def log10_jvp_scalar(self, self_t, _zero):
+    return self_t/(self*_log(_l(10, _zero)))
+
+
+@kernel
+def log10_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = log10_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def log10_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = log10_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def log10_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = log10_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def log10_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = log10_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def log10_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = log10_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+log10_jvp = ElementwiseOp(
+    log10_jvp_1d, log10_jvp_2d, log10_jvp_1d_parallel, log10_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=log10_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: e5d8d5ecf8a6c789
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `masked_fill.Scalar` (formulas.yaml, line 625).
+"""Numba kernels of `masked_fill.Scalar` (formulas.yaml, line 703).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -111,6 +111,51 @@ masked_fill_Scalar_backward_self = ElementwiseOp(
     masked_fill_Scalar_backward_self_1d, masked_fill_Scalar_backward_self_2d, masked_fill_Scalar_backward_self_1d_parallel, masked_fill_Scalar_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=masked_fill_Scalar_backward_self_rows)
+
+
+# masked_fill_Scalar_jvp: result: derived from forward where(mask, value, self)
+@scalar
+def masked_fill_Scalar_jvp_scalar(mask, self_t, _zero):
+    return self_t*(_l(0, _zero) if mask else _l(1, _zero))
+
+
+@kernel
+def masked_fill_Scalar_jvp_1d(out, mask, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = masked_fill_Scalar_jvp_scalar(mask[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def masked_fill_Scalar_jvp_1d_parallel(out, mask, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = masked_fill_Scalar_jvp_scalar(mask[i], self_t[i], _zero)
+
+
+@kernel
+def masked_fill_Scalar_jvp_2d(out, mask, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = masked_fill_Scalar_jvp_scalar(mask[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def masked_fill_Scalar_jvp_2d_parallel(out, mask, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = masked_fill_Scalar_jvp_scalar(mask[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def masked_fill_Scalar_jvp_rows(out, mask, mask_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = masked_fill_Scalar_jvp_scalar(mask[i * mask_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+masked_fill_Scalar_jvp = ElementwiseOp(
+    masked_fill_Scalar_jvp_1d, masked_fill_Scalar_jvp_2d, masked_fill_Scalar_jvp_1d_parallel, masked_fill_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=masked_fill_Scalar_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 39e8925a22bc14c2
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `maximum` (formulas.yaml, line 107).
+"""Numba kernels of `maximum` (formulas.yaml, line 113).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,52 @@ maximum_backward_other = ElementwiseOp(
     maximum_backward_other_1d, maximum_backward_other_2d, maximum_backward_other_1d_parallel, maximum_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=maximum_backward_other_rows)
+
+
+# maximum_jvp: result: derived from forward maximum(self, other)
+@scalar
+def maximum_jvp_scalar(self, other, self_t, other_t, _zero):
+    _t0 = other - self
+    return other_t*(_l(1, _zero) if _t0 > _l(0, _zero) else (_l(0.5, _zero) if _t0 == _l(0, _zero) else _l(0, _zero))) + self_t*(_l(1, _zero) if -_t0 > _l(0, _zero) else (_l(0.5, _zero) if -_t0 == _l(0, _zero) else _l(0, _zero)))
+
+
+@kernel
+def maximum_jvp_1d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = maximum_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def maximum_jvp_1d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = maximum_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def maximum_jvp_2d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = maximum_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def maximum_jvp_2d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = maximum_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def maximum_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = maximum_jvp_scalar(self[i * self_rs, j], other[i * other_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+maximum_jvp = ElementwiseOp(
+    maximum_jvp_1d, maximum_jvp_2d, maximum_jvp_1d_parallel, maximum_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=maximum_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 51a7187dc796965d
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `minimum` (formulas.yaml, line 118).
+"""Numba kernels of `minimum` (formulas.yaml, line 126).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,52 @@ minimum_backward_other = ElementwiseOp(
     minimum_backward_other_1d, minimum_backward_other_2d, minimum_backward_other_1d_parallel, minimum_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=minimum_backward_other_rows)
+
+
+# minimum_jvp: result: derived from forward minimum(self, other)
+@scalar
+def minimum_jvp_scalar(self, other, self_t, other_t, _zero):
+    _t0 = other - self
+    return other_t*(_l(1, _zero) if -_t0 > _l(0, _zero) else (_l(0.5, _zero) if -_t0 == _l(0, _zero) else _l(0, _zero))) + self_t*(_l(1, _zero) if _t0 > _l(0, _zero) else (_l(0.5, _zero) if _t0 == _l(0, _zero) else _l(0, _zero)))
+
+
+@kernel
+def minimum_jvp_1d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = minimum_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def minimum_jvp_1d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = minimum_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def minimum_jvp_2d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = minimum_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def minimum_jvp_2d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = minimum_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def minimum_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = minimum_jvp_scalar(self[i * self_rs, j], other[i * other_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+minimum_jvp = ElementwiseOp(
+    minimum_jvp_1d, minimum_jvp_2d, minimum_jvp_1d_parallel, minimum_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=minimum_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

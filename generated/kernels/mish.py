@@ -3,7 +3,7 @@
 # row sha256: 8af5ecb49fde6340
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `mish` (formulas.yaml, line 398).
+"""Numba kernels of `mish` (formulas.yaml, line 436).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -104,6 +104,53 @@ mish_backward_self = ElementwiseOp(
     mish_backward_self_1d, mish_backward_self_2d, mish_backward_self_1d_parallel, mish_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=mish_backward_self_rows)
+
+
+# mish_jvp: result: derived from forward self * tanh(log1p(exp(self)))
+@scalar
+def mish_jvp_scalar(self, self_t, _zero):
+    _t0 = _exp(self)
+    _t1 = _tanh(math.log1p(_t0))
+    return -self_t*(_t0*self*((_t1*_t1) + _l(-1, _zero))/(_t0 + _l(1, _zero)) - _t1)
+
+
+@kernel
+def mish_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = mish_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def mish_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = mish_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def mish_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mish_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def mish_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mish_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def mish_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mish_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+mish_jvp = ElementwiseOp(
+    mish_jvp_1d, mish_jvp_2d, mish_jvp_1d_parallel, mish_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=mish_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

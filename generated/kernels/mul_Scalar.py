@@ -3,7 +3,7 @@
 # row sha256: bc2b4fa436b63174
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `mul.Scalar` (formulas.yaml, line 133).
+"""Numba kernels of `mul.Scalar` (formulas.yaml, line 142).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -95,6 +95,43 @@ def mul_Scalar_backward_self_2d_parallel(out, grad, other, _zero):
 mul_Scalar_backward_self = ElementwiseOp(
     mul_Scalar_backward_self_1d, mul_Scalar_backward_self_2d, mul_Scalar_backward_self_1d_parallel, mul_Scalar_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+
+
+# mul_Scalar_jvp: result: derived from forward self * other
+@scalar
+def mul_Scalar_jvp_scalar(self_t, other, _zero):
+    return other*self_t
+
+
+@kernel
+def mul_Scalar_jvp_1d(out, self_t, other, _zero):
+    for i in range(out.shape[0]):
+        out[i] = mul_Scalar_jvp_scalar(self_t[i], other, _zero)
+
+
+@kernel_parallel
+def mul_Scalar_jvp_1d_parallel(out, self_t, other, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = mul_Scalar_jvp_scalar(self_t[i], other, _zero)
+
+
+@kernel
+def mul_Scalar_jvp_2d(out, self_t, other, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mul_Scalar_jvp_scalar(self_t[i, j], other, _zero)
+
+
+@kernel_parallel
+def mul_Scalar_jvp_2d_parallel(out, self_t, other, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mul_Scalar_jvp_scalar(self_t[i, j], other, _zero)
+
+
+mul_Scalar_jvp = ElementwiseOp(
+    mul_Scalar_jvp_1d, mul_Scalar_jvp_2d, mul_Scalar_jvp_1d_parallel, mul_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: b105ced39f854bc3
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `mul.Tensor` (formulas.yaml, line 127).
+"""Numba kernels of `mul.Tensor` (formulas.yaml, line 136).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,51 @@ mul_Tensor_backward_other = ElementwiseOp(
     mul_Tensor_backward_other_1d, mul_Tensor_backward_other_2d, mul_Tensor_backward_other_1d_parallel, mul_Tensor_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=mul_Tensor_backward_other_rows)
+
+
+# mul_Tensor_jvp: result: derived from forward self * other
+@scalar
+def mul_Tensor_jvp_scalar(self, other, self_t, other_t, _zero):
+    return other*self_t + other_t*self
+
+
+@kernel
+def mul_Tensor_jvp_1d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = mul_Tensor_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def mul_Tensor_jvp_1d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = mul_Tensor_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def mul_Tensor_jvp_2d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mul_Tensor_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def mul_Tensor_jvp_2d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mul_Tensor_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def mul_Tensor_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mul_Tensor_jvp_scalar(self[i * self_rs, j], other[i * other_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+mul_Tensor_jvp = ElementwiseOp(
+    mul_Tensor_jvp_1d, mul_Tensor_jvp_2d, mul_Tensor_jvp_1d_parallel, mul_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=mul_Tensor_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 889e489b997a1c30
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `neg` (formulas.yaml, line 144).
+"""Numba kernels of `neg` (formulas.yaml, line 154).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -95,6 +95,43 @@ def neg_backward_self_2d_parallel(out, grad, _zero):
 neg_backward_self = ElementwiseOp(
     neg_backward_self_1d, neg_backward_self_2d, neg_backward_self_1d_parallel, neg_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+
+
+# neg_jvp: result: derived from forward -self
+@scalar
+def neg_jvp_scalar(self_t, _zero):
+    return -self_t
+
+
+@kernel
+def neg_jvp_1d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = neg_jvp_scalar(self_t[i], _zero)
+
+
+@kernel_parallel
+def neg_jvp_1d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = neg_jvp_scalar(self_t[i], _zero)
+
+
+@kernel
+def neg_jvp_2d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = neg_jvp_scalar(self_t[i, j], _zero)
+
+
+@kernel_parallel
+def neg_jvp_2d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = neg_jvp_scalar(self_t[i, j], _zero)
+
+
+neg_jvp = ElementwiseOp(
+    neg_jvp_1d, neg_jvp_2d, neg_jvp_1d_parallel, neg_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

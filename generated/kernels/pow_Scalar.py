@@ -3,7 +3,7 @@
 # row sha256: 54fcb23746700b24
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `pow.Scalar` (formulas.yaml, line 162).
+"""Numba kernels of `pow.Scalar` (formulas.yaml, line 173).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -148,6 +148,51 @@ pow_Scalar_backward_exponent_case1 = ElementwiseOp(
     pow_Scalar_backward_exponent_case1_1d, pow_Scalar_backward_exponent_case1_2d, pow_Scalar_backward_exponent_case1_1d_parallel, pow_Scalar_backward_exponent_case1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=pow_Scalar_backward_exponent_case1_rows)
+
+
+# pow_Scalar_jvp: result: derived from forward self ** exponent
+@scalar
+def pow_Scalar_jvp_scalar(exponent, exponent_t, self, _zero):
+    return exponent_t*_pow(self, exponent)*_log(self)
+
+
+@kernel
+def pow_Scalar_jvp_1d(out, exponent, exponent_t, self, _zero):
+    for i in range(out.shape[0]):
+        out[i] = pow_Scalar_jvp_scalar(exponent[i], exponent_t[i], self, _zero)
+
+
+@kernel_parallel
+def pow_Scalar_jvp_1d_parallel(out, exponent, exponent_t, self, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = pow_Scalar_jvp_scalar(exponent[i], exponent_t[i], self, _zero)
+
+
+@kernel
+def pow_Scalar_jvp_2d(out, exponent, exponent_t, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i, j], exponent_t[i, j], self, _zero)
+
+
+@kernel_parallel
+def pow_Scalar_jvp_2d_parallel(out, exponent, exponent_t, self, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i, j], exponent_t[i, j], self, _zero)
+
+
+@kernel
+def pow_Scalar_jvp_rows(out, exponent, exponent_rs, exponent_t, exponent_t_rs, self, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Scalar_jvp_scalar(exponent[i * exponent_rs, j], exponent_t[i * exponent_t_rs, j], self, _zero)
+
+
+pow_Scalar_jvp = ElementwiseOp(
+    pow_Scalar_jvp_1d, pow_Scalar_jvp_2d, pow_Scalar_jvp_1d_parallel, pow_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=pow_Scalar_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: b505e07c94813cfb
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `pow.Tensor_Scalar` (formulas.yaml, line 152).
+"""Numba kernels of `pow.Tensor_Scalar` (formulas.yaml, line 163).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ pow_Tensor_Scalar_backward_self = ElementwiseOp(
     pow_Tensor_Scalar_backward_self_1d, pow_Tensor_Scalar_backward_self_2d, pow_Tensor_Scalar_backward_self_1d_parallel, pow_Tensor_Scalar_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=pow_Tensor_Scalar_backward_self_rows)
+
+
+# pow_Tensor_Scalar_jvp: result: derived from forward self ** exponent
+@scalar
+def pow_Tensor_Scalar_jvp_scalar(self, self_t, exponent, _zero):
+    return exponent*_pow(self, exponent)*self_t/self
+
+
+@kernel
+def pow_Tensor_Scalar_jvp_1d(out, self, self_t, exponent, _zero):
+    for i in range(out.shape[0]):
+        out[i] = pow_Tensor_Scalar_jvp_scalar(self[i], self_t[i], exponent, _zero)
+
+
+@kernel_parallel
+def pow_Tensor_Scalar_jvp_1d_parallel(out, self, self_t, exponent, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = pow_Tensor_Scalar_jvp_scalar(self[i], self_t[i], exponent, _zero)
+
+
+@kernel
+def pow_Tensor_Scalar_jvp_2d(out, self, self_t, exponent, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Scalar_jvp_scalar(self[i, j], self_t[i, j], exponent, _zero)
+
+
+@kernel_parallel
+def pow_Tensor_Scalar_jvp_2d_parallel(out, self, self_t, exponent, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Scalar_jvp_scalar(self[i, j], self_t[i, j], exponent, _zero)
+
+
+@kernel
+def pow_Tensor_Scalar_jvp_rows(out, self, self_rs, self_t, self_t_rs, exponent, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Scalar_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], exponent, _zero)
+
+
+pow_Tensor_Scalar_jvp = ElementwiseOp(
+    pow_Tensor_Scalar_jvp_1d, pow_Tensor_Scalar_jvp_2d, pow_Tensor_Scalar_jvp_1d_parallel, pow_Tensor_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=pow_Tensor_Scalar_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 5859ab6b003ea0e5
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `pow.Tensor_Tensor` (formulas.yaml, line 157).
+"""Numba kernels of `pow.Tensor_Tensor` (formulas.yaml, line 168).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,51 @@ pow_Tensor_Tensor_backward_exponent = ElementwiseOp(
     pow_Tensor_Tensor_backward_exponent_1d, pow_Tensor_Tensor_backward_exponent_2d, pow_Tensor_Tensor_backward_exponent_1d_parallel, pow_Tensor_Tensor_backward_exponent_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
     rows=pow_Tensor_Tensor_backward_exponent_rows)
+
+
+# pow_Tensor_Tensor_jvp: result: derived from forward self ** exponent
+@scalar
+def pow_Tensor_Tensor_jvp_scalar(self, exponent, self_t, exponent_t, _zero):
+    return _pow(self, exponent)*(exponent*self_t/self + exponent_t*_log(self))
+
+
+@kernel
+def pow_Tensor_Tensor_jvp_1d(out, self, exponent, self_t, exponent_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = pow_Tensor_Tensor_jvp_scalar(self[i], exponent[i], self_t[i], exponent_t[i], _zero)
+
+
+@kernel_parallel
+def pow_Tensor_Tensor_jvp_1d_parallel(out, self, exponent, self_t, exponent_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = pow_Tensor_Tensor_jvp_scalar(self[i], exponent[i], self_t[i], exponent_t[i], _zero)
+
+
+@kernel
+def pow_Tensor_Tensor_jvp_2d(out, self, exponent, self_t, exponent_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Tensor_jvp_scalar(self[i, j], exponent[i, j], self_t[i, j], exponent_t[i, j], _zero)
+
+
+@kernel_parallel
+def pow_Tensor_Tensor_jvp_2d_parallel(out, self, exponent, self_t, exponent_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Tensor_jvp_scalar(self[i, j], exponent[i, j], self_t[i, j], exponent_t[i, j], _zero)
+
+
+@kernel
+def pow_Tensor_Tensor_jvp_rows(out, self, self_rs, exponent, exponent_rs, self_t, self_t_rs, exponent_t, exponent_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = pow_Tensor_Tensor_jvp_scalar(self[i * self_rs, j], exponent[i * exponent_rs, j], self_t[i * self_t_rs, j], exponent_t[i * exponent_t_rs, j], _zero)
+
+
+pow_Tensor_Tensor_jvp = ElementwiseOp(
+    pow_Tensor_Tensor_jvp_1d, pow_Tensor_Tensor_jvp_2d, pow_Tensor_Tensor_jvp_1d_parallel, pow_Tensor_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=pow_Tensor_Tensor_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 12bb3e1207b99af8
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `relu` (formulas.yaml, line 170).
+"""Numba kernels of `relu` (formulas.yaml, line 181).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ relu_backward_self = ElementwiseOp(
     relu_backward_self_1d, relu_backward_self_2d, relu_backward_self_1d_parallel, relu_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=relu_backward_self_rows)
+
+
+# relu_jvp: result: derived from forward maximum(self, 0)
+@scalar
+def relu_jvp_scalar(self, self_t, _zero):
+    return self_t*(_l(1, _zero) if self > _l(0, _zero) else (_l(0.5, _zero) if self == _l(0, _zero) else _l(0, _zero)))
+
+
+@kernel
+def relu_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = relu_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def relu_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = relu_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def relu_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = relu_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def relu_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = relu_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def relu_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = relu_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+relu_jvp = ElementwiseOp(
+    relu_jvp_1d, relu_jvp_2d, relu_jvp_1d_parallel, relu_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=relu_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 9a210513489143b7
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `rsub.Scalar` (formulas.yaml, line 180).
+"""Numba kernels of `rsub.Scalar` (formulas.yaml, line 191).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -95,6 +95,43 @@ def rsub_Scalar_backward_self_2d_parallel(out, grad, alpha, _zero):
 rsub_Scalar_backward_self = ElementwiseOp(
     rsub_Scalar_backward_self_1d, rsub_Scalar_backward_self_2d, rsub_Scalar_backward_self_1d_parallel, rsub_Scalar_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+
+
+# rsub_Scalar_jvp: result: derived from forward other - alpha * self
+@scalar
+def rsub_Scalar_jvp_scalar(self_t, alpha, _zero):
+    return -alpha*self_t
+
+
+@kernel
+def rsub_Scalar_jvp_1d(out, self_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        out[i] = rsub_Scalar_jvp_scalar(self_t[i], alpha, _zero)
+
+
+@kernel_parallel
+def rsub_Scalar_jvp_1d_parallel(out, self_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = rsub_Scalar_jvp_scalar(self_t[i], alpha, _zero)
+
+
+@kernel
+def rsub_Scalar_jvp_2d(out, self_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = rsub_Scalar_jvp_scalar(self_t[i, j], alpha, _zero)
+
+
+@kernel_parallel
+def rsub_Scalar_jvp_2d_parallel(out, self_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = rsub_Scalar_jvp_scalar(self_t[i, j], alpha, _zero)
+
+
+rsub_Scalar_jvp = ElementwiseOp(
+    rsub_Scalar_jvp_1d, rsub_Scalar_jvp_2d, rsub_Scalar_jvp_1d_parallel, rsub_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 24d21059d283c196
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `rsub.Tensor` (formulas.yaml, line 175).
+"""Numba kernels of `rsub.Tensor` (formulas.yaml, line 186).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,51 @@ def rsub_Tensor_backward_self_2d_parallel(out, grad, alpha, _zero):
 rsub_Tensor_backward_self = ElementwiseOp(
     rsub_Tensor_backward_self_1d, rsub_Tensor_backward_self_2d, rsub_Tensor_backward_self_1d_parallel, rsub_Tensor_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+
+
+# rsub_Tensor_jvp: result: derived from forward other - alpha * self
+@scalar
+def rsub_Tensor_jvp_scalar(self_t, other_t, alpha, _zero):
+    return -alpha*self_t + other_t
+
+
+@kernel
+def rsub_Tensor_jvp_1d(out, self_t, other_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        out[i] = rsub_Tensor_jvp_scalar(self_t[i], other_t[i], alpha, _zero)
+
+
+@kernel_parallel
+def rsub_Tensor_jvp_1d_parallel(out, self_t, other_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = rsub_Tensor_jvp_scalar(self_t[i], other_t[i], alpha, _zero)
+
+
+@kernel
+def rsub_Tensor_jvp_2d(out, self_t, other_t, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = rsub_Tensor_jvp_scalar(self_t[i, j], other_t[i, j], alpha, _zero)
+
+
+@kernel_parallel
+def rsub_Tensor_jvp_2d_parallel(out, self_t, other_t, alpha, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = rsub_Tensor_jvp_scalar(self_t[i, j], other_t[i, j], alpha, _zero)
+
+
+@kernel
+def rsub_Tensor_jvp_rows(out, self_t, self_t_rs, other_t, other_t_rs, alpha, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = rsub_Tensor_jvp_scalar(self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], alpha, _zero)
+
+
+rsub_Tensor_jvp = ElementwiseOp(
+    rsub_Tensor_jvp_1d, rsub_Tensor_jvp_2d, rsub_Tensor_jvp_1d_parallel, rsub_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
+    rows=rsub_Tensor_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

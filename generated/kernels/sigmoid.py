@@ -3,7 +3,7 @@
 # row sha256: 2b407d982a6d2102
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `sigmoid` (formulas.yaml, line 190).
+"""Numba kernels of `sigmoid` (formulas.yaml, line 203).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -103,6 +103,52 @@ sigmoid_backward_self = ElementwiseOp(
     sigmoid_backward_self_1d, sigmoid_backward_self_2d, sigmoid_backward_self_1d_parallel, sigmoid_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=sigmoid_backward_self_rows)
+
+
+# sigmoid_jvp: result: derived from forward sigmoid(self)
+@scalar
+def sigmoid_jvp_scalar(self, self_t, _zero):
+    _t0 = _exp(-self)
+    return _t0*self_t/((_t0 + _l(1, _zero))*(_t0 + _l(1, _zero)))
+
+
+@kernel
+def sigmoid_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = sigmoid_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def sigmoid_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = sigmoid_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def sigmoid_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sigmoid_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def sigmoid_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sigmoid_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def sigmoid_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sigmoid_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+sigmoid_jvp = ElementwiseOp(
+    sigmoid_jvp_1d, sigmoid_jvp_2d, sigmoid_jvp_1d_parallel, sigmoid_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=sigmoid_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

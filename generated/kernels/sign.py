@@ -3,7 +3,7 @@
 # row sha256: f5b065f43aba0f9a
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `sign` (formulas.yaml, line 195).
+"""Numba kernels of `sign` (formulas.yaml, line 208).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -58,6 +58,51 @@ def sign_forward_2d_parallel(out, self, _zero):
 sign_forward = ElementwiseOp(
     sign_forward_1d, sign_forward_2d, sign_forward_1d_parallel, sign_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+
+
+# sign_jvp: result: derived from forward sign(self)
+@scalar
+def sign_jvp_scalar(self, self_t, _zero):
+    return _l(2, _zero)*self_t*_l(0, _zero)
+
+
+@kernel
+def sign_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = sign_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def sign_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = sign_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def sign_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sign_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def sign_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sign_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def sign_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sign_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+sign_jvp = ElementwiseOp(
+    sign_jvp_1d, sign_jvp_2d, sign_jvp_1d_parallel, sign_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=sign_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

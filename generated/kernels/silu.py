@@ -3,7 +3,7 @@
 # row sha256: e85ca78a61b5c6b5
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `silu` (formulas.yaml, line 394).
+"""Numba kernels of `silu` (formulas.yaml, line 432).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -104,6 +104,53 @@ silu_backward_self = ElementwiseOp(
     silu_backward_self_1d, silu_backward_self_2d, silu_backward_self_1d_parallel, silu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=silu_backward_self_rows)
+
+
+# silu_jvp: result: derived from forward self * sigmoid(self)
+@scalar
+def silu_jvp_scalar(self, self_t, _zero):
+    _t0 = _exp(-self)
+    _t1 = (_l(1, _zero)/((_t0 + _l(1, _zero))))
+    return _t1*self_t*(_t0*_t1*self + _l(1, _zero))
+
+
+@kernel
+def silu_jvp_1d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = silu_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel_parallel
+def silu_jvp_1d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = silu_jvp_scalar(self[i], self_t[i], _zero)
+
+
+@kernel
+def silu_jvp_2d(out, self, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = silu_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel_parallel
+def silu_jvp_2d_parallel(out, self, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = silu_jvp_scalar(self[i, j], self_t[i, j], _zero)
+
+
+@kernel
+def silu_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = silu_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], _zero)
+
+
+silu_jvp = ElementwiseOp(
+    silu_jvp_1d, silu_jvp_2d, silu_jvp_1d_parallel, silu_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
+    rows=silu_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

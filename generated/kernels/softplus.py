@@ -3,7 +3,7 @@
 # row sha256: 898ef8e7f5d92dcd
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `softplus` (formulas.yaml, line 402).
+"""Numba kernels of `softplus` (formulas.yaml, line 440).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -105,6 +105,53 @@ softplus_backward_self = ElementwiseOp(
     softplus_backward_self_1d, softplus_backward_self_2d, softplus_backward_self_1d_parallel, softplus_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
     rows=softplus_backward_self_rows)
+
+
+# softplus_jvp: result: derived from forward where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)
+@scalar
+def softplus_jvp_scalar(self, self_t, beta, threshold, _zero):
+    _t0 = beta*self
+    _t1 = _exp(_t0)
+    return self_t*(_l(1, _zero) if (_t0 > threshold) else _t1/(_t1 + _l(1, _zero)))
+
+
+@kernel
+def softplus_jvp_1d(out, self, self_t, beta, threshold, _zero):
+    for i in range(out.shape[0]):
+        out[i] = softplus_jvp_scalar(self[i], self_t[i], beta, threshold, _zero)
+
+
+@kernel_parallel
+def softplus_jvp_1d_parallel(out, self, self_t, beta, threshold, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = softplus_jvp_scalar(self[i], self_t[i], beta, threshold, _zero)
+
+
+@kernel
+def softplus_jvp_2d(out, self, self_t, beta, threshold, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = softplus_jvp_scalar(self[i, j], self_t[i, j], beta, threshold, _zero)
+
+
+@kernel_parallel
+def softplus_jvp_2d_parallel(out, self, self_t, beta, threshold, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = softplus_jvp_scalar(self[i, j], self_t[i, j], beta, threshold, _zero)
+
+
+@kernel
+def softplus_jvp_rows(out, self, self_rs, self_t, self_t_rs, beta, threshold, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = softplus_jvp_scalar(self[i * self_rs, j], self_t[i * self_t_rs, j], beta, threshold, _zero)
+
+
+softplus_jvp = ElementwiseOp(
+    softplus_jvp_1d, softplus_jvp_2d, softplus_jvp_1d_parallel, softplus_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
+    rows=softplus_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: e6ddd1eeb9468db4
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `sub.Scalar` (formulas.yaml, line 236).
+"""Numba kernels of `sub.Scalar` (formulas.yaml, line 256).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -58,6 +58,43 @@ def sub_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
 sub_Scalar_forward = ElementwiseOp(
     sub_Scalar_forward_1d, sub_Scalar_forward_2d, sub_Scalar_forward_1d_parallel, sub_Scalar_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
+
+
+# sub_Scalar_jvp: result: derived from forward self - alpha * other
+@scalar
+def sub_Scalar_jvp_scalar(self_t, _zero):
+    return self_t
+
+
+@kernel
+def sub_Scalar_jvp_1d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = sub_Scalar_jvp_scalar(self_t[i], _zero)
+
+
+@kernel_parallel
+def sub_Scalar_jvp_1d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = sub_Scalar_jvp_scalar(self_t[i], _zero)
+
+
+@kernel
+def sub_Scalar_jvp_2d(out, self_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sub_Scalar_jvp_scalar(self_t[i, j], _zero)
+
+
+@kernel_parallel
+def sub_Scalar_jvp_2d_parallel(out, self_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = sub_Scalar_jvp_scalar(self_t[i, j], _zero)
+
+
+sub_Scalar_jvp = ElementwiseOp(
+    sub_Scalar_jvp_1d, sub_Scalar_jvp_2d, sub_Scalar_jvp_1d_parallel, sub_Scalar_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

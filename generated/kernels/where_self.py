@@ -3,7 +3,7 @@
 # row sha256: 02b98d23f851ffd0
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `where.self` (formulas.yaml, line 269).
+"""Numba kernels of `where.self` (formulas.yaml, line 297).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,51 @@ where_self_backward_other = ElementwiseOp(
     where_self_backward_other_1d, where_self_backward_other_2d, where_self_backward_other_1d_parallel, where_self_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=where_self_backward_other_rows)
+
+
+# where_self_jvp: result: derived from forward where(condition, self, other)
+@scalar
+def where_self_jvp_scalar(condition, self_t, other_t, _zero):
+    return other_t*(_l(0, _zero) if condition else _l(1, _zero)) + self_t*(_l(1, _zero) if condition else _l(0, _zero))
+
+
+@kernel
+def where_self_jvp_1d(out, condition, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = where_self_jvp_scalar(condition[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def where_self_jvp_1d_parallel(out, condition, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = where_self_jvp_scalar(condition[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def where_self_jvp_2d(out, condition, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = where_self_jvp_scalar(condition[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def where_self_jvp_2d_parallel(out, condition, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = where_self_jvp_scalar(condition[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def where_self_jvp_rows(out, condition, condition_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = where_self_jvp_scalar(condition[i * condition_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+where_self_jvp = ElementwiseOp(
+    where_self_jvp_1d, where_self_jvp_2d, where_self_jvp_1d_parallel, where_self_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
+    rows=where_self_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

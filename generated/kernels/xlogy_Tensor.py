@@ -3,7 +3,7 @@
 # row sha256: 256cb41fd9c5bfd9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `xlogy.Tensor` (formulas.yaml, line 675).
+"""Numba kernels of `xlogy.Tensor` (formulas.yaml, line 764).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -156,6 +156,52 @@ xlogy_Tensor_backward_other = ElementwiseOp(
     xlogy_Tensor_backward_other_1d, xlogy_Tensor_backward_other_2d, xlogy_Tensor_backward_other_1d_parallel, xlogy_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=xlogy_Tensor_backward_other_rows)
+
+
+# xlogy_Tensor_jvp: result: derived from forward where(self == 0, 0, self * log(other))
+@scalar
+def xlogy_Tensor_jvp_scalar(self, other, self_t, other_t, _zero):
+    _t0 = (self == _l(0, _zero))
+    return other_t*(_l(0, _zero) if _t0 else self/other) + self_t*(_l(0, _zero) if _t0 else _log(other))
+
+
+@kernel
+def xlogy_Tensor_jvp_1d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        out[i] = xlogy_Tensor_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel_parallel
+def xlogy_Tensor_jvp_1d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        out[i] = xlogy_Tensor_jvp_scalar(self[i], other[i], self_t[i], other_t[i], _zero)
+
+
+@kernel
+def xlogy_Tensor_jvp_2d(out, self, other, self_t, other_t, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = xlogy_Tensor_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel_parallel
+def xlogy_Tensor_jvp_2d_parallel(out, self, other, self_t, other_t, _zero):
+    for i in prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = xlogy_Tensor_jvp_scalar(self[i, j], other[i, j], self_t[i, j], other_t[i, j], _zero)
+
+
+@kernel
+def xlogy_Tensor_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other_t, other_t_rs, _zero):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = xlogy_Tensor_jvp_scalar(self[i * self_rs, j], other[i * other_rs, j], self_t[i * self_t_rs, j], other_t[i * other_t_rs, j], _zero)
+
+
+xlogy_Tensor_jvp = ElementwiseOp(
+    xlogy_Tensor_jvp_1d, xlogy_Tensor_jvp_2d, xlogy_Tensor_jvp_1d_parallel, xlogy_Tensor_jvp_2d_parallel,
+    int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
+    rows=xlogy_Tensor_jvp_rows)
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

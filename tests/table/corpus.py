@@ -214,9 +214,9 @@ FLAGS = [
                            self="grad + grads[0]").encode(), 2, "mymax",
      "Derivative definition illegally mixes use of 'grad' and 'grads'. Consider replacing occurrences of "
      "'grad' with 'grads[0]'"),
-    ("forward-mode-key", row(result="grad").encode(), 3, "mysin",
-     "'result' is an output: forward-mode formulas ('result:') are not supported; "
-     "give elementwise forwards as 'forward:'"),
+    ("forward-mode-key-without-backward", row(result="grad").encode(), 3, "mysin",
+     "a forward-mode formula ('result:') needs the row's backward formulas: the row has none, so it "
+     "records no node"),
     ("formula-for-int-argument", row("mysin(Tensor self, int n) -> Tensor", "sin(self) * n",
                                      self="grad * cos(self) * n", n="grad").encode(), 4, "mysin",
      "'n' has type int: only Tensor arguments can have a formula"),

@@ -98,6 +98,8 @@ from derivgen.ops.formula_fns.losses import (  # noqa: F401
     embedding_backward_graph,
     layer_norm_backward,
     layer_norm_backward_graph,
+    layer_norm_jvp,
+    layer_norm_jvp_graph,
     neg_list,
     nll_loss_backward,
     nll_loss_backward_graph,

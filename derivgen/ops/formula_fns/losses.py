@@ -208,6 +208,36 @@ def layer_norm_backward_graph(grad, input, normalized_shape, mean, rstd, weight,
     return dx, dw, db
 
 
+def layer_norm_jvp(input, input_t, weight, weight_t, bias_t, mean, rstd, normalized_shape):  # noqa: A002
+    """Forward-mode tangent of native_layer_norm's output: the normalisation's derivative applied to
+    ``input_t`` (times the weight), plus ``xhat * weight_t`` and ``bias_t`` (None tangents are absent)."""
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    xhat = (input - mean) * rstd
+    out = rstd * (input_t - np.mean(input_t, axis=axes, keepdims=True)
+                  - xhat * np.mean(xhat * input_t, axis=axes, keepdims=True))
+    if weight is not None:
+        out = out * weight
+    if weight_t is not None:
+        out = out + xhat * weight_t
+    if bias_t is not None:
+        out = out + bias_t
+    return out
+
+
+def layer_norm_jvp_graph(input, input_t, weight, weight_t, bias_t, mean, rstd, normalized_shape):  # noqa: A002
+    ops = aten
+    axes = list(range(input.dim() - len(normalized_shape), input.dim()))
+    xhat = (input - mean) * rstd
+    out = rstd * (input_t - ops.mean(input_t, axes, True) - xhat * ops.mean(xhat * input_t, axes, True))
+    if weight is not None:
+        out = out * weight
+    if weight_t is not None:
+        out = out + xhat * weight_t
+    if bias_t is not None:
+        out = out + bias_t
+    return out
+
+
 def _embedding_rows(grad, indices, sizes, padding_idx, scale_grad_by_freq):
     idx = np.asarray(indices).reshape(-1)
     scale = np.ones(idx.shape, grad.dtype)
@@ -255,6 +285,7 @@ TENSOR_FUNCTIONS = {
     "bce_with_logits_backward": (bce_with_logits_backward, bce_with_logits_backward_graph),
     "bce_with_logits_target_backward": (bce_with_logits_target_backward, bce_with_logits_target_backward_graph),
     "layer_norm_backward": (layer_norm_backward, layer_norm_backward_graph),
+    "layer_norm_jvp": (layer_norm_jvp, layer_norm_jvp_graph),
     "embedding_backward": (embedding_backward, embedding_backward_graph),
 }
 

@@ -13,6 +13,11 @@ def _mask_tensor(m):
     return Tensor._make(np.asarray(m))
 
 
+def _zero(like):
+    """A 0-dim zero of ``like``'s dtype: ``where`` takes Tensors only (``where.self``)."""
+    return Tensor._make(np.zeros((), like._array.dtype))
+
+
 def _arr(v):
     """The array of a Tensor, or the value itself (None, a number, an array)."""
     return getattr(v, "_array", v) if v is not None and not isinstance(v, (int, float)) else v
@@ -52,7 +57,7 @@ def clamp_backward(grad, self, min, max):  # noqa: A002 - torch's argument names
 
 def clamp_backward_graph(grad, self, min, max):  # noqa: A002
     mask = _clamp_mask(self._array, _arr(min), _arr(max))
-    return grad if mask is None else aten.where(_mask_tensor(mask), grad, 0.0)
+    return grad if mask is None else aten.where(_mask_tensor(mask), grad, _zero(grad))
 
 
 def _clamp_min_max_masks(self, mn, mx):
@@ -71,8 +76,8 @@ def clamp_backward_min_max(grad, self, min, max):  # noqa: A002
 
 def clamp_backward_min_max_graph(grad, self, min, max):  # noqa: A002
     m_lo, m_hi = _clamp_min_max_masks(self._array, _arr(min), _arr(max))
-    return (None if m_lo is None else aten.where(_mask_tensor(m_lo), grad, 0.0),
-            None if m_hi is None else aten.where(_mask_tensor(m_hi), grad, 0.0))
+    return (None if m_lo is None else aten.where(_mask_tensor(m_lo), grad, _zero(grad)),
+            None if m_hi is None else aten.where(_mask_tensor(m_hi), grad, _zero(grad)))
 
 
 def _logit_mask(self, eps):

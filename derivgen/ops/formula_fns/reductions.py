@@ -2,7 +2,7 @@
 import numpy as np
 
 from derivgen.core.sizes import dims_list
-from derivgen.ops.formula_fns.pointwise import _mask_tensor
+from derivgen.ops.formula_fns.pointwise import _mask_tensor, _zero
 from derivgen.core.registry import aten
 from derivgen.ops.formula_fns.shapes import _T, _composite_reshape, reduced_numel, zeros_like_graph
 
@@ -116,7 +116,7 @@ def evenly_distribute_backward(grad, self, result):
 
 def evenly_distribute_backward_graph(grad, self, result):
     mask = _even_mask(self._array, result._array)
-    return aten.where(_mask_tensor(mask), grad / float(mask.sum()), 0.0)
+    return aten.where(_mask_tensor(mask), grad / float(mask.sum()), _zero(grad))
 
 
 def _count_mask(self, result, dim, keepdim):
@@ -201,12 +201,12 @@ def linalg_vector_norm_backward_graph(grad, self, ord, result, dim, keepdim):
     if ord == 1:
         return ops.sign(self) * g
     if ord == 2:
-        return self * ops.where(_mask_tensor(rd == 0), 0.0, g / r)
+        return self * ops.where(_mask_tensor(rd == 0), _zero(g), g / r)
     if ord in (np.inf, -np.inf):
         mask = np.abs(self._array) == rd
         axes = dims_list(dim, nd) if nd else None
         count = _T(np.sum(mask, axis=axes, keepdims=True).astype(self._array.dtype))
-        return ops.sign(self) * ops.where(_mask_tensor(mask), g / count, 0.0)
+        return ops.sign(self) * ops.where(_mask_tensor(mask), g / count, _zero(g))
     if ord < 1:
         out = ops.sign(self) * ops.abs(self) ** (ord - 1) * g / r ** (ord - 1)
         return ops.where(_mask_tensor(self._array == 0), 0.0, out)

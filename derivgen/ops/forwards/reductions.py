@@ -4,7 +4,7 @@ import numpy as np
 from derivgen.core.dtypes import to_numpy_dtype
 from derivgen.core.sizes import dims_list, wrap_dim
 from derivgen.core.pending import Pending
-from derivgen.ops.forwards._common import _reduce_dtype, _tn, accepts_pending
+from derivgen.ops.forwards._common import _reduce_dtype, accepts_pending
 from derivgen.engine.fusion import reduce
 
 
