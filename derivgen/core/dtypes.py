@@ -55,6 +55,13 @@ def from_numpy_dtype(np_dtype):
     return d
 
 
+def scalar_type_name(np_dtype):
+    """torch's ScalarType name of a numpy dtype (Float, Double, Long, Int, Bool), as its error texts
+    spell it; a dtype derivgen does not support keeps numpy's name."""
+    d = _BY_NP.get(np.dtype(np_dtype))
+    return d._legacy[:-len("Tensor")] if d is not None else np.dtype(np_dtype).name
+
+
 def to_numpy_dtype(d):
     if d is None:
         return None

@@ -17,6 +17,12 @@ def promote_types(a, b):
     return a if a.itemsize >= b.itemsize else b
 
 
+def can_cast(result, out):
+    """torch's canCast for in-place results: never to a lower category (float into an int tensor, an
+    int into a bool one); any size within a category."""
+    return _KIND_RANK[result.kind] <= _KIND_RANK[out.kind]
+
+
 def combine(higher, lower):
     """The result of a higher-priority group of operands with a lower one: the higher decides, except
     that a lower operand of a higher category (bool < int < float) lifts the result to its category."""

@@ -4,12 +4,11 @@ dtype (integers in the default float dtype), infinities close only to themselves
 only with ``equal_nan``; both tensors must have the same dtype; shapes broadcast."""
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.core import dtypes as _dt
 from derivgen.kernels.dispatch import broadcast_shape
 from derivgen.core.tensor import Tensor
 
-_SHORT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double", np.dtype(np.int64): "Long",
-          np.dtype(np.int32): "Int", np.dtype(np.bool_): "Bool"}
 
 
 def _check_tensor(fn, v, name, position):
@@ -29,7 +28,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     a = _check_tensor("isclose", input, "input", 1)
     b = _check_tensor("isclose", other, "other", 2)
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{_SHORT[a.dtype]} did not match {_SHORT[b.dtype]}")
+        raise RuntimeError(f"{scalar_type_name(a.dtype)} did not match {scalar_type_name(b.dtype)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

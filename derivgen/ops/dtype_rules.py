@@ -4,6 +4,7 @@ exact integer powers. Each rule is attached to its row's forward kernel (``Eleme
 which consults it only off the same-dtype float fast paths, so float ops pay nothing for it."""
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
 from derivgen.ops.forwards._common import _tn
 
@@ -122,7 +123,6 @@ def pow_scalar(tensors, scalars, out):
     return _finish(_int_power(np.asarray(base), exponent._array, dtype), out)
 
 
-_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
 
 
 def _float_only(kernel):
@@ -131,7 +131,7 @@ def _float_only(kernel):
     def rule(tensors, scalars, out):
         dtype = result_dtype(*tensors)
         if dtype.kind in "biu":
-            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[dtype.name]}'")
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
     return rule
 
 

@@ -7,9 +7,11 @@ formulas call them with arrays (``__call__``, ``callN``), ops with Tensors (``fo
 """
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.config import settings as _cfg
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
+from derivgen.kernels.promotion import can_cast
 from derivgen.kernels.dispatch import Elementwise, _entry_scalars, run_elementwise
 
 
@@ -97,18 +99,8 @@ class ElementwiseOp(Elementwise):
             dt = result_dtype(*tensors)
         compute = self._compute(dt)
         result = self._out_dtype(dt, compute)
-        if out is not None and not _can_cast(result, out.dtype):
-            raise RuntimeError(f"result type {_TYPE_NAMES.get(result.name, result.name)} can't be cast to the "
-                               f"desired output type {_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}")
+        if out is not None and not can_cast(result, out.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the "
+                               f"desired output type {scalar_type_name(out.dtype)}")
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, result, out,
                                self.k1d_parallel, self.k2d_parallel, self.rows)
-
-
-_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
-
-
-def _can_cast(result, out):
-    """torch's canCast for in-place results: never to a lower category (float into an int tensor, an
-    int into a bool one); any size within a category."""
-    return _KIND_ORDER[result.kind] <= _KIND_ORDER[out.kind]

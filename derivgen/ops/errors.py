@@ -8,6 +8,7 @@ import os
 import sys
 
 import numpy as np
+from derivgen.core.dtypes import scalar_type_name
 
 _FOREIGN_DIRS = []
 for _mod in ("numpy", "numba", "llvmlite"):
@@ -20,7 +21,6 @@ for _mod in ("numpy", "numba", "llvmlite"):
     _FOREIGN_DIRS.append(os.path.dirname(os.path.abspath(_m.__file__)) + os.sep)
 _FOREIGN_DIRS = tuple(_FOREIGN_DIRS)
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
 
 
 def is_foreign(exc):
@@ -42,7 +42,7 @@ def _describe(value):
     if data is None:
         return None
     dtype = np.dtype(data.dtype)
-    return f"[{', '.join(str(s) for s in data.shape)}] {_TYPE_NAMES.get(dtype.name, dtype.name)}"
+    return f"[{', '.join(str(s) for s in data.shape)}] {scalar_type_name(dtype)}"
 
 
 def describe(op, tensors):

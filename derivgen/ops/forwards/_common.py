@@ -1,7 +1,7 @@
 """Shared helpers of the hand-written forwards (dtype names for messages, reduction dtypes)."""
 import numpy as np
 
-from derivgen.core.dtypes import from_numpy_dtype, to_numpy_dtype
+from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name, to_numpy_dtype
 
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
@@ -13,7 +13,7 @@ def _tn(a):
 
 def _scalar_type_name(a):
     """torch's ScalarType name of an array's dtype (Float, Double, Long, Int, Bool)."""
-    return from_numpy_dtype(a.dtype)._legacy[:-len("Tensor")]
+    return scalar_type_name(a.dtype)
 
 
 def _legacy_type_name(a):

@@ -15,7 +15,7 @@ from the buffer pool (``derivgen/kernels/buffers.py``): fresh ones page-faulted 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from derivgen.core.dtypes import from_numpy_dtype
+from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name
 from derivgen.kernels import buffers
 from derivgen.ops.forwards import _conv_kernels
 
@@ -125,7 +125,7 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
         what = "weight" if other is weight else "bias"
         raise RuntimeError(f"Input type ({_legacy(input)}) and {what} type ({_legacy(other)}) should be the same")
     if input.dtype.kind != "f":
-        raise RuntimeError(f"\"slow_conv2d_cpu\" not implemented for '{_short(input)}'")
+        raise RuntimeError(f"\"slow_conv2d_cpu\" not implemented for '{scalar_type_name(input.dtype)}'")
     n_spatial = k - 2
     for name, values in (("stride", stride), ("padding", padding), ("dilation", dilation),
                          ("output_padding", output_padding)):
@@ -171,10 +171,6 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
-
-
-def _short(a):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(a.dtype.name, a.dtype.name)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: A002

@@ -1,7 +1,7 @@
 """Reduction forwards: sum, mean, prod, max/min, var/std, norms, cumulative ops."""
 import numpy as np
 
-from derivgen.core.dtypes import to_numpy_dtype
+from derivgen.core.dtypes import scalar_type_name, to_numpy_dtype
 from derivgen.core.sizes import dims_list, wrap_dim
 from derivgen.core.pending import Pending
 from derivgen.ops.forwards._common import _reduce_dtype, accepts_pending
@@ -36,14 +36,13 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     return np.asarray(np.add.reduce(self, axis=axes, keepdims=keepdim, dtype=_reduce_dtype(self, dtype)))
 
 
-_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
 
 
 def _mean_check(self, dtype):
     out = to_numpy_dtype(dtype) if dtype is not None else self.dtype
     if out.kind != "f":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}")
+                           f"complex dtype. Got: {scalar_type_name(self.dtype)}")
     return out
 
 
