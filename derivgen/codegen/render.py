@@ -11,7 +11,7 @@ from .literals import python_literal
 from .model import build_models
 from .names import check_kernel_names, check_names
 from .swap import replace_tree
-from .wrappers import render_inplace_wrapper, render_wrapper
+from . import wrappers
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 _RUNTIME_HELPERS = ("jit.py",)
@@ -22,6 +22,7 @@ def _env():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
+    wrappers.install(env)
     return env
 
 
@@ -95,7 +96,6 @@ def render_models(models, table_file, table_sha, library=None):
 
     ops, by_name = [], {}
     for row in models:
-        row.wrapper = render_wrapper(row)
         row.inplace_fn = None
         row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
         row.origins_literal = repr(tuple(row.formula_origins))
@@ -114,9 +114,8 @@ def render_models(models, table_file, table_sha, library=None):
         _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
                       inplace=False)
         if row.entry.inplace:
-            fn_name, text = render_inplace_wrapper(row)
+            fn_name = wrappers.inplace_fn_name(row.entry.schema)
             row.inplace_fn = fn_name
-            row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
     registered = {}
     for op in ops:
