@@ -164,6 +164,23 @@ FORMULAS = [
      "in forward: cannot be compiled into an elementwise kernel: 'self_dim' has no per-element value in a kernel"),
     ("forward-injection", row(forward="self.__class__").encode(), 2, "mysin",
      "in forward: attribute '__class__' is not allowed"),
+    ("forward-imaginary", row("f(Tensor self) -> Tensor", "self * sqrt(-1)", self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the constant I is not a real number"),
+    ("forward-log-of-negative", row("f(Tensor self) -> Tensor", "self * log(-1)", self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the constant I is not a real number"),
+    ("forward-tuple-in-where", row("f(Tensor self) -> Tensor", "where(self > 0, (self, self), self)",
+                                   self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: a tuple is not a number"),
+    ("forward-division-by-zero", row("f(Tensor self) -> Tensor", "where(self > 0, 1/0, self)",
+                                     self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the expression is undefined (nan)"),
+    ("derived-of-a-comparison", row("gt(Tensor self, Tensor other) -> Tensor", "self > other",
+                                    self="derived").encode(), 3, "gt",
+     "'derived' needs a forward with a numeric result: this one is a comparison (bool), which has no "
+     "derivative; list the arguments under non_differentiable instead"),
+    ("derived-of-floor", row("myfloor(Tensor self) -> Tensor", "floor(self)", self="derived").encode(), 3, "myfloor",
+     "'derived': sympy cannot differentiate floor(self) (it stays an unevaluated derivative); write the formula "
+     "for 'self'"),
 ]
 
 BOUNDS = [
