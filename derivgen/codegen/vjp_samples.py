@@ -156,6 +156,9 @@ def check_specs(models, table_path):
     for name in samples.rows:
         if name not in by_name:
             raise samples.error(name, "samples for a row that is not in the table")
+        if by_name[name].entry.forward is not None:
+            raise samples.error(name, "samples for a row with a 'forward:' expression, whose formulas are "
+                                      "proven against it symbolically (samples are for rows without one)")
     specs, unchecked = [], []
     for row in models:
         entry = row.entry

@@ -73,6 +73,8 @@ def test_given_samples_that_do_not_fit_the_forward_are_an_error(tmp_path, capsys
 @pytest.mark.parametrize("samples, line, entry, reason", [
     ("mm: {self: [3, 4]}\nnot_a_row: {self: [2]}\n", 2, "not_a_row", "samples for a row that is not in the table"),
     ("\nmm: {self: [3, 4], other: [4]}\n", 2, "mm", "sample for 'other', which is not an argument of the schema"),
+    ("sin: {self: [3]}\n", 1, "sin", "samples for a row with a 'forward:' expression, whose formulas are proven "
+     "against it symbolically (samples are for rows without one)"),
     ("mm: {self: [3, -4]}\n", 1, "mm", "sample for 'self': a Tensor sample is a shape [n, ...] (at most 5 sizes of "
      "at most 64) or {shape: [...], low: x, high: y} or {shape: [...], index: n}"),
     ("mm: {self: [64, 64]}\n", 1, "mm", "sample for 'self': a Tensor sample has at most 512 elements, not 4096"),
