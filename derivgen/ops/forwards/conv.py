@@ -106,9 +106,13 @@ def conv_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
     n, _, oh, ow = grad.shape
     cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
     g = grad.reshape(n, groups, o // groups, oh * ow)
-    # one BLAS matmul per sample against the columns' transpose (a flag to BLAS, not a copy), then the
-    # sum over the batch; tensordot's transposing copy of the columns made this 6-20x slower
-    return np.add.reduce(np.matmul(g, cols.swapaxes(-1, -2)), axis=0).reshape(weight_shape)
+    # one BLAS matmul per sample, the columns (C/g*kh*kw, OH*OW) times the gradient's transpose (a flag
+    # to BLAS, not a copy), then the sum over the batch and a transpose of the small (C/g*kh*kw, O/g)
+    # result. OpenBLAS runs this order about twice as fast as ``g @ cols.T`` when the columns are taller
+    # than wide (64x6x14x14 -> 16 5x5, float32, one thread: 0.48 ms against 0.87 ms) and as fast
+    # otherwise; tensordot's transposing copy of the columns made it 6-20x slower.
+    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
+    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
 
 
 # ---- argument checks with torch's texts ----------------------------------------------------------------
