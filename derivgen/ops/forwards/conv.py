@@ -50,9 +50,16 @@ def _windows(xp, kh, kw, oh, ow, stride, dilation):
 
 
 def _pad2(x, padding):
+    """``x`` with zero rows and columns around each plane (np.pad's general machinery took 3x longer
+    on LeNet-5's first layer)."""
     if not any(padding):
         return x
-    return np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
+    n, c, h, w = x.shape
+    ph, pw = padding
+    out = buffers.empty((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+    out.fill(0)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
 
 
 def im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups):
