@@ -66,6 +66,9 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the existing size "
                            f"({self.shape[-1]}) at non-singleton dimension {len(out_shape) - 1}.  Target sizes: "
                            f"{list(out_shape)}.  Tensor sizes: {list(self.shape)}") from None
+    if alpha == 1 and beta == 1 and np.result_type(prod, self) == prod.dtype:
+        # the common ``linear`` case: the bias added into the fresh product, no further copies
+        return np.add(prod, self, out=prod)
     out = prod if alpha == 1 else prod * prod.dtype.type(alpha)
     if beta != 0:
         out = out + (self if beta == 1 else self * self.dtype.type(beta))
