@@ -163,6 +163,9 @@ def _fetcher(loader):
 class _SingleProcessIter:
     def __init__(self, loader):
         self._sampler_iter = iter(loader._index_sampler)
+        # drawn as with workers (and as torch does), so the sampler's later draws from the same generator
+        # are the same whatever num_workers is
+        self._base_seed = _base_seed(loader.generator)
         self._fetcher = _fetcher(loader)
 
     def __iter__(self):
