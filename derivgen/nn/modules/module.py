@@ -514,10 +514,10 @@ class Module:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(_dt.float16) if t.is_floating_point() else t)
 
     def bfloat16(self):
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(_dt.bfloat16) if t.is_floating_point() else t)
 
     def cpu(self):
         return self
