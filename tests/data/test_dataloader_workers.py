@@ -140,7 +140,8 @@ def test_worker_exception(torch):
     with pytest.raises(ValueError) as info:
         list(loader)
     text = str(info.value)
-    assert text.startswith("Caught ValueError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):")
+    assert text.startswith("Caught ValueError in DataLoader worker process 0.\n"
+                           "Original Traceback (most recent call last):")
     assert text.rstrip().endswith("ValueError: bad index 2")
 
     class BadKey(data.Dataset):

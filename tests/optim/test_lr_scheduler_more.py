@@ -148,7 +148,8 @@ def test_reduce_lr_on_plateau(options):
 
 
 @pytest.mark.parametrize("make,message", [
-    (lambda sl, o: sl.LinearLR(o, start_factor=0), "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."),
+    (lambda sl, o: sl.LinearLR(o, start_factor=0),
+     "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."),
     (lambda sl, o: sl.LinearLR(o, end_factor=1.5), "Ending multiplicative factor expected to be between 0 and 1."),
     (lambda sl, o: sl.ConstantLR(o, factor=2.0), "Constant multiplicative factor expected to be between 0 and 1."),
     (lambda sl, o: sl.CosineAnnealingWarmRestarts(o, T_0=0), "Expected positive integer T_0, but got 0"),
