@@ -309,3 +309,17 @@ def test_named_members_options_and_requires_grad(torch):
     assert all(p.requires_grad for p in m.parameters())
     d = nn.Linear(2, 2).double()
     assert d.weight.dtype == torch.float64 and d.float().weight.dtype == torch.float32
+
+
+def _load_pre_hook(module, state_dict, prefix, *rest):
+    module.loaded_with_prefix = prefix
+
+
+def test_modules_with_hooks_copy_and_pickle(torch):
+    import copy
+    import pickle
+    m = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    m[0].register_load_state_dict_pre_hook(_load_pre_hook)
+    for clone in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        clone.load_state_dict(m.state_dict())
+        assert clone[0].loaded_with_prefix == "0." and not hasattr(m[0], "loaded_with_prefix")
