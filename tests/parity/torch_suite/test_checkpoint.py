@@ -408,3 +408,137 @@ def test_checkpointing_without_reentrant_no_grad_mode(torch):
         out = ckpt.checkpoint(torch.sin, x, use_reentrant=False)
     assert not out.requires_grad
     assert_equal(out, x.sin())
+
+
+def test_checkpointing_without_reentrant_custom_function_works(torch):
+    msg = "Unpack is being triggered for a tensor that was already unpacked once"
+
+    class MyFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, z):
+            w = x * y * z
+            out = w + w
+            ctx.save_for_backward(x, y, z, w, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, y, z, w, out = ctx.saved_tensors
+            # a recomputed tensor is handed out once per backward call
+            with pytest.raises(RuntimeError, match=msg):
+                ctx.saved_tensors
+            return x, y, z
+
+    x = torch.tensor(1.0, requires_grad=True)
+    y = torch.tensor(2.0, requires_grad=True)
+    z = torch.tensor(3.0, requires_grad=True)
+
+    def foo(x, y, z):
+        x = x * y * z
+        y = y * y * z
+        z = z * z
+        return MyFunc.apply(x, y, z)
+
+    out = _ckpt(torch).checkpoint(foo, x, y, z, use_reentrant=False)
+    out.sum().backward()
+
+
+@pytest.mark.derivgen_gap("a saved tensor read back through an unpack hook is always a new Tensor; torch returns the "
+                          "hook's tensor itself when it needs no grad_fn and does not require grad")
+def test_checkpointing_without_reentrant_saved_object_identity(torch):
+    x_backward = [None]
+
+    class Test(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(y)
+            return x
+
+        @staticmethod
+        def backward(ctx, x):
+            x_backward[0], = ctx.saved_tensors
+            return x, None
+
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(2.0, requires_grad=False)
+    Test.apply(a, b).backward()
+    assert x_backward[0] is b
+    x_backward[0] = None
+    _ckpt(torch).checkpoint(Test.apply, a, b, use_reentrant=False).backward()
+    assert x_backward[0] is b
+
+
+def test_checkpointing_without_reentrant_parameter_used_in_an_out(torch):
+    w = torch.randn(10, 10, requires_grad=True)
+    count = [0]
+
+    def hook(grad):
+        count[0] += 1
+
+    w.register_hook(hook)
+    x = torch.rand(10, 10, requires_grad=True)
+    h = w * x  # w outside the checkpoint
+    out = _ckpt(torch).checkpoint(lambda x: w * x, h, use_reentrant=False)  # and inside
+    out.sum().backward()
+    assert count[0] == 1  # the hook runs once
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpointing_without_reentrant_detached_tensor(torch, use_reentrant):
+    nn = torch.nn
+
+    class NoGradModule(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(2, 2, bias=False)
+            self.lin2 = nn.Linear(2, 2, bias=False)
+
+        def forward(self, x):
+            with torch.no_grad():
+                return self.lin2(self.linear(x))
+
+    module = NoGradModule()
+    a = torch.randn(2, 2, requires_grad=True)
+    for _ in range(3):
+        if use_reentrant:
+            with pytest.raises(RuntimeError, match="none of output has requires_grad=True"):
+                out = _ckpt(torch).checkpoint(module, a, use_reentrant=use_reentrant)
+                out += a
+                out.sum().backward()
+        else:
+            out = _ckpt(torch).checkpoint(module, a, use_reentrant=use_reentrant)
+            out += a
+            out.sum().backward()
+
+
+def test_checkpoint_valid_reset_on_error(torch):
+    ckpt = _ckpt(torch)
+    a = torch.randn(2, 2, requires_grad=True)
+    with pytest.raises(Exception, match="torch.utils.checkpoint is incompatible"):
+        b = ckpt.checkpoint(torch.exp, a, use_reentrant=True).sum()
+        torch.autograd.grad(b, (a,))
+    c = ckpt.checkpoint(torch.exp, a, use_reentrant=True).sum()
+    c.backward()
+
+
+def test_access_saved_tensor_twice_without_recomputation_works(torch):
+    count = [0]
+
+    def foo(a):
+        count[0] += 1
+        b = a * a
+        c = a * b  # noqa: F841 - saves tensors the recomputation must reproduce
+        return torch.exp(a)
+
+    a = torch.randn(5, requires_grad=True)
+    d = _ckpt(torch).checkpoint(foo, a, use_reentrant=False)
+    assert count[0] == 1
+    # outside a backward call every access recomputes, and the recomputed values are not kept
+    d.grad_fn._saved_result
+    assert count[0] == 2
+    d.grad_fn._saved_result
+    assert count[0] == 3
+    d.sum().backward()
+    assert count[0] == 4
+    with pytest.raises(RuntimeError, match="or directly access saved tensors after they have already been freed"):
+        d.grad_fn._saved_result
