@@ -180,3 +180,24 @@ def test_spawn_start_method():
     data = _data(torch)
     loader = data.DataLoader(SquareDataset(5), batch_size=2, num_workers=1, multiprocessing_context="spawn")
     assert _values(loader) == [[[0, 1], [0, 1]], [[2, 3], [4, 9]], [[4], [16]]]
+
+
+def test_workers_after_multithreaded_kernels_in_the_parent(torch):
+    """The parent has run multi-threaded kernels (arrays past the parallel threshold) before forking; the
+    workers compute on large arrays too (they run serial kernels: a forked OpenMP pool would abort them)."""
+    data = _data(torch)
+    x = torch.randn(700, 700)
+    assert float((x.exp() * x.sin() + 1).sum()) != 0
+
+    class Big(data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            a = torch.ones(600, 600) * i
+            return (a.exp() * a.sin()).sum()
+
+    loader = data.DataLoader(Big(), batch_size=2, num_workers=2, timeout=300)
+    values = [round(v, 1) for b in loader for v in b.tolist()]
+    expected = [round(600 * 600 * __import__("math").exp(i) * __import__("math").sin(i), 1) for i in range(4)]
+    assert values == pytest.approx(expected, rel=1e-4)

@@ -1,4 +1,4 @@
-"""What runs in a ``DataLoader`` worker process: seeding (torch's scheme: ``base_seed + worker_id`` for
+"""What runs in a ``DataLoader`` worker process: serial kernels only, seeding (torch's scheme: ``base_seed + worker_id`` for
 derivgen's default generator and ``random``, torch's hash of both for numpy's global generator),
 ``get_worker_info``, the fetchers of map-style and iterable datasets, and the loop that answers the
 main process's index requests. Errors travel back as ``ExceptionWrapper`` and are re-raised there with
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from derivgen.config import OFF, settings
 from derivgen.core.generator import manual_seed
 
 _worker_info = None
@@ -169,6 +170,10 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
                 base_seed, init_fn, worker_id, num_workers):
     """Answer ``(task index, sampler indices)`` requests until ``None`` arrives."""
     global _worker_info
+    # one thread per worker, as torch's workers (set_num_threads(1)); besides, numba's OpenMP thread pool
+    # does not survive fork: a forked child that starts a parallel kernel is terminated
+    settings.parallel_threshold = OFF
+    settings._derive()
     fetcher_cls = IterableFetcher if iterable else MapFetcher
     where = f"in DataLoader worker process {worker_id}"
     seed = _seed_worker(base_seed, worker_id)
