@@ -5,12 +5,13 @@ process (started by ``multiprocessing_context``: a start-method name, a context,
 default, which is ``fork`` on Linux; with ``spawn`` / ``forkserver`` the dataset, ``collate_fn`` and
 ``worker_init_fn`` must be picklable and importable). The main process sends the sampler's index
 batches round-robin, at most ``prefetch_factor`` per worker ahead, and yields the results in sampler
-order (``in_order=True``) or as they arrive; workers run serial kernels. Each epoch draws a base seed from ``generator`` (or the
-default generator); worker ``i`` seeds derivgen's default generator and ``random`` with
+order (``in_order=True``) or as they arrive; workers run serial kernels. Each epoch draws a base seed
+from ``generator`` (or the default generator); worker ``i`` seeds derivgen's default generator and ``random`` with
 ``base_seed + i`` and numpy with torch's hash of both, so a seeded run is reproducible, with the same
 batches as ``num_workers=0`` for the same sampler order. ``persistent_workers`` keeps the processes
 across epochs. An iterable dataset is iterated by every worker (each gets a copy; use
-``get_worker_info()`` to split it). ``pin_memory`` is accepted and does nothing (CPU only).
+``get_worker_info()`` to split it). ``pin_memory`` is accepted and does nothing (CPU only; it warns, as
+torch does without an accelerator).
 
 Orders drawn by ``shuffle=True`` are derivgen's (reproducible per seed), not the ones torch draws.
 """
