@@ -251,16 +251,33 @@ def has_tangents(args):
     return level >= 0 and any(isinstance(a, Tensor) and tangent_of(a) is not None for a in args)
 
 
-def custom_function_jvp(user_jvp, ctx, args, outs):
-    """Forward mode through ``autograd.Function``: the user's ``jvp(ctx, *tangents)`` (zeros for a Tensor
-    input without a tangent, None for other arguments; ``ctx.saved_tensors`` gives what the forward
-    passed to ``ctx.save_for_forward``), one tangent per Tensor output. ``user_jvp`` is None when the
-    Function defines no jvp."""
+def is_paused():
+    """Whether forward-mode tracking is off on this thread (torch's fw grad mode disabled: inside a tangent
+    computation, a custom Function's forward and its jvp)."""
+    return _paused.depth > 0
+
+
+def _root(t):
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def custom_function_jvp(user_jvp, ctx, args, outs, dirty_ids, nondiff_ids):
+    """Forward mode through ``autograd.Function`` (torch's ``_process_forward_mode_AD``): the user's
+    ``jvp(ctx, *tangents)`` (zeros for a Tensor input without a tangent, None for other arguments;
+    ``ctx.saved_tensors`` gives what the forward passed to ``ctx.save_for_forward``) runs with tracking
+    off and returns one tangent per output. An input modified in place (``mark_dirty``) must have its
+    tangent modified in place and returned as-is; an output that is a view of an input with a tangent
+    (or the input returned as-is) must get a view of that tangent. ``user_jvp`` is None when the Function
+    defines no jvp."""
     if user_jvp is None:
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                   "with forward mode AD.")
-    tangents = [None if not isinstance(a, Tensor) else (tangent_of(a) if tangent_of(a) is not None else _zeros(a))
-                for a in args]
+    given = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    versions = {id(a): (g, g._vc[0]) for a, g in zip(args, given) if g is not None}
+    tangents = [None if not isinstance(a, Tensor) else (g if g is not None else _zeros(a))
+                for a, g in zip(args, given)]
     ctx._in_jvp = True
     try:
         with paused():
@@ -269,12 +286,58 @@ def custom_function_jvp(user_jvp, ctx, args, outs):
         ctx._in_jvp = False
     res = list(res) if isinstance(res, tuple) else [res]
     if len(res) != len(outs):
-        raise RuntimeError(f"jvp() returned an incorrect number of gradients (expected {len(outs)}, got {len(res)})")
-    for o, t in zip(outs, res):
-        if not isinstance(o, Tensor) or t is None:
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                           f"but got {len(res)})")
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    roots = {id(_root(a)): a for a in args if isinstance(a, Tensor)}
+    for i, (o, t) in enumerate(zip(outs, res)):
+        if not isinstance(o, Tensor):
+            continue
+        if id(o) in nondiff_ids or not o.dtype.is_floating_point:
+            if t is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   "position instead.")
+            continue
+        if t is None:
             continue
         if tuple(t.shape) != tuple(o.shape):
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(o.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
+        if id(o) in dirty_ids:
+            _set_dirty_output_tangent(o, t, id(o) in input_ids, versions.get(id(o)))
+            continue
+        matching = roots.get(id(_root(o))) if o._base is not None else None
+        matching_t = tangent_of(matching) if matching is not None else None
+        if matching_t is not None:
+            if t._base is None:
+                raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp "
+                                   "is not returning a view.")
+            if matching_t._base is not None and _root(matching_t) is not _root(t):
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "same base as the given grad input.")
+            if matching_t._base is None and _root(t) is not matching_t:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "given grad input.")
+        elif tangent_of(o) is not None:  # a tangent made inside the forward (make_dual there), as torch
+            raise RuntimeError("Only inplace operations can re-set the forward grad of a Tensor that already has one.")
         set_tangent(o, t)
+
+
+def _set_dirty_output_tangent(o, t, is_input, recorded):
+    if not is_input:
+        raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there "
+                           "is no need to pass it to mark_dirty().")
+    if recorded is None:  # the input had no tangent: the returned one becomes its tangent, as an in-place op's
+        write_inplace_tangent(o, t)
+        return
+    tangent, version = recorded
+    if t._vc[0] == version:
+        raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the corresponding "
+                           "gradient inplace.")
+    if t is not tangent:
+        raise RuntimeError("An inplace custom Function is not returning the forward mode gradients as-is. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the gradient "
+                           "inplace and return it as-is.")
