@@ -10,8 +10,10 @@ kernel module: sympy's `sum(d forward / d x * x_t)`, or the row's `result:` form
 `result:` formula compute it with Tensor ops (`<row>_jvp` below, `auto_linear`: the op applied to the
 tangents). `derivgen.autograd.forward_ad` calls them while a dual level is active.
 
-RULES: op function name -> ("kernel", kernel, array names, number names) or ("function", fn), where
-array names are primals and tangents (`<input>_t`) in the kernel's order.
+RULES: op function name -> ("kernel", kernel, array names, number names, graph fn) or ("function", fn),
+where array names are primals and tangents (`<input>_t`) in the kernel's order; the graph fn of a
+kernel row computes the same tangent with Tensor ops, for a tangent that must itself be differentiable
+(`create_graph=True`).
 DIFFERENTIABLE: op function name -> its differentiable inputs (every row with a backward formula and its
 in-place form; one of these without a rule refuses tangents). INPLACE: in-place function -> its row.
 """
@@ -21,6 +23,21 @@ from derivgen.ops import formula_fns as _fns  # noqa: F401
 
 from . import kernels as _k
 from . import ops as _ops  # noqa: F401
+
+
+def abs_jvp_graph(self, self_t, result):
+    """result: derived from forward abs(self)"""
+    return self_t * _ops.sign(self)
+
+
+def add_Tensor_jvp_graph(self, other, alpha, self_t, other_t, result):
+    """result: derived from forward self + alpha * other"""
+    return (alpha * other_t + self_t)
+
+
+def add_Scalar_jvp_graph(self, other, alpha, self_t, result):
+    """result: derived from forward self + alpha * other"""
+    return self_t
 
 
 def bmm_jvp(self, mat2, self_t, mat2_t, result):
@@ -43,14 +60,44 @@ def _to_copy_jvp(self, dtype, self_t, result):
     return _ops._to_copy_default(self=self_t, dtype=dtype)
 
 
+def cos_jvp_graph(self, self_t, result):
+    """result: derived from forward cos(self)"""
+    return -self_t * _ops.sin(self)
+
+
+def div_Tensor_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward self / other"""
+    return ((self_t) / (other) - (other_t * self) / (_ops.pow(other, 2)))
+
+
+def div_Scalar_jvp_graph(self, other, self_t, result):
+    """result: derived from forward self / other"""
+    return (self_t) / (other)
+
+
 def dot_jvp(self, tensor, self_t, tensor_t, result):
     """result: dot(self_t, tensor_p) + dot(self_p, tensor_t)"""
     return (_ops.dot_default(self, tensor_t) + _ops.dot_default(self_t, tensor))
 
 
+def exp_jvp_graph(self, self_t, result):
+    """result: derived from forward exp(self)"""
+    return self_t * _ops.exp(self)
+
+
 def expand_jvp(self, size, implicit, self_t, result):
     """result: auto_linear"""
     return _ops.expand_default(self=self_t, size=size, implicit=implicit)
+
+
+def log_jvp_graph(self, self_t, result):
+    """result: derived from forward log(self)"""
+    return (self_t) / (self)
+
+
+def maximum_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward maximum(self, other)"""
+    return (other_t * _ops.where((other - self) > 0, 1.0, 0.0) + self_t * _ops.where((-other + self) > 0, 1.0, 0.0))
 
 
 def mean_jvp(self, dtype, self_t, result):
@@ -63,9 +110,24 @@ def mean_dim_jvp(self, dim, keepdim, dtype, self_t, result):
     return _ops.mean_dim(self=self_t, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
+def minimum_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward minimum(self, other)"""
+    return (other_t * _ops.where((-other + self) > 0, 1.0, 0.0) + self_t * _ops.where((other - self) > 0, 1.0, 0.0))
+
+
 def mm_jvp(self, mat2, self_t, mat2_t, result):
     """result: mm(self_t, mat2_p) + mm(self_p, mat2_t)"""
     return (_ops.mm_default(self, mat2_t) + _ops.mm_default(self_t, mat2))
+
+
+def mul_Tensor_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward self * other"""
+    return (other * self_t + other_t * self)
+
+
+def mul_Scalar_jvp_graph(self, other, self_t, result):
+    """result: derived from forward self * other"""
+    return other * self_t
 
 
 def mv_jvp(self, vec, self_t, vec_t, result):
@@ -73,9 +135,49 @@ def mv_jvp(self, vec, self_t, vec_t, result):
     return (_ops.mv_default(self, vec_t) + _ops.mv_default(self_t, vec))
 
 
+def neg_jvp_graph(self, self_t, result):
+    """result: derived from forward -self"""
+    return -self_t
+
+
 def permute_jvp(self, dims, self_t, result):
     """result: auto_linear"""
     return _ops.permute_default(self=self_t, dims=dims)
+
+
+def pow_Tensor_Scalar_jvp_graph(self, exponent, self_t, result):
+    """result: derived from forward self ** exponent"""
+    return (exponent * _ops.pow(self, exponent) * self_t) / (self)
+
+
+def pow_Tensor_Tensor_jvp_graph(self, exponent, self_t, exponent_t, result):
+    """result: derived from forward self ** exponent"""
+    return ((exponent * _ops.pow(self, exponent) * self_t) / (self) + exponent_t * _ops.pow(self, exponent) * _ops.log(self))
+
+
+def pow_Scalar_jvp_graph(self, exponent, exponent_t, result):
+    """result: derived from forward self ** exponent"""
+    return exponent_t * _ops.pow(self, exponent) * float(math.log(self))
+
+
+def reciprocal_jvp_graph(self, self_t, result):
+    """result: derived from forward 1 / self"""
+    return -(self_t) / (_ops.pow(self, 2))
+
+
+def relu_jvp_graph(self, self_t, result):
+    """result: derived from forward maximum(self, 0)"""
+    return self_t * _ops.where(self > 0, 1.0, 0.0)
+
+
+def rsub_Tensor_jvp_graph(self, other, alpha, self_t, other_t, result):
+    """result: derived from forward other - alpha * self"""
+    return (-alpha * self_t + other_t)
+
+
+def rsub_Scalar_jvp_graph(self, other, alpha, self_t, result):
+    """result: derived from forward other - alpha * self"""
+    return -alpha * self_t
 
 
 def select_int_jvp(self, dim, index, self_t, result):
@@ -86,6 +188,21 @@ def select_int_jvp(self, dim, index, self_t, result):
 def select_backward_jvp(grad_output, input_sizes, dim, index, grad_output_t, result):
     """result: auto_linear"""
     return _ops.select_backward_default(grad_output=grad_output_t, input_sizes=input_sizes, dim=dim, index=index)
+
+
+def sigmoid_jvp_graph(self, self_t, result):
+    """result: derived from forward sigmoid(self)"""
+    return (self_t * _ops.exp(-self)) / (_ops.pow((1 + _ops.exp(-self)), 2))
+
+
+def sign_jvp_graph(self, self_t, result):
+    """result: derived from forward sign(self)"""
+    return 2 * self_t * 0.0
+
+
+def sin_jvp_graph(self, self_t, result):
+    """result: derived from forward sin(self)"""
+    return self_t * _ops.cos(self)
 
 
 def slice_Tensor_jvp(self, dim, start, end, step, self_t, result):
@@ -108,6 +225,11 @@ def split_with_sizes_jvp(self, split_sizes, dim, self_t, result):
     return _ops.split_with_sizes_default(self=self_t, split_sizes=split_sizes, dim=dim)
 
 
+def sqrt_jvp_graph(self, self_t, result):
+    """result: derived from forward sqrt(self)"""
+    return ((0.5) * self_t) / (_ops.sqrt(self))
+
+
 def squeeze_jvp(self, self_t, result):
     """result: auto_linear"""
     return _ops.squeeze_default(self=self_t)
@@ -123,6 +245,16 @@ def stack_jvp(tensors, dim, tensors_t, result):
     return _ops.stack_default(tensors=tensors_t, dim=dim)
 
 
+def sub_Tensor_jvp_graph(self, other, alpha, self_t, other_t, result):
+    """result: derived from forward self - alpha * other"""
+    return (-alpha * other_t + self_t)
+
+
+def sub_Scalar_jvp_graph(self, other, alpha, self_t, result):
+    """result: derived from forward self - alpha * other"""
+    return self_t
+
+
 def sum_jvp(self, dtype, self_t, result):
     """result: auto_linear"""
     return _ops.sum_default(self=self_t, dtype=dtype)
@@ -136,6 +268,11 @@ def sum_dim_IntList_jvp(self, dim, keepdim, dtype, self_t, result):
 def t_jvp(self, self_t, result):
     """result: auto_linear"""
     return _ops.t_default(self=self_t)
+
+
+def tanh_jvp_graph(self, self_t, result):
+    """result: derived from forward tanh(self)"""
+    return self_t * ((1 - _ops.pow(_ops.tanh(self), 2)))
 
 
 def transpose_int_jvp(self, dim0, dim1, self_t, result):
@@ -161,6 +298,96 @@ def view_jvp(self, size, self_t, result):
 def _unsafe_view_jvp(self, size, self_t, result):
     """result: auto_linear"""
     return _ops._unsafe_view_default(self=self_t, size=size)
+
+
+def where_self_jvp_graph(condition, self, other, self_t, other_t, result):
+    """result: derived from forward where(condition, self, other)"""
+    return (other_t * _ops.where(condition, 0, 1) + self_t * _ops.where(condition, 1, 0))
+
+
+def exp2_jvp_graph(self, self_t, result):
+    """result: derived from forward exp2(self)"""
+    return self_t * float(math.log(2)) * _ops.exp2(self)
+
+
+def expm1_jvp_graph(self, self_t, result):
+    """result: derived from forward expm1(self)"""
+    return self_t * _ops.exp(self)
+
+
+def log2_jvp_graph(self, self_t, result):
+    """result: derived from forward log2(self)"""
+    return (self_t) / (self * float(math.log(2)))
+
+
+def log10_jvp_graph(self, self_t, result):
+    """result: derived from forward log10(self)"""
+    return (self_t) / (self * float(math.log(10)))
+
+
+def log1p_jvp_graph(self, self_t, result):
+    """result: derived from forward log1p(self)"""
+    return (self_t) / (((self + 1)))
+
+
+def rsqrt_jvp_graph(self, self_t, result):
+    """result: derived from forward rsqrt(self)"""
+    return -((0.5) * self_t) / (_ops.pow(self, 1.5))
+
+
+def tan_jvp_graph(self, self_t, result):
+    """result: derived from forward tan(self)"""
+    return self_t * ((_ops.pow(_ops.tan(self), 2) + 1))
+
+
+def asin_jvp_graph(self, self_t, result):
+    """result: derived from forward asin(self)"""
+    return (self_t) / (_ops.sqrt((1 - _ops.pow(self, 2))))
+
+
+def acos_jvp_graph(self, self_t, result):
+    """result: derived from forward acos(self)"""
+    return -(self_t) / (_ops.sqrt((1 - _ops.pow(self, 2))))
+
+
+def atan_jvp_graph(self, self_t, result):
+    """result: derived from forward atan(self)"""
+    return (self_t) / (((_ops.pow(self, 2) + 1)))
+
+
+def sinh_jvp_graph(self, self_t, result):
+    """result: derived from forward sinh(self)"""
+    return self_t * _ops.cosh(self)
+
+
+def cosh_jvp_graph(self, self_t, result):
+    """result: derived from forward cosh(self)"""
+    return self_t * _ops.sinh(self)
+
+
+def asinh_jvp_graph(self, self_t, result):
+    """result: derived from forward asinh(self)"""
+    return (self_t) / (_ops.sqrt((_ops.pow(self, 2) + 1)))
+
+
+def acosh_jvp_graph(self, self_t, result):
+    """result: derived from forward acosh(self)"""
+    return (self_t) / (_ops.sqrt((self - 1)) * _ops.sqrt((self + 1)))
+
+
+def atanh_jvp_graph(self, self_t, result):
+    """result: derived from forward atanh(self)"""
+    return (self_t) / (((1 - _ops.pow(self, 2))))
+
+
+def erf_jvp_graph(self, self_t, result):
+    """result: derived from forward erf(self)"""
+    return (2 * self_t * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
+
+
+def erfc_jvp_graph(self, self_t, result):
+    """result: derived from forward erfc(self)"""
+    return -(2 * self_t * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
 
 
 def logit_jvp(self, eps, self_t, result):
@@ -232,6 +459,16 @@ def clamp_jvp(self, min, max, self_t, result):
     return _jvp
 
 
+def clamp_min_jvp_graph(self, min, self_t, result):
+    """result: derived from forward where(self < min, min, self)"""
+    return self_t * _ops.where((min > self), 0, 1)
+
+
+def clamp_max_jvp_graph(self, max, self_t, result):
+    """result: derived from forward where(self > max, max, self)"""
+    return self_t * _ops.where((max < self), 0, 1)
+
+
 def nan_to_num_jvp(self, nan, posinf, neginf, self_t, result):
     """result: auto_element_wise"""
     _jvp = None
@@ -246,6 +483,51 @@ def gelu_jvp(self, approximate, self_t, result):
     if self_t is not None:
         _jvp = _fns.gelu_backward_graph(self_t, self, approximate)
     return _jvp
+
+
+def silu_jvp_graph(self, self_t, result):
+    """result: derived from forward self * sigmoid(self)"""
+    return self_t * (((self * _ops.exp(-self)) / (_ops.pow((1 + _ops.exp(-self)), 2)) + _ops.reciprocal((1 + _ops.exp(-self)))))
+
+
+def mish_jvp_graph(self, self_t, result):
+    """result: derived from forward self * tanh(log1p(exp(self)))"""
+    return self_t * (((self * ((1 - _ops.pow(_ops.tanh(_ops.log1p(_ops.exp(self))), 2))) * _ops.exp(self)) / (((_ops.exp(self) + 1))) + _ops.tanh(_ops.log1p(_ops.exp(self)))))
+
+
+def softplus_jvp_graph(self, beta, threshold, self_t, result):
+    """result: derived from forward where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)"""
+    return self_t * _ops.where((threshold < beta * self), 1, (_ops.exp(beta * self)) / (((_ops.exp(beta * self) + 1))))
+
+
+def elu_jvp_graph(self, alpha, scale, input_scale, self_t, result):
+    """result: derived from forward where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)"""
+    return self_t * _ops.where((self > 0), scale, alpha * input_scale * scale * _ops.exp(input_scale * self))
+
+
+def celu_jvp_graph(self, alpha, self_t, result):
+    """result: derived from forward where(self > 0, self, expm1(self / alpha) * alpha)"""
+    return self_t * _ops.where((self > 0), 1, _ops.exp((self) / (alpha)))
+
+
+def leaky_relu_jvp_graph(self, negative_slope, self_t, result):
+    """result: derived from forward where(self > 0, self, self * negative_slope)"""
+    return self_t * _ops.where((self > 0), 1, negative_slope)
+
+
+def hardtanh_jvp_graph(self, min_val, max_val, self_t, result):
+    """result: derived from forward minimum(maximum(self, min_val), max_val)"""
+    return self_t * _ops.where((max_val - _ops.maximum(min_val, self)) > 0, 1.0, 0.0) * _ops.where((-min_val + self) > 0, 1.0, 0.0)
+
+
+def hardsigmoid_jvp_graph(self, self_t, result):
+    """result: derived from forward where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))"""
+    return self_t * _ops.where((self <= -3), 0, _ops.where((self >= 3), 0, 0.16666666666666666))
+
+
+def hardswish_jvp_graph(self, self_t, result):
+    """result: derived from forward where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))"""
+    return self_t * _ops.where((self < -3), 0, _ops.where((self <= 3), ((0.3333333333333333) * self + 0.5), 1))
 
 
 def div_Tensor_mode_jvp(self, other, rounding_mode, self_t, other_t, result):
@@ -286,6 +568,16 @@ def fmin_jvp(self, other, self_t, other_t, result):
     return _jvp
 
 
+def atan2_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward atan2(self, other)"""
+    return ((other * self_t) / (((_ops.pow(other, 2) + _ops.pow(self, 2)))) - (other_t * self) / (((_ops.pow(other, 2) + _ops.pow(self, 2)))))
+
+
+def hypot_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward sqrt(self * self + other * other)"""
+    return ((other * other_t) / (_ops.sqrt((_ops.pow(other, 2) + _ops.pow(self, 2)))) + (self * self_t) / (_ops.sqrt((_ops.pow(other, 2) + _ops.pow(self, 2)))))
+
+
 def remainder_Scalar_jvp(self, other, self_t, result):
     """result: auto_element_wise"""
     _jvp = None
@@ -320,6 +612,26 @@ def fmod_Tensor_jvp(self, other, self_t, other_t, result):
     if other_t is not None:
         _jvp = -other_t * _ops.floor(_ops.abs((self) / (other))) * _ops.sign((self) / (other)) if _jvp is None else _jvp + -other_t * _ops.floor(_ops.abs((self) / (other))) * _ops.sign((self) / (other))
     return _jvp
+
+
+def lerp_Scalar_jvp_graph(self, end, weight, self_t, end_t, result):
+    """result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))"""
+    return (end_t * weight + self_t * ((1 - weight)))
+
+
+def lerp_Tensor_jvp_graph(self, end, weight, self_t, end_t, weight_t, result):
+    """result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))"""
+    return (end_t * weight + self_t * ((1 - weight)) + weight_t * ((end - self)))
+
+
+def addcmul_jvp_graph(self, tensor1, tensor2, value, self_t, tensor1_t, tensor2_t, result):
+    """result: derived from forward self + value * tensor1 * tensor2"""
+    return (self_t + tensor1 * tensor2_t * value + tensor1_t * tensor2 * value)
+
+
+def addcdiv_jvp_graph(self, tensor1, tensor2, value, self_t, tensor1_t, tensor2_t, result):
+    """result: derived from forward self + value * tensor1 / tensor2"""
+    return (self_t - (tensor1 * tensor2_t * value) / (_ops.pow(tensor2, 2)) + (tensor1_t * value) / (tensor2))
 
 
 def prod_jvp(self, dtype, self_t, result):
@@ -484,6 +796,16 @@ def index_add_jvp(self, dim, index, source, alpha, self_t, source_t, result):
     return _ops.index_add_default(self=self_t, dim=dim, index=index, source=source_t, alpha=alpha)
 
 
+def masked_fill_Scalar_jvp_graph(self, mask, value, self_t, result):
+    """result: derived from forward where(mask, value, self)"""
+    return self_t * _ops.where(mask, 0, 1)
+
+
+def masked_fill_Tensor_jvp_graph(self, mask, value, self_t, value_t, result):
+    """result: derived from forward where(mask, value, self)"""
+    return (self_t * _ops.where(mask, 0, 1) + value_t * _ops.where(mask, 1, 0))
+
+
 def flip_jvp(self, dims, self_t, result):
     """result: auto_linear"""
     return _ops.flip_default(self=self_t, dims=dims)
@@ -539,6 +861,11 @@ def _softmax_jvp(self, dim, half_to_float, self_t, result):
 def _log_softmax_jvp(self, dim, half_to_float, self_t, result):
     """result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)"""
     return (self_t - _ops.sum_dim_IntList(self_t * _ops.exp(result), dim, True))
+
+
+def xlogy_Tensor_jvp_graph(self, other, self_t, other_t, result):
+    """result: derived from forward where(self == 0, 0, self * log(other))"""
+    return (other_t * _ops.where((self == 0), 0, (self) / (other)) + self_t * _ops.where((self == 0), 0, _ops.log(other)))
 
 
 def mse_loss_jvp(self, target, reduction, self_t, target_t, result):
@@ -667,79 +994,79 @@ def as_strided_jvp(self, size, stride, storage_offset, self_t, result):
 
 
 RULES = {
-    "abs_default": ("kernel", _k.abs_jvp, ("self", "self_t", ), ()),
-    "add_Tensor": ("kernel", _k.add_Tensor_jvp, ("self_t", "other_t", ), ("alpha", )),
-    "add_Scalar": ("kernel", _k.add_Scalar_jvp, ("self_t", ), ()),
+    "abs_default": ("kernel", _k.abs_jvp, ("self", "self_t", ), (), abs_jvp_graph),
+    "add_Tensor": ("kernel", _k.add_Tensor_jvp, ("self_t", "other_t", ), ("alpha", ), add_Tensor_jvp_graph),
+    "add_Scalar": ("kernel", _k.add_Scalar_jvp, ("self_t", ), (), add_Scalar_jvp_graph),
     "bmm_default": ("function", bmm_jvp),
     "cat_default": ("function", cat_jvp),
     "clone_default": ("function", clone_jvp),
     "_to_copy_default": ("function", _to_copy_jvp),
-    "cos_default": ("kernel", _k.cos_jvp, ("self", "self_t", ), ()),
-    "div_Tensor": ("kernel", _k.div_Tensor_jvp, ("self", "other", "self_t", "other_t", ), ()),
-    "div_Scalar": ("kernel", _k.div_Scalar_jvp, ("self_t", ), ("other", )),
+    "cos_default": ("kernel", _k.cos_jvp, ("self", "self_t", ), (), cos_jvp_graph),
+    "div_Tensor": ("kernel", _k.div_Tensor_jvp, ("self", "other", "self_t", "other_t", ), (), div_Tensor_jvp_graph),
+    "div_Scalar": ("kernel", _k.div_Scalar_jvp, ("self_t", ), ("other", ), div_Scalar_jvp_graph),
     "dot_default": ("function", dot_jvp),
-    "exp_default": ("kernel", _k.exp_jvp, ("self", "self_t", ), ()),
+    "exp_default": ("kernel", _k.exp_jvp, ("self", "self_t", ), (), exp_jvp_graph),
     "expand_default": ("function", expand_jvp),
-    "log_default": ("kernel", _k.log_jvp, ("self", "self_t", ), ()),
-    "maximum_default": ("kernel", _k.maximum_jvp, ("self", "other", "self_t", "other_t", ), ()),
+    "log_default": ("kernel", _k.log_jvp, ("self", "self_t", ), (), log_jvp_graph),
+    "maximum_default": ("kernel", _k.maximum_jvp, ("self", "other", "self_t", "other_t", ), (), maximum_jvp_graph),
     "mean_default": ("function", mean_jvp),
     "mean_dim": ("function", mean_dim_jvp),
-    "minimum_default": ("kernel", _k.minimum_jvp, ("self", "other", "self_t", "other_t", ), ()),
+    "minimum_default": ("kernel", _k.minimum_jvp, ("self", "other", "self_t", "other_t", ), (), minimum_jvp_graph),
     "mm_default": ("function", mm_jvp),
-    "mul_Tensor": ("kernel", _k.mul_Tensor_jvp, ("self", "other", "self_t", "other_t", ), ()),
-    "mul_Scalar": ("kernel", _k.mul_Scalar_jvp, ("self_t", ), ("other", )),
+    "mul_Tensor": ("kernel", _k.mul_Tensor_jvp, ("self", "other", "self_t", "other_t", ), (), mul_Tensor_jvp_graph),
+    "mul_Scalar": ("kernel", _k.mul_Scalar_jvp, ("self_t", ), ("other", ), mul_Scalar_jvp_graph),
     "mv_default": ("function", mv_jvp),
-    "neg_default": ("kernel", _k.neg_jvp, ("self_t", ), ()),
+    "neg_default": ("kernel", _k.neg_jvp, ("self_t", ), (), neg_jvp_graph),
     "permute_default": ("function", permute_jvp),
-    "pow_Tensor_Scalar": ("kernel", _k.pow_Tensor_Scalar_jvp, ("self", "self_t", ), ("exponent", )),
-    "pow_Tensor_Tensor": ("kernel", _k.pow_Tensor_Tensor_jvp, ("self", "exponent", "self_t", "exponent_t", ), ()),
-    "pow_Scalar": ("kernel", _k.pow_Scalar_jvp, ("exponent", "exponent_t", ), ("self", )),
-    "reciprocal_default": ("kernel", _k.reciprocal_jvp, ("self", "self_t", ), ()),
-    "relu_default": ("kernel", _k.relu_jvp, ("self", "self_t", ), ()),
-    "rsub_Tensor": ("kernel", _k.rsub_Tensor_jvp, ("self_t", "other_t", ), ("alpha", )),
-    "rsub_Scalar": ("kernel", _k.rsub_Scalar_jvp, ("self_t", ), ("alpha", )),
+    "pow_Tensor_Scalar": ("kernel", _k.pow_Tensor_Scalar_jvp, ("self", "self_t", ), ("exponent", ), pow_Tensor_Scalar_jvp_graph),
+    "pow_Tensor_Tensor": ("kernel", _k.pow_Tensor_Tensor_jvp, ("self", "exponent", "self_t", "exponent_t", ), (), pow_Tensor_Tensor_jvp_graph),
+    "pow_Scalar": ("kernel", _k.pow_Scalar_jvp, ("exponent", "exponent_t", ), ("self", ), pow_Scalar_jvp_graph),
+    "reciprocal_default": ("kernel", _k.reciprocal_jvp, ("self", "self_t", ), (), reciprocal_jvp_graph),
+    "relu_default": ("kernel", _k.relu_jvp, ("self", "self_t", ), (), relu_jvp_graph),
+    "rsub_Tensor": ("kernel", _k.rsub_Tensor_jvp, ("self_t", "other_t", ), ("alpha", ), rsub_Tensor_jvp_graph),
+    "rsub_Scalar": ("kernel", _k.rsub_Scalar_jvp, ("self_t", ), ("alpha", ), rsub_Scalar_jvp_graph),
     "select_int": ("function", select_int_jvp),
     "select_backward_default": ("function", select_backward_jvp),
-    "sigmoid_default": ("kernel", _k.sigmoid_jvp, ("self", "self_t", ), ()),
-    "sign_default": ("kernel", _k.sign_jvp, ("self", "self_t", ), ()),
-    "sin_default": ("kernel", _k.sin_jvp, ("self", "self_t", ), ()),
+    "sigmoid_default": ("kernel", _k.sigmoid_jvp, ("self", "self_t", ), (), sigmoid_jvp_graph),
+    "sign_default": ("kernel", _k.sign_jvp, ("self", "self_t", ), (), sign_jvp_graph),
+    "sin_default": ("kernel", _k.sin_jvp, ("self", "self_t", ), (), sin_jvp_graph),
     "slice_Tensor": ("function", slice_Tensor_jvp),
     "slice_backward_default": ("function", slice_backward_jvp),
     "split_Tensor": ("function", split_Tensor_jvp),
     "split_with_sizes_default": ("function", split_with_sizes_jvp),
-    "sqrt_default": ("kernel", _k.sqrt_jvp, ("self", "self_t", ), ()),
+    "sqrt_default": ("kernel", _k.sqrt_jvp, ("self", "self_t", ), (), sqrt_jvp_graph),
     "squeeze_default": ("function", squeeze_jvp),
     "squeeze_dim": ("function", squeeze_dim_jvp),
     "stack_default": ("function", stack_jvp),
-    "sub_Tensor": ("kernel", _k.sub_Tensor_jvp, ("self_t", "other_t", ), ("alpha", )),
-    "sub_Scalar": ("kernel", _k.sub_Scalar_jvp, ("self_t", ), ()),
+    "sub_Tensor": ("kernel", _k.sub_Tensor_jvp, ("self_t", "other_t", ), ("alpha", ), sub_Tensor_jvp_graph),
+    "sub_Scalar": ("kernel", _k.sub_Scalar_jvp, ("self_t", ), (), sub_Scalar_jvp_graph),
     "sum_default": ("function", sum_jvp),
     "sum_dim_IntList": ("function", sum_dim_IntList_jvp),
     "t_default": ("function", t_jvp),
-    "tanh_default": ("kernel", _k.tanh_jvp, ("self", "self_t", ), ()),
+    "tanh_default": ("kernel", _k.tanh_jvp, ("self", "self_t", ), (), tanh_jvp_graph),
     "transpose_int": ("function", transpose_int_jvp),
     "unbind_int": ("function", unbind_int_jvp),
     "unsqueeze_default": ("function", unsqueeze_jvp),
     "view_default": ("function", view_jvp),
     "_unsafe_view_default": ("function", _unsafe_view_jvp),
-    "where_self": ("kernel", _k.where_self_jvp, ("condition", "self_t", "other_t", ), ()),
-    "exp2_default": ("kernel", _k.exp2_jvp, ("self", "self_t", ), ()),
-    "expm1_default": ("kernel", _k.expm1_jvp, ("self", "self_t", ), ()),
-    "log2_default": ("kernel", _k.log2_jvp, ("self", "self_t", ), ()),
-    "log10_default": ("kernel", _k.log10_jvp, ("self", "self_t", ), ()),
-    "log1p_default": ("kernel", _k.log1p_jvp, ("self", "self_t", ), ()),
-    "rsqrt_default": ("kernel", _k.rsqrt_jvp, ("self", "self_t", ), ()),
-    "tan_default": ("kernel", _k.tan_jvp, ("self", "self_t", ), ()),
-    "asin_default": ("kernel", _k.asin_jvp, ("self", "self_t", ), ()),
-    "acos_default": ("kernel", _k.acos_jvp, ("self", "self_t", ), ()),
-    "atan_default": ("kernel", _k.atan_jvp, ("self", "self_t", ), ()),
-    "sinh_default": ("kernel", _k.sinh_jvp, ("self", "self_t", ), ()),
-    "cosh_default": ("kernel", _k.cosh_jvp, ("self", "self_t", ), ()),
-    "asinh_default": ("kernel", _k.asinh_jvp, ("self", "self_t", ), ()),
-    "acosh_default": ("kernel", _k.acosh_jvp, ("self", "self_t", ), ()),
-    "atanh_default": ("kernel", _k.atanh_jvp, ("self", "self_t", ), ()),
-    "erf_default": ("kernel", _k.erf_jvp, ("self", "self_t", ), ()),
-    "erfc_default": ("kernel", _k.erfc_jvp, ("self", "self_t", ), ()),
+    "where_self": ("kernel", _k.where_self_jvp, ("condition", "self_t", "other_t", ), (), where_self_jvp_graph),
+    "exp2_default": ("kernel", _k.exp2_jvp, ("self", "self_t", ), (), exp2_jvp_graph),
+    "expm1_default": ("kernel", _k.expm1_jvp, ("self", "self_t", ), (), expm1_jvp_graph),
+    "log2_default": ("kernel", _k.log2_jvp, ("self", "self_t", ), (), log2_jvp_graph),
+    "log10_default": ("kernel", _k.log10_jvp, ("self", "self_t", ), (), log10_jvp_graph),
+    "log1p_default": ("kernel", _k.log1p_jvp, ("self", "self_t", ), (), log1p_jvp_graph),
+    "rsqrt_default": ("kernel", _k.rsqrt_jvp, ("self", "self_t", ), (), rsqrt_jvp_graph),
+    "tan_default": ("kernel", _k.tan_jvp, ("self", "self_t", ), (), tan_jvp_graph),
+    "asin_default": ("kernel", _k.asin_jvp, ("self", "self_t", ), (), asin_jvp_graph),
+    "acos_default": ("kernel", _k.acos_jvp, ("self", "self_t", ), (), acos_jvp_graph),
+    "atan_default": ("kernel", _k.atan_jvp, ("self", "self_t", ), (), atan_jvp_graph),
+    "sinh_default": ("kernel", _k.sinh_jvp, ("self", "self_t", ), (), sinh_jvp_graph),
+    "cosh_default": ("kernel", _k.cosh_jvp, ("self", "self_t", ), (), cosh_jvp_graph),
+    "asinh_default": ("kernel", _k.asinh_jvp, ("self", "self_t", ), (), asinh_jvp_graph),
+    "acosh_default": ("kernel", _k.acosh_jvp, ("self", "self_t", ), (), acosh_jvp_graph),
+    "atanh_default": ("kernel", _k.atanh_jvp, ("self", "self_t", ), (), atanh_jvp_graph),
+    "erf_default": ("kernel", _k.erf_jvp, ("self", "self_t", ), (), erf_jvp_graph),
+    "erfc_default": ("kernel", _k.erfc_jvp, ("self", "self_t", ), (), erfc_jvp_graph),
     "logit_default": ("function", logit_jvp),
     "floor_default": ("function", floor_jvp),
     "ceil_default": ("function", ceil_jvp),
@@ -749,33 +1076,33 @@ RULES = {
     "frac_default": ("function", frac_jvp),
     "clamp_Tensor": ("function", clamp_Tensor_jvp),
     "clamp_default": ("function", clamp_jvp),
-    "clamp_min_default": ("kernel", _k.clamp_min_jvp, ("self", "self_t", ), ("min", )),
-    "clamp_max_default": ("kernel", _k.clamp_max_jvp, ("self", "self_t", ), ("max", )),
+    "clamp_min_default": ("kernel", _k.clamp_min_jvp, ("self", "self_t", ), ("min", ), clamp_min_jvp_graph),
+    "clamp_max_default": ("kernel", _k.clamp_max_jvp, ("self", "self_t", ), ("max", ), clamp_max_jvp_graph),
     "nan_to_num_default": ("function", nan_to_num_jvp),
     "gelu_default": ("function", gelu_jvp),
-    "silu_default": ("kernel", _k.silu_jvp, ("self", "self_t", ), ()),
-    "mish_default": ("kernel", _k.mish_jvp, ("self", "self_t", ), ()),
-    "softplus_default": ("kernel", _k.softplus_jvp, ("self", "self_t", ), ("beta", "threshold", )),
-    "elu_default": ("kernel", _k.elu_jvp, ("self", "self_t", ), ("alpha", "scale", "input_scale", )),
-    "celu_default": ("kernel", _k.celu_jvp, ("self", "self_t", ), ("alpha", )),
-    "leaky_relu_default": ("kernel", _k.leaky_relu_jvp, ("self", "self_t", ), ("negative_slope", )),
-    "hardtanh_default": ("kernel", _k.hardtanh_jvp, ("self", "self_t", ), ("min_val", "max_val", )),
-    "hardsigmoid_default": ("kernel", _k.hardsigmoid_jvp, ("self", "self_t", ), ()),
-    "hardswish_default": ("kernel", _k.hardswish_jvp, ("self", "self_t", ), ()),
+    "silu_default": ("kernel", _k.silu_jvp, ("self", "self_t", ), (), silu_jvp_graph),
+    "mish_default": ("kernel", _k.mish_jvp, ("self", "self_t", ), (), mish_jvp_graph),
+    "softplus_default": ("kernel", _k.softplus_jvp, ("self", "self_t", ), ("beta", "threshold", ), softplus_jvp_graph),
+    "elu_default": ("kernel", _k.elu_jvp, ("self", "self_t", ), ("alpha", "scale", "input_scale", ), elu_jvp_graph),
+    "celu_default": ("kernel", _k.celu_jvp, ("self", "self_t", ), ("alpha", ), celu_jvp_graph),
+    "leaky_relu_default": ("kernel", _k.leaky_relu_jvp, ("self", "self_t", ), ("negative_slope", ), leaky_relu_jvp_graph),
+    "hardtanh_default": ("kernel", _k.hardtanh_jvp, ("self", "self_t", ), ("min_val", "max_val", ), hardtanh_jvp_graph),
+    "hardsigmoid_default": ("kernel", _k.hardsigmoid_jvp, ("self", "self_t", ), (), hardsigmoid_jvp_graph),
+    "hardswish_default": ("kernel", _k.hardswish_jvp, ("self", "self_t", ), (), hardswish_jvp_graph),
     "div_Tensor_mode": ("function", div_Tensor_mode_jvp),
     "div_Scalar_mode": ("function", div_Scalar_mode_jvp),
     "fmax_default": ("function", fmax_jvp),
     "fmin_default": ("function", fmin_jvp),
-    "atan2_default": ("kernel", _k.atan2_jvp, ("self", "other", "self_t", "other_t", ), ()),
-    "hypot_default": ("kernel", _k.hypot_jvp, ("self", "other", "self_t", "other_t", ), ()),
+    "atan2_default": ("kernel", _k.atan2_jvp, ("self", "other", "self_t", "other_t", ), (), atan2_jvp_graph),
+    "hypot_default": ("kernel", _k.hypot_jvp, ("self", "other", "self_t", "other_t", ), (), hypot_jvp_graph),
     "remainder_Scalar": ("function", remainder_Scalar_jvp),
     "remainder_Tensor": ("function", remainder_Tensor_jvp),
     "fmod_Scalar": ("function", fmod_Scalar_jvp),
     "fmod_Tensor": ("function", fmod_Tensor_jvp),
-    "lerp_Scalar": ("kernel", _k.lerp_Scalar_jvp, ("self_t", "end_t", ), ("weight", )),
-    "lerp_Tensor": ("kernel", _k.lerp_Tensor_jvp, ("self", "end", "weight", "self_t", "end_t", "weight_t", ), ()),
-    "addcmul_default": ("kernel", _k.addcmul_jvp, ("tensor1", "tensor2", "self_t", "tensor1_t", "tensor2_t", ), ("value", )),
-    "addcdiv_default": ("kernel", _k.addcdiv_jvp, ("tensor1", "tensor2", "self_t", "tensor1_t", "tensor2_t", ), ("value", )),
+    "lerp_Scalar": ("kernel", _k.lerp_Scalar_jvp, ("self_t", "end_t", ), ("weight", ), lerp_Scalar_jvp_graph),
+    "lerp_Tensor": ("kernel", _k.lerp_Tensor_jvp, ("self", "end", "weight", "self_t", "end_t", "weight_t", ), (), lerp_Tensor_jvp_graph),
+    "addcmul_default": ("kernel", _k.addcmul_jvp, ("tensor1", "tensor2", "self_t", "tensor1_t", "tensor2_t", ), ("value", ), addcmul_jvp_graph),
+    "addcdiv_default": ("kernel", _k.addcdiv_jvp, ("tensor1", "tensor2", "self_t", "tensor1_t", "tensor2_t", ), ("value", ), addcdiv_jvp_graph),
     "prod_default": ("function", prod_jvp),
     "prod_dim_int": ("function", prod_dim_int_jvp),
     "max_dim": ("function", max_dim_jvp),
@@ -807,8 +1134,8 @@ RULES = {
     "scatter_add_default": ("function", scatter_add_jvp),
     "index_select_default": ("function", index_select_jvp),
     "index_add_default": ("function", index_add_jvp),
-    "masked_fill_Scalar": ("kernel", _k.masked_fill_Scalar_jvp, ("mask", "self_t", ), ()),
-    "masked_fill_Tensor": ("kernel", _k.masked_fill_Tensor_jvp, ("mask", "self_t", "value_t", ), ()),
+    "masked_fill_Scalar": ("kernel", _k.masked_fill_Scalar_jvp, ("mask", "self_t", ), (), masked_fill_Scalar_jvp_graph),
+    "masked_fill_Tensor": ("kernel", _k.masked_fill_Tensor_jvp, ("mask", "self_t", "value_t", ), (), masked_fill_Tensor_jvp_graph),
     "flip_default": ("function", flip_jvp),
     "roll_default": ("function", roll_jvp),
     "tril_default": ("function", tril_jvp),
@@ -820,7 +1147,7 @@ RULES = {
     "topk_default": ("function", topk_jvp),
     "_softmax_default": ("function", _softmax_jvp),
     "_log_softmax_default": ("function", _log_softmax_jvp),
-    "xlogy_Tensor": ("kernel", _k.xlogy_Tensor_jvp, ("self", "other", "self_t", "other_t", ), ()),
+    "xlogy_Tensor": ("kernel", _k.xlogy_Tensor_jvp, ("self", "other", "self_t", "other_t", ), (), xlogy_Tensor_jvp_graph),
     "mse_loss_default": ("function", mse_loss_jvp),
     "smooth_l1_loss_default": ("function", smooth_l1_loss_jvp),
     "huber_loss_default": ("function", huber_loss_jvp),

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from derivgen.core import observe as _observe
+from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import SavedVariable
 from derivgen.core.tensor import Tensor
 from derivgen.generated import jvp as _jvp
@@ -219,8 +220,15 @@ def _compute(call, result):
             kwargs[f"{arg}_t"] = None
         else:
             kwargs[f"{arg}_t"] = given if given is not None else _zeros(v)
+    if rule[0] == "kernel" and _needs_graph(kwargs, diff):
+        graph_fn = rule[4]
+        params = graph_fn.__code__.co_varnames[:graph_fn.__code__.co_argcount]
+        tangent = graph_fn(**{k: v for k, v in kwargs.items() if k in params}, result=result)
+        if tangent.dtype != result.dtype:
+            tangent = tangent.to(result.dtype)
+        return tangent if tuple(tangent.shape) == tuple(result.shape) else tangent.expand(*result.shape)
     if rule[0] == "kernel":
-        _, kernel, arrays, numbers = rule
+        _, kernel, arrays, numbers, _ = rule
         # an elementwise kernel broadcasts: a missing tangent is a 0-dim zero, not a full array of zeros
         for arg in diff:
             if arg not in call.tangents and isinstance(kwargs.get(arg), Tensor):
@@ -238,6 +246,19 @@ def _compute(call, result):
     if tangent is not None and tangent.dtype != result.dtype and tangent.dtype.is_floating_point:
         tangent = tangent.to(result.dtype)
     return tangent
+
+
+def _needs_graph(kwargs, diff):
+    """Whether the tangent must be differentiable: grad mode is on and a primal or tangent the rule reads
+    requires grad (``create_graph=True`` over forward mode). The fused kernel records no graph; the rule's
+    Tensor-op form does."""
+    if not is_grad_enabled():
+        return False
+    for arg in diff:
+        for v in (kwargs.get(arg), kwargs.get(f"{arg}_t")):
+            if isinstance(v, Tensor) and v.requires_grad:
+                return True
+    return False
 
 
 def _array_of(v):
