@@ -14,7 +14,9 @@ import numpy as np
 from derivgen.core import observe as _observe
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import SavedVariable
+from derivgen.core.pending import Pending
 from derivgen.core.tensor import Tensor
+from derivgen.engine import fusion as _fusion
 from derivgen.generated import jvp as _jvp
 from derivgen.ops.inplace import set_tangent_commit, view_chain
 
@@ -197,10 +199,11 @@ def _share_with_saved_output(result):
     node = result.grad_fn
     if node is None:
         return
+    raw = result._pending if result._lazy else result._array  # a deferred result stays deferred
     for name in getattr(type(node), "__slots__", ()):
         if name.startswith("_sv_"):
             sv = getattr(node, name, None)
-            if isinstance(sv, SavedVariable) and sv.is_output and sv._array is result._array:
+            if isinstance(sv, SavedVariable) and sv.is_output and sv._array is raw:
                 sv.fw_grads = result._fw_grads
 
 
@@ -233,6 +236,9 @@ def _compute(call, result):
         for arg in diff:
             if arg not in call.tangents and isinstance(kwargs.get(arg), Tensor):
                 kwargs[f"{arg}_t"] = np.zeros((), kwargs[arg]._array.dtype)
+        deferred = _deferred_tangent(kernel, result, [kwargs[a] for a in arrays], [kwargs[n] for n in numbers])
+        if deferred is not None:
+            return deferred
         arrs = [_array_of(kwargs[a]) for a in arrays]
         out = kernel(arrs, tuple(kwargs[n] for n in numbers))
         dtype = result._array.dtype
@@ -246,6 +252,25 @@ def _compute(call, result):
     if tangent is not None and tangent.dtype != result.dtype and tangent.dtype.is_floating_point:
         tangent = tangent.to(result.dtype)
     return tangent
+
+
+def _deferred_tangent(kernel, result, values, numbers):
+    """The tangent of a deferred (whole-graph fused) elementwise result, deferred too: a Pending of the
+    row's JVP over the same inputs, computed in one loop with the primal (its sibling) when either is
+    read, so that a chain's tangents cost one more output of the primal's fused kernel instead of a
+    pass over memory per op. None when the result is not deferred or the inputs do not fit."""
+    if not result._lazy or kernel.scalar is None:
+        return None
+    primal = result._pending
+    if primal.__class__ is not Pending or primal.value is not None:
+        return None
+    tensors = [v if isinstance(v, Tensor) else Tensor._make(np.asarray(v)) for v in values]
+    pending = _fusion.defer(kernel, tensors, numbers)
+    if pending is None or pending.shape != primal.shape or pending.dtype != primal.dtype:
+        return None
+    pending.siblings = (primal,)
+    primal.siblings = primal.siblings + (pending,)
+    return Tensor._make(pending)
 
 
 def _needs_graph(kwargs, diff):

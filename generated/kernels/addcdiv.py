@@ -203,6 +203,10 @@ addcdiv_jvp = ElementwiseOp(
     rows=addcdiv_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+addcdiv_jvp.scalar = addcdiv_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 addcdiv_forward.scalar = addcdiv_forward_scalar

@@ -203,6 +203,10 @@ addcmul_jvp = ElementwiseOp(
     rows=addcmul_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+addcmul_jvp.scalar = addcmul_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 addcmul_forward.scalar = addcmul_forward_scalar

@@ -203,6 +203,10 @@ atan2_jvp = ElementwiseOp(
     rows=atan2_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+atan2_jvp.scalar = atan2_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 atan2_forward.scalar = atan2_forward_scalar

@@ -150,6 +150,10 @@ celu_jvp = ElementwiseOp(
     rows=celu_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+celu_jvp.scalar = celu_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 celu_forward.scalar = celu_forward_scalar

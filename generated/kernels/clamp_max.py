@@ -150,6 +150,10 @@ clamp_max_jvp = ElementwiseOp(
     rows=clamp_max_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+clamp_max_jvp.scalar = clamp_max_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 clamp_max_forward.scalar = clamp_max_forward_scalar

@@ -150,6 +150,10 @@ clamp_min_jvp = ElementwiseOp(
     rows=clamp_min_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+clamp_min_jvp.scalar = clamp_min_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 clamp_min_forward.scalar = clamp_min_forward_scalar

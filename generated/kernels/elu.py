@@ -151,6 +151,10 @@ elu_jvp = ElementwiseOp(
     rows=elu_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+elu_jvp.scalar = elu_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 elu_forward.scalar = elu_forward_scalar

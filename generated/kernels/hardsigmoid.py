@@ -150,6 +150,10 @@ hardsigmoid_jvp = ElementwiseOp(
     rows=hardsigmoid_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hardsigmoid_jvp.scalar = hardsigmoid_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardsigmoid_forward.scalar = hardsigmoid_forward_scalar

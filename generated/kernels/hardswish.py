@@ -150,6 +150,10 @@ hardswish_jvp = ElementwiseOp(
     rows=hardswish_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hardswish_jvp.scalar = hardswish_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardswish_forward.scalar = hardswish_forward_scalar

@@ -150,6 +150,10 @@ hardtanh_jvp = ElementwiseOp(
     rows=hardtanh_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hardtanh_jvp.scalar = hardtanh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hardtanh_forward.scalar = hardtanh_forward_scalar

@@ -203,6 +203,10 @@ hypot_jvp = ElementwiseOp(
     rows=hypot_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hypot_jvp.scalar = hypot_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 hypot_forward.scalar = hypot_forward_scalar

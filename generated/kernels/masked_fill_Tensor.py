@@ -203,6 +203,10 @@ masked_fill_Tensor_jvp = ElementwiseOp(
     rows=masked_fill_Tensor_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+masked_fill_Tensor_jvp.scalar = masked_fill_Tensor_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 masked_fill_Tensor_forward.scalar = masked_fill_Tensor_forward_scalar

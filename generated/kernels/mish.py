@@ -153,6 +153,10 @@ mish_jvp = ElementwiseOp(
     rows=mish_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+mish_jvp.scalar = mish_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 mish_forward.scalar = mish_forward_scalar

@@ -134,6 +134,10 @@ neg_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+neg_jvp.scalar = neg_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 neg_forward.scalar = neg_forward_scalar

@@ -153,6 +153,10 @@ silu_jvp = ElementwiseOp(
     rows=silu_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+silu_jvp.scalar = silu_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 silu_forward.scalar = silu_forward_scalar

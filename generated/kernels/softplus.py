@@ -154,6 +154,10 @@ softplus_jvp = ElementwiseOp(
     rows=softplus_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+softplus_jvp.scalar = softplus_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 softplus_forward.scalar = softplus_forward_scalar

@@ -150,6 +150,10 @@ tanh_jvp = ElementwiseOp(
     rows=tanh_jvp_rows)
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+tanh_jvp.scalar = tanh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 tanh_forward.scalar = tanh_forward_scalar
