@@ -241,10 +241,10 @@ def _compute(call, result):
             return deferred
         arrs = [_array_of(kwargs[a]) for a in arrays]
         out = kernel(arrs, tuple(kwargs[n] for n in numbers))
-        dtype = result._array.dtype
+        raw = result._pending if result._lazy else result._array  # shape and dtype, without computing it
         out = np.asarray(out)
-        if out.dtype != dtype or out.shape != result._array.shape:
-            out = np.broadcast_to(out, result._array.shape).astype(dtype)
+        if out.dtype != raw.dtype or out.shape != raw.shape:
+            out = np.broadcast_to(out, raw.shape).astype(raw.dtype)
         return Tensor._make(out)
     tangent = rule[1](result=result, **kwargs)
     if isinstance(result, (list, tuple)):
