@@ -5,6 +5,10 @@ tangents of the call's differentiable inputs (and keeps a copy of ``self`` for a
 ``op_end`` applies the row's rule from ``derivgen.generated.jvp`` and stores the tangent on the result.
 A missing tangent among several inputs counts as zeros. The tangent's own computation runs with the
 observer paused on this thread (its Tensor ops must not compute tangents of tangents).
+
+An elementwise row's tangent comes from its JVP kernel in one of three ways: deferred with a deferred
+(whole-graph fused) result, so one loop computes both; by the kernel at once; or, when the tangent must
+itself be differentiable (grad mode on and an input requiring grad), by the rule's Tensor-op form.
 """
 import threading
 import weakref
