@@ -31,7 +31,8 @@ def _detached(t):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)`` by forward mode."""
+    """``(func(*primals), J @ tangents)`` by forward mode; ``strict=True`` refuses an output that does not
+    depend on the primals (torch's error)."""
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
@@ -50,6 +51,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             out, aux = out
         outs = _tuple(out)
         pairs = [_fwAD.unpack_dual(o) for o in outs]
+        if strict and any(p.tangent is None for p in pairs):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
+                               "This is not allowed with strict=True.")
         prim = tuple(_detached(p.primal) for p in pairs)
         tang = tuple(p.tangent if p.tangent is not None else Tensor._make(np.zeros(o._array.shape, o._array.dtype))
                      for p, o in zip(pairs, outs))

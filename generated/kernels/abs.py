@@ -153,6 +153,10 @@ abs_jvp = ElementwiseOp(
     name="abs_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+abs_jvp.scalar = abs_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 abs_forward.scalar = abs_forward_scalar

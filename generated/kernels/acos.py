@@ -153,6 +153,10 @@ acos_jvp = ElementwiseOp(
     name="acos_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+acos_jvp.scalar = acos_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 acos_forward.scalar = acos_forward_scalar

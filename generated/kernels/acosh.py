@@ -153,6 +153,10 @@ acosh_jvp = ElementwiseOp(
     name="acosh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+acosh_jvp.scalar = acosh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 acosh_forward.scalar = acosh_forward_scalar

@@ -99,6 +99,10 @@ add_Scalar_jvp = ElementwiseOp(
     name="add_Scalar_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+add_Scalar_jvp.scalar = add_Scalar_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 add_Scalar_forward.scalar = add_Scalar_forward_scalar

@@ -3,7 +3,7 @@
 # row sha256: 9dc85bff5063e7a9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `addcmul` (formulas.yaml, line 531).
+"""Numba kernels of `addcmul` (formulas.yaml, line 532).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -205,6 +205,10 @@ addcmul_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=5, n_scalars=1,
     rows=addcmul_jvp_rows,
     name="addcmul_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+addcmul_jvp.scalar = addcmul_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -153,6 +153,10 @@ asin_jvp = ElementwiseOp(
     name="asin_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+asin_jvp.scalar = asin_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 asin_forward.scalar = asin_forward_scalar

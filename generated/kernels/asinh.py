@@ -153,6 +153,10 @@ asinh_jvp = ElementwiseOp(
     name="asinh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+asinh_jvp.scalar = asinh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 asinh_forward.scalar = asinh_forward_scalar

@@ -153,6 +153,10 @@ atan_jvp = ElementwiseOp(
     name="atan_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+atan_jvp.scalar = atan_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 atan_forward.scalar = atan_forward_scalar

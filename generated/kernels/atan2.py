@@ -3,7 +3,7 @@
 # row sha256: 86537ef5b9a0f7d9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `atan2` (formulas.yaml, line 492).
+"""Numba kernels of `atan2` (formulas.yaml, line 493).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -205,6 +205,10 @@ atan2_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
     rows=atan2_jvp_rows,
     name="atan2_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+atan2_jvp.scalar = atan2_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -153,6 +153,10 @@ atanh_jvp = ElementwiseOp(
     name="atanh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+atanh_jvp.scalar = atanh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 atanh_forward.scalar = atanh_forward_scalar

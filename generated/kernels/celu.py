@@ -3,7 +3,7 @@
 # row sha256: fa23310c993808c7
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `celu` (formulas.yaml, line 449).
+"""Numba kernels of `celu` (formulas.yaml, line 450).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -151,6 +151,10 @@ celu_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=celu_jvp_rows,
     name="celu_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+celu_jvp.scalar = celu_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

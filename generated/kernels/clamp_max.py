@@ -3,7 +3,7 @@
 # row sha256: 2319f25af5f76346
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `clamp_max` (formulas.yaml, line 417).
+"""Numba kernels of `clamp_max` (formulas.yaml, line 418).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -151,6 +151,10 @@ clamp_max_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
     rows=clamp_max_jvp_rows,
     name="clamp_max_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+clamp_max_jvp.scalar = clamp_max_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -153,6 +153,10 @@ cos_jvp = ElementwiseOp(
     name="cos_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+cos_jvp.scalar = cos_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 cos_forward.scalar = cos_forward_scalar

@@ -153,6 +153,10 @@ cosh_jvp = ElementwiseOp(
     name="cosh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+cosh_jvp.scalar = cosh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 cosh_forward.scalar = cosh_forward_scalar

@@ -153,6 +153,10 @@ erf_jvp = ElementwiseOp(
     name="erf_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+erf_jvp.scalar = erf_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 erf_forward.scalar = erf_forward_scalar

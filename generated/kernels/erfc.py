@@ -153,6 +153,10 @@ erfc_jvp = ElementwiseOp(
     name="erfc_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+erfc_jvp.scalar = erfc_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 erfc_forward.scalar = erfc_forward_scalar

@@ -153,6 +153,10 @@ exp_jvp = ElementwiseOp(
     name="exp_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+exp_jvp.scalar = exp_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 exp_forward.scalar = exp_forward_scalar

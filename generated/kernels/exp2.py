@@ -153,6 +153,10 @@ exp2_jvp = ElementwiseOp(
     name="exp2_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+exp2_jvp.scalar = exp2_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 exp2_forward.scalar = exp2_forward_scalar

@@ -153,6 +153,10 @@ expm1_jvp = ElementwiseOp(
     name="expm1_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+expm1_jvp.scalar = expm1_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 expm1_forward.scalar = expm1_forward_scalar

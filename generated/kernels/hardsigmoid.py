@@ -3,7 +3,7 @@
 # row sha256: e96795f92cedc18b
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hardsigmoid` (formulas.yaml, line 463).
+"""Numba kernels of `hardsigmoid` (formulas.yaml, line 464).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -151,6 +151,10 @@ hardsigmoid_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=hardsigmoid_jvp_rows,
     name="hardsigmoid_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hardsigmoid_jvp.scalar = hardsigmoid_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

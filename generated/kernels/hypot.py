@@ -3,7 +3,7 @@
 # row sha256: bc6a340c6f02084d
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hypot` (formulas.yaml, line 497).
+"""Numba kernels of `hypot` (formulas.yaml, line 498).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -205,6 +205,10 @@ hypot_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
     rows=hypot_jvp_rows,
     name="hypot_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hypot_jvp.scalar = hypot_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

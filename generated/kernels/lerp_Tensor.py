@@ -3,7 +3,7 @@
 # row sha256: 3b2a2a839983e3b2
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 525).
+"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 526).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -252,6 +252,10 @@ lerp_Tensor_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=6, n_scalars=0,
     rows=lerp_Tensor_jvp_rows,
     name="lerp_Tensor_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+lerp_Tensor_jvp.scalar = lerp_Tensor_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -153,6 +153,10 @@ log10_jvp = ElementwiseOp(
     name="log10_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+log10_jvp.scalar = log10_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 log10_forward.scalar = log10_forward_scalar

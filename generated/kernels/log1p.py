@@ -153,6 +153,10 @@ log1p_jvp = ElementwiseOp(
     name="log1p_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+log1p_jvp.scalar = log1p_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 log1p_forward.scalar = log1p_forward_scalar

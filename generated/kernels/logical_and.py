@@ -3,7 +3,7 @@
 # row sha256: c4a764bbc58007a5
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `logical_and` (formulas.yaml, line 543).
+"""Numba kernels of `logical_and` (formulas.yaml, line 544).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

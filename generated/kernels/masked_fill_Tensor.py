@@ -3,7 +3,7 @@
 # row sha256: bef05a06b1d7eae2
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `masked_fill.Tensor` (formulas.yaml, line 709).
+"""Numba kernels of `masked_fill.Tensor` (formulas.yaml, line 711).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -205,6 +205,10 @@ masked_fill_Tensor_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
     rows=masked_fill_Tensor_jvp_rows,
     name="masked_fill_Tensor_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+masked_fill_Tensor_jvp.scalar = masked_fill_Tensor_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -208,6 +208,10 @@ maximum_jvp = ElementwiseOp(
     name="maximum_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+maximum_jvp.scalar = maximum_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 maximum_forward.scalar = maximum_forward_scalar

@@ -208,6 +208,10 @@ minimum_jvp = ElementwiseOp(
     name="minimum_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+minimum_jvp.scalar = minimum_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 minimum_forward.scalar = minimum_forward_scalar

@@ -3,7 +3,7 @@
 # row sha256: 8af5ecb49fde6340
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `mish` (formulas.yaml, line 436).
+"""Numba kernels of `mish` (formulas.yaml, line 437).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -154,6 +154,10 @@ mish_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
     rows=mish_jvp_rows,
     name="mish_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+mish_jvp.scalar = mish_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -137,6 +137,10 @@ mul_Scalar_jvp = ElementwiseOp(
     name="mul_Scalar_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+mul_Scalar_jvp.scalar = mul_Scalar_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 mul_Scalar_forward.scalar = mul_Scalar_forward_scalar

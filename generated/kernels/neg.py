@@ -137,6 +137,10 @@ neg_jvp = ElementwiseOp(
     name="neg_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+neg_jvp.scalar = neg_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 neg_forward.scalar = neg_forward_scalar

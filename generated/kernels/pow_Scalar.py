@@ -199,6 +199,10 @@ pow_Scalar_jvp = ElementwiseOp(
     name="pow_Scalar_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+pow_Scalar_jvp.scalar = pow_Scalar_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 pow_Scalar_forward.scalar = pow_Scalar_forward_scalar

@@ -207,6 +207,10 @@ pow_Tensor_Tensor_jvp = ElementwiseOp(
     name="pow_Tensor_Tensor_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+pow_Tensor_Tensor_jvp.scalar = pow_Tensor_Tensor_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 pow_Tensor_Tensor_forward.scalar = pow_Tensor_Tensor_forward_scalar

@@ -153,6 +153,10 @@ reciprocal_jvp = ElementwiseOp(
     name="reciprocal_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+reciprocal_jvp.scalar = reciprocal_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 reciprocal_forward.scalar = reciprocal_forward_scalar

@@ -153,6 +153,10 @@ relu_jvp = ElementwiseOp(
     name="relu_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+relu_jvp.scalar = relu_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 relu_forward.scalar = relu_forward_scalar

@@ -153,6 +153,10 @@ rsqrt_jvp = ElementwiseOp(
     name="rsqrt_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+rsqrt_jvp.scalar = rsqrt_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 rsqrt_forward.scalar = rsqrt_forward_scalar

@@ -154,6 +154,10 @@ sigmoid_jvp = ElementwiseOp(
     name="sigmoid_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sigmoid_jvp.scalar = sigmoid_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sigmoid_forward.scalar = sigmoid_forward_scalar

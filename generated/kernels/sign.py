@@ -107,6 +107,10 @@ sign_jvp = ElementwiseOp(
     name="sign_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sign_jvp.scalar = sign_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sign_forward.scalar = sign_forward_scalar

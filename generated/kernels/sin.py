@@ -153,6 +153,10 @@ sin_jvp = ElementwiseOp(
     name="sin_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sin_jvp.scalar = sin_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sin_forward.scalar = sin_forward_scalar

@@ -153,6 +153,10 @@ sinh_jvp = ElementwiseOp(
     name="sinh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sinh_jvp.scalar = sinh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sinh_forward.scalar = sinh_forward_scalar

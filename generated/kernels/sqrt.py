@@ -153,6 +153,10 @@ sqrt_jvp = ElementwiseOp(
     name="sqrt_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sqrt_jvp.scalar = sqrt_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sqrt_forward.scalar = sqrt_forward_scalar

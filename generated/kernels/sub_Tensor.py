@@ -153,6 +153,10 @@ sub_Tensor_jvp = ElementwiseOp(
     name="sub_Tensor_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+sub_Tensor_jvp.scalar = sub_Tensor_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 sub_Tensor_forward.scalar = sub_Tensor_forward_scalar

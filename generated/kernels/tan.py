@@ -153,6 +153,10 @@ tan_jvp = ElementwiseOp(
     name="tan_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+tan_jvp.scalar = tan_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 tan_forward.scalar = tan_forward_scalar

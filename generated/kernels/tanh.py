@@ -153,6 +153,10 @@ tanh_jvp = ElementwiseOp(
     name="tanh_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+tanh_jvp.scalar = tanh_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 tanh_forward.scalar = tanh_forward_scalar

@@ -207,6 +207,10 @@ where_self_jvp = ElementwiseOp(
     name="where_self_jvp")
 
 
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+where_self_jvp.scalar = where_self_jvp_scalar
+
+
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 where_self_forward.scalar = where_self_forward_scalar

@@ -3,7 +3,7 @@
 # row sha256: 256cb41fd9c5bfd9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `xlogy.Tensor` (formulas.yaml, line 764).
+"""Numba kernels of `xlogy.Tensor` (formulas.yaml, line 766).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -206,6 +206,10 @@ xlogy_Tensor_jvp = ElementwiseOp(
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
     rows=xlogy_Tensor_jvp_rows,
     name="xlogy_Tensor_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+xlogy_Tensor_jvp.scalar = xlogy_Tensor_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

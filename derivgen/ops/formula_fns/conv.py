@@ -13,6 +13,7 @@ from derivgen.ops.forwards.conv import (
     _as_2d,
     _pair,
     conv2d_arrays,
+    convolution,
     conv_input_grad,
     conv_weight_grad,
     transposed_out_size,
@@ -98,6 +99,21 @@ def convolution_backward_graph(grad, input, weight, bias, stride, padding, dilat
     return gi, gw, gb
 
 
+def convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed,  # noqa: A002
+                    output_padding, groups):
+    """Forward-mode tangent of convolution, bilinear in input and weight: ``conv(input_t, weight) +
+    conv(input, weight_t) + bias_t``."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    return convolution(input_t, weight_p, bias_t, *args) + convolution(input_p, weight_t, None, *args)
+
+
+def convolution_jvp_graph(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed,  # noqa: A002
+                          output_padding, groups):
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    return aten.convolution(input_t, weight_p, bias_t, *args) + aten.convolution(input_p, weight_t, None, *args)
+
+
 TENSOR_FUNCTIONS = {
     "convolution_backward": (convolution_backward, convolution_backward_graph),
+    "convolution_jvp": (convolution_jvp, convolution_jvp_graph),
 }
