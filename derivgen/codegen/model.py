@@ -61,6 +61,9 @@ class RowModel:
     row_hash: str = ""
     inplace_saves_original_self: bool = False
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
+    # bit i set: _apply_fast's output i is always a new array from one kernel call, which the engine
+    # may then sum into in place or hand to a leaf as its .grad without a copy
+    fresh_outputs: int = 0
     # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
     formula_origins: list = field(default_factory=list)
     jvp: object = None    # forward mode: a JvpModel (derivgen/codegen/jvp.py), or None
@@ -501,16 +504,21 @@ def _lower_bodies(model, entry, parsed, low, scope):
         def emit(expr, kernel_name):
             lines = []
             code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
+            fresh = False
             if lines and lines[-1].startswith(f"{code} = "):
                 code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
+                fresh = path == "fast" and code.startswith("_k.")  # an elementwise kernel's new output
             elif path == "fast" and isinstance(expr, sp.Symbol) and not expr.name.startswith("grad"):
                 code = f"{code}.copy()"  # the engine may write into gradients it is handed: never a saved array
-            return lines, code
+            return lines, code, fresh
 
         blocks, results = [], {a: "None" for a in model.diff_args}
+        fresh_outputs = 0
         for f, expr in parsed:
             kernel_name = f"{model.py_name}_backward_{'_'.join(f.names)}"
-            lines, code = emit(expr, kernel_name)
+            lines, code, fresh = emit(expr, kernel_name)
+            if fresh and len(f.names) == 1 and not entry.schema.arg(f.names[0]).is_tensor_list:
+                fresh_outputs |= 1 << model.diff_args.index(f.names[0])
             if entry.schema.arg(f.names[0]).is_tensor_list:
                 # one Tensor[] input: one gradient per list element, in list order
                 blocks += ["if not any(needs):", "    return [None] * len(node._next)"]
@@ -528,5 +536,6 @@ def _lower_bodies(model, entry, parsed, low, scope):
             blocks.append("return [" + ", ".join(results[a] for a in model.diff_args) + "]")
         if path == "fast":
             model.fast_body = head + blocks
+            model.fresh_outputs = fresh_outputs
         else:
             model.graph_body = head + blocks
