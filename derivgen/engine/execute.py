@@ -321,12 +321,20 @@ def _reduce_outputs(fn, outs):
 
 
 def _accumulate_owned(fn, buf, fresh):
-    """AccumulateGrad run with its hooks: an owned gradient that no pre hook was handed becomes ``.grad``
-    without a copy (as torch's AccumulateGrad steals a gradient nothing else holds), so the node's post
-    hooks see the very array that became ``.grad``."""
+    """AccumulateGrad run with its hooks. An owned gradient that no hook was handed becomes ``.grad``
+    without a copy. When the gradient starts a new ``.grad``, the node's post hooks are handed that
+    ``.grad`` as their gradient: torch's AccumulateGrad steals a gradient nothing else holds (a pre hook's
+    fresh result), so its post hooks see the very tensor that became ``.grad``, post-accumulate-grad
+    hooks' changes included; a copy made because the gradient may be held elsewhere shows the same."""
     g = buf[0]
     if g is not None:
-        accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+        var = fn.variable
+        first = var._grad is None
+        accumulate_into_leaf(var, Tensor._make(g), fresh=fresh)
+        new = var._grad
+        if first and new is not None and type(new._array) is np.ndarray and new._array.shape == g.shape \
+                and new._array.dtype == g.dtype:
+            buf[0] = new._array
     return []
 
 
