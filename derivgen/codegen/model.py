@@ -5,6 +5,7 @@ against sympy's derivative of the forward, and lowered to the fast (numpy + Numb
 ops) paths. Templates in ``templates/`` then only lay the model out as Python source.
 """
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -468,6 +469,22 @@ def _prove(entry, proof):
                           f"({entry.forward}): {msg}", formula.line)
 
 
+def _returns_new_array(code):
+    """``code`` is one call that always makes a new array: an elementwise kernel (``_k.<name>(...)``,
+    ``_k.<name>.call2(...)``) or a forward the manifest lists under ``new_arrays`` (``_fw.mm(...)``)."""
+    m = re.match(r"_(k|fw)\.(\w+)(\.call\d)?\(", code)
+    if m is None or not code.endswith(")"):
+        return False
+    depth = 0
+    for i in range(m.end() - 1, len(code)):  # the call's own parentheses must close at the very end
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            if i != len(code) - 1:
+                return False
+            break
+    return m.group(1) == "k" or (m.group(3) is None and manifest.load().forward_returns_new_array(m.group(2)))
+
+
 def _lower_bodies(model, entry, parsed, low, scope):
     """Fill model.fast_body / model.graph_body with the statements of _apply_fast / _apply_graph."""
     returns = entry.schema.returns
@@ -507,7 +524,7 @@ def _lower_bodies(model, entry, parsed, low, scope):
             fresh = False
             if lines and lines[-1].startswith(f"{code} = "):
                 code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
-                fresh = path == "fast" and code.startswith("_k.")  # an elementwise kernel's new output
+                fresh = path == "fast" and _returns_new_array(code)
             elif path == "fast" and isinstance(expr, sp.Symbol) and not expr.name.startswith("grad"):
                 code = f"{code}.copy()"  # the engine may write into gradients it is handed: never a saved array
             return lines, code, fresh

@@ -227,3 +227,23 @@ def test_generated_nodes_declare_kernel_outputs_only():
     assert (x * y).grad_fn._fresh_outputs == 0b11   # grad * other, grad * self: kernel calls
     assert (x + y).grad_fn._fresh_outputs == 0       # grad, passed on unchanged
     assert x.sin().grad_fn._fresh_outputs == 0b1
+
+
+def test_matrix_product_gradients_are_owned(monkeypatch):
+    seen = _spy_fresh(monkeypatch)
+    x = _leaf(derivgen, [[1.0, 2.0], [3.0, 4.0]])
+    w = _leaf(derivgen, [[0.5], [0.25]])
+    x.mm(w).sum().backward()     # grad.mm(w.t()), x.t().mm(grad): forwards the manifest lists as new_arrays
+    assert seen == [True, True]
+    assert x.mm(w).grad_fn._fresh_outputs == 0b11
+
+
+def test_the_generator_declares_only_whole_calls_that_make_new_arrays():
+    from derivgen.codegen.model import _returns_new_array
+    assert _returns_new_array("_k.mul_Tensor_backward_self.call2(grad, other)")
+    assert _returns_new_array("_k.where_backward(((cond, grad)), ())")
+    assert _returns_new_array("_fw.mm(grad, _t1)")
+    assert not _returns_new_array("_fw.t(grad)")                     # a view
+    assert not _returns_new_array("_fw.mm(grad, _t1).reshape(3)")    # a call, then a view of its result
+    assert not _returns_new_array("_fns.sum_to(_k.exp_backward.call1(grad), shape)")
+    assert not _returns_new_array("grad")
