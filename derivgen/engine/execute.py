@@ -4,7 +4,9 @@ Dependencies are counted per edge from the roots; gradients for the same (node, 
 per-node buffer; ready nodes run from a priority queue, highest sequence number first (AccumulateGrad
 carries UINT64_MAX, so a leaf's gradient is written as soon as it is complete). Each gradient is reduced
 to its input's shape and cast to its dtype before it travels on. Saved values are released after a node
-runs unless the graph is kept.
+runs unless the graph is kept. One loop (``_run``) serves every call; ``_General`` adds what ``grad()``,
+``inputs=``, ``create_graph``, anomaly mode and profilers need. Which gradient arrays the engine may
+write into is decided by construction (see "Gradient ownership" below).
 """
 import heapq
 import threading
