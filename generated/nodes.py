@@ -37,6 +37,7 @@ class AbsBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 30, '- name: abs(Tensor self) -> Tensor\n  forward: abs(self)\n  inplace: true\n  self: grad * sign(self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.abs_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -185,6 +186,7 @@ class BmmBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 47, '- name: bmm(Tensor self, Tensor mat2) -> Tensor\n  result: bmm(self_t, mat2_p) + bmm(self_p, mat2_t)\n  self: grad.bmm(mat2.transpose(1, 2))\n  mat2: self.transpose(1, 2).bmm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -380,6 +382,7 @@ class CosBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 64, '- name: cos(Tensor self) -> Tensor\n  forward: cos(self)\n  inplace: true\n  self: grad * -sin(self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cos_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -433,6 +436,7 @@ class DivBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 69, '- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self / other\n  inplace: true\n  self: grad / other\n  other: -grad * self / (other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.div_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -503,6 +507,7 @@ class DivBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 75, '- name: div.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self / other\n  self: grad / other',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.div_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -549,6 +554,7 @@ class DotBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_tensor", )
     _formula_row = _FormulaRow("formulas.yaml", 79, '- name: dot(Tensor self, Tensor tensor) -> Tensor\n  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)\n  self: grad * tensor\n  tensor: grad * self',
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -619,6 +625,7 @@ class ExpBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 87, '- name: exp(Tensor self) -> Tensor\n  forward: exp(self)\n  inplace: true\n  self: grad * result',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -715,6 +722,7 @@ class LogBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 105, '- name: log(Tensor self) -> Tensor\n  forward: log(self)\n  inplace: true\n  self: grad / self',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -767,6 +775,7 @@ class MaximumBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 113, '- name: maximum(Tensor self, Tensor other) -> Tensor\n  forward: maximum(self, other)\n  self: where(self == other, grad / 2, where(self < other, 0, grad))\n  other: where(self == other, grad / 2, where(self > other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.maximum_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -837,6 +846,7 @@ class MeanBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 118, '- name: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad.expand(self.sym_sizes()) / self.sym_numel()',
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._v_self_sym_numel = None
@@ -950,6 +960,7 @@ class MinimumBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 126, '- name: minimum(Tensor self, Tensor other) -> Tensor\n  forward: minimum(self, other)\n  self: where(self == other, grad / 2, where(self > other, 0, grad))\n  other: where(self == other, grad / 2, where(self < other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.minimum_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1021,6 +1032,7 @@ class MmBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 131, '- name: mm(Tensor self, Tensor mat2) -> Tensor\n  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)\n  self: grad.mm(mat2.t())\n  mat2: self.t().mm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -1094,6 +1106,7 @@ class MulBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 136, '- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self * other\n  inplace: true\n  self: grad * other\n  other: grad * self',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.mul_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1164,6 +1177,7 @@ class MulBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 142, '- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self * other\n  self: grad * other',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mul_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1210,6 +1224,7 @@ class MvBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_vec", )
     _formula_row = _FormulaRow("formulas.yaml", 146, '- name: mv(Tensor self, Tensor vec) -> Tensor\n  result: mv(self_t, vec_p) + mv(self_p, vec_t)\n  self: grad.unsqueeze(1).mm(vec.unsqueeze(0))\n  vec: self.t().mv(grad)',
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -1283,6 +1298,7 @@ class NegBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 154, '- name: neg(Tensor self) -> Tensor\n  forward: -self\n  inplace: true\n  self: -grad',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.neg_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1366,6 +1382,7 @@ class PowBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 163, '- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n  forward: self ** exponent\n  inplace: true\n  self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1425,6 +1442,7 @@ class PowBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 168, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))\n  exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))',
                                ((('self',), 'proven'), (('exponent',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1585,6 +1603,7 @@ class ReciprocalBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 177, '- name: reciprocal(Tensor self) -> Tensor\n  forward: 1 / self\n  self: -grad * result * result',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.reciprocal_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1637,6 +1656,7 @@ class ReluBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 181, '- name: relu(Tensor self) -> Tensor\n  forward: maximum(self, 0)\n  inplace: true\n  self: where(result <= 0, 0, grad)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1689,6 +1709,7 @@ class RsubBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 186, '- name: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha\n  other: grad',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1740,6 +1761,7 @@ class RsubBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 191, '- name: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1895,6 +1917,7 @@ class SigmoidBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 203, '- name: sigmoid(Tensor self) -> Tensor\n  forward: sigmoid(self)\n  inplace: true\n  self: grad * result * (1 - result)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -1984,6 +2007,7 @@ class SinBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 212, '- name: sin(Tensor self) -> Tensor\n  forward: sin(self)\n  inplace: true\n  self: grad * cos(self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sin_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2299,6 +2323,7 @@ class SqrtBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 233, '- name: sqrt(Tensor self) -> Tensor\n  forward: sqrt(self)\n  inplace: true\n  self: grad / (2 * result)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2489,6 +2514,7 @@ class SubBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 250, '- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  inplace: true\n  self: grad\n  other: -grad * alpha',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _k.sub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -2718,6 +2744,7 @@ class TanhBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 272, '- name: tanh(Tensor self) -> Tensor\n  forward: tanh(self)\n  inplace: true\n  self: grad * (1 - result * result)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3014,6 +3041,7 @@ class WhereBackward0(_Node):
     _saved_tensor_slots = ("_sv_condition", )
     _formula_row = _FormulaRow("formulas.yaml", 297, '- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n  forward: where(condition, self, other)\n  condition: non_differentiable\n  self: where(condition, grad, 0)\n  other: where(condition, 0, grad)\n\n# ---- unary elementwise math -------------------------------------------------------------------------\n# Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written\n# numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.where_self_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3071,6 +3099,7 @@ class Exp2Backward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 307, '- name: exp2(Tensor self) -> Tensor\n  forward: exp2(self)\n  self: grad * result * 0.6931471805599453',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3122,6 +3151,7 @@ class Expm1Backward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 311, '- name: expm1(Tensor self) -> Tensor\n  forward: expm1(self)\n  self: grad * (result + 1)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.expm1_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3173,6 +3203,7 @@ class Log2Backward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 315, '- name: log2(Tensor self) -> Tensor\n  forward: log2(self)\n  self: grad / (self * 0.6931471805599453)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3224,6 +3255,7 @@ class Log10Backward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 319, '- name: log10(Tensor self) -> Tensor\n  forward: log10(self)\n  self: grad / (self * 2.302585092994046)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log10_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3275,6 +3307,7 @@ class Log1PBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 323, '- name: log1p(Tensor self) -> Tensor\n  forward: log1p(self)\n  self: grad / (self + 1)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log1p_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3326,6 +3359,7 @@ class RsqrtBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 327, '- name: rsqrt(Tensor self) -> Tensor\n  forward: rsqrt(self)\n  self: -0.5 * grad * result * result * result',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3377,6 +3411,7 @@ class TanBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 331, '- name: tan(Tensor self) -> Tensor\n  forward: tan(self)\n  self: grad * (1 + result * result)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tan_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3428,6 +3463,7 @@ class AsinBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 335, '- name: asin(Tensor self) -> Tensor\n  forward: asin(self)\n  self: grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asin_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3479,6 +3515,7 @@ class AcosBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 339, '- name: acos(Tensor self) -> Tensor\n  forward: acos(self)\n  self: -grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acos_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3530,6 +3567,7 @@ class AtanBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 343, '- name: atan(Tensor self) -> Tensor\n  forward: atan(self)\n  self: grad / (self * self + 1)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atan_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3581,6 +3619,7 @@ class SinhBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 347, '- name: sinh(Tensor self) -> Tensor\n  forward: sinh(self)\n  self: grad * cosh(self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3632,6 +3671,7 @@ class CoshBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 351, '- name: cosh(Tensor self) -> Tensor\n  forward: cosh(self)\n  self: grad * sinh(self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3683,6 +3723,7 @@ class AsinhBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 355, '- name: asinh(Tensor self) -> Tensor\n  forward: asinh(self)\n  self: grad / sqrt(self * self + 1)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3734,6 +3775,7 @@ class AcoshBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 359, '- name: acosh(Tensor self) -> Tensor\n  forward: acosh(self)\n  self: grad / sqrt(self * self - 1)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3785,6 +3827,7 @@ class AtanhBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 363, '- name: atanh(Tensor self) -> Tensor\n  forward: atanh(self)\n  self: grad / (1 - self * self)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3836,6 +3879,7 @@ class ErfBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 367, '- name: erf(Tensor self) -> Tensor\n  forward: erf(self)\n  self: 2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erf_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -3887,6 +3931,7 @@ class ErfcBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 371, '- name: erfc(Tensor self) -> Tensor\n  forward: erfc(self)\n  self: -2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erfc_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4368,6 +4413,7 @@ class ClampMinBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 413, '- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  forward: where(self < min, min, self)\n  inplace: true\n  self: where(self >= min, grad, 0)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_min_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4427,6 +4473,7 @@ class ClampMaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 418, '- name: clamp_max(Tensor self, Scalar max) -> Tensor\n  forward: where(self > max, max, self)\n  inplace: true\n  self: where(self <= max, grad, 0)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_max_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4487,6 +4534,7 @@ class NanToNumBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 423, "- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor\n  result: auto_element_wise\n  self: grad * isfinite(self)\n\n# ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------",
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -4595,6 +4643,7 @@ class SiluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 433, '- name: silu(Tensor self) -> Tensor\n  forward: self * sigmoid(self)\n  self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.silu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4646,6 +4695,7 @@ class MishBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 437, '- name: mish(Tensor self) -> Tensor\n  forward: self * tanh(log1p(exp(self)))\n  self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mish_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4697,6 +4747,7 @@ class SoftplusBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 441, '- name: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n  forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)\n  self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.softplus_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4763,6 +4814,7 @@ class EluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 445, '- name: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  inplace: true\n  self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.elu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4835,6 +4887,7 @@ class CeluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 450, '- name: celu(Tensor self, Scalar alpha=1.0) -> Tensor\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: where(self > 0, grad, grad * exp(self / alpha))',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.celu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4894,6 +4947,7 @@ class LeakyReluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 454, '- name: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n  forward: where(self > 0, self, self * negative_slope)\n  inplace: true\n  self: where(self > 0, grad, grad * negative_slope)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.leaky_relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -4953,6 +5007,7 @@ class HardtanhBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 459, '- name: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n  forward: minimum(maximum(self, min_val), max_val)\n  inplace: true\n  self: where(self <= min_val or self >= max_val, 0, grad)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardtanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5018,6 +5073,7 @@ class HardsigmoidBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 464, '- name: hardsigmoid(Tensor self) -> Tensor\n  forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))\n  self: where(self > -3 and self < 3, grad / 6, 0)',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardsigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5071,6 +5127,7 @@ class HardswishBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 468, '- name: hardswish(Tensor self) -> Tensor\n  forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))\n  self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))\n\n# ---- binary -------------------------------------------------------------------------------------------',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardswish_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5254,6 +5311,7 @@ class FmaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 483, '- name: fmax(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self >= other or isnan(other), grad, 0)\n  other: where(self >= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5326,6 +5384,7 @@ class FminBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 488, '- name: fmin(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self <= other or isnan(other), grad, 0)\n  other: where(self <= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5398,6 +5457,7 @@ class Atan2Backward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 493, '- name: atan2(Tensor self, Tensor other) -> Tensor\n  forward: atan2(self, other)\n  self: grad * other / (self * self + other * other)\n  other: -grad * self / (self * self + other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.atan2_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5469,6 +5529,7 @@ class HypotBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 498, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.hypot_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5590,6 +5651,7 @@ class RemainderBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 507, '- name: remainder.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * floor(self / other)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
+    _fresh_outputs = 0b10  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5699,6 +5761,7 @@ class FmodBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 516, '- name: fmod.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * sign(self / other) * floor(abs(self / other))',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
+    _fresh_outputs = 0b10  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -5771,6 +5834,7 @@ class LerpBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 521, '- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight',
                                ((('self',), 'proven'), (('end',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.lerp_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5824,6 +5888,7 @@ class LerpBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_end", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 526, '- name: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight\n  weight: grad * (end - self)',
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
+    _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _k.lerp_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -5915,6 +5980,7 @@ class AddcmulBackward0(_Node):
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 532, '- name: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 * tensor2\n  self: grad\n  tensor1: grad * tensor2 * value\n  tensor2: grad * tensor1 * value',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
+    _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcmul_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -6000,6 +6066,7 @@ class AddcdivBackward0(_Node):
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 538, '- name: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 / tensor2\n  self: grad\n  tensor1: grad * value / tensor2\n  tensor2: -grad * value * tensor1 / (tensor2 * tensor2)',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
+    _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcdiv_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -6632,6 +6699,7 @@ class LogsumexpBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 591, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6875,6 +6943,7 @@ class VarMeanBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 603, '- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -6959,6 +7028,7 @@ class StdMeanBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result0", )
     _formula_row = _FormulaRow("formulas.yaml", 608, '- name: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result0)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -7260,6 +7330,7 @@ class AddmmBackward0(_Node):
     _saved_tensor_slots = ("_sv_mat1", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 627, '- name: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (mm(mat1_t, mat2_p) + mm(mat1_p, mat2_t)) * alpha\n  self: grad * beta\n  mat1: mm(grad, mat2.t()) * alpha\n  mat2: mm(mat1.t(), grad) * alpha',
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
+    _fresh_outputs = 0b111  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_mat1 = None
@@ -7359,6 +7430,7 @@ class BaddbmmBackward0(_Node):
     _saved_tensor_slots = ("_sv_batch1", "_sv_batch2", )
     _formula_row = _FormulaRow("formulas.yaml", 633, "- name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (bmm(batch1_t, batch2_p) + bmm(batch1_p, batch2_t)) * alpha\n  self: grad * beta\n  batch1: bmm(grad, batch2.transpose(1, 2)) * alpha\n  batch2: bmm(batch1.transpose(1, 2), grad) * alpha\n\n# ---- shape ops and indexing ---------------------------------------------------------------------------\n# squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):\n# their row function returns the result, and the Python-facing squeeze_ commits it into self.",
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
+    _fresh_outputs = 0b111  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_batch1 = None
@@ -8137,6 +8209,7 @@ class IndexAddBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 699, '- name: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
+    _fresh_outputs = 0b10  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_index = None
@@ -8218,6 +8291,7 @@ class MaskedFillBackward0(_Node):
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 705, '- name: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  mask: non_differentiable',
                                ((('self',), 'proven'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.masked_fill_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -8272,6 +8346,7 @@ class MaskedFillBackward1(_Node):
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 711, '- name: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  value: where(mask, grad, 0)\n  mask: non_differentiable',
                                ((('self',), 'proven'), (('value',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.masked_fill_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -8811,6 +8886,7 @@ class SoftmaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 758, '- name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: result * (self_t - sum_dim_IntList(result * self_t, dim, True))\n  self: result * (grad - sum_dim_IntList(grad * result, dim, True))',
                                ((('self',), 'hand-written'),))
+    _fresh_outputs = 0b1  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_result = None
@@ -8928,6 +9004,7 @@ class XlogyBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 766, '- name: xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: where(self == 0, 0, self * log(other))\n  self: where(self == 0 and other <= 0, 0, grad * log(other))\n  other: grad * self / other',
                                ((('self',), 'proven'), (('other',), 'proven')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.xlogy_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
@@ -8999,6 +9076,7 @@ class MseLossBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 771, '- name: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  result: sum_to(2 * (self_p - target_p) * (self_t - target_t) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)\n  target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -9085,6 +9163,7 @@ class SmoothL1LossBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 776, '- name: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor\n  result: sum_to(where(self_p - target_p < -beta, target_t - self_t, where(self_p - target_p > beta, self_t - target_t, (self_t - target_t) * (self_p - target_p) / beta)) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)\n  target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
@@ -9178,6 +9257,7 @@ class HuberLossBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 781, '- name: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor\n  result: sum_to((self_t - target_t) * clamp(self_p - target_p, -delta, delta) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)\n  target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
+    _fresh_outputs = 0b11  # outputs that are always new arrays
 
     def __init__(self, next_edges, in_meta, n_inputs=1):
         self._sv_self = None
