@@ -1115,16 +1115,25 @@ W2_FLOOR_BYTES_PER_ELEMENT = 9 * 4
 
 
 def copy_bandwidth(n, repeats):
-    """Read+write bytes per second of ``np.copyto`` on ``n`` float32 (median of ``repeats``)."""
+    """Read+write bytes per second of ``np.copyto`` on ``n`` float32 (median of ``repeats``, on the
+    run's clock)."""
     src = np.random.default_rng(0).standard_normal(n).astype(DTYPE)
     dst = np.empty_like(src)
-    s = summary(time_step(lambda: np.copyto(dst, src), max(repeats, 5), 2))
+    clock = time.process_time if single_thread() else time.perf_counter
+    times = []
+    for i in range(max(repeats, 5) + 2):
+        t0 = clock()
+        np.copyto(dst, src)
+        if i >= 2:  # two warm-up copies (page faults of dst)
+            times.append(clock() - t0)
+    s = summary(times)
     return 2 * src.nbytes / s["median"], s
 
 
 def scaling_w2(impls, modules, repeats, log):
     """W2 at three sizes, derivgen and PyTorch interleaved; derivgen's time per element must stay flat
-    (linear cost), and the floor is W2_FLOOR_BYTES_PER_ELEMENT bytes per element at copy bandwidth."""
+    (linear cost), and the floor is W2_FLOOR_BYTES_PER_ELEMENT bytes per element at copy bandwidth.
+    The clock is the run's (process CPU time with --single-thread)."""
     names = [n for n in impls if n in ("derivgen", "torch")]
     res = {}
     for n in W2_SCALING_SIZES:
@@ -1136,12 +1145,13 @@ def scaling_w2(impls, modules, repeats, log):
                 steps[name]()
         reps = max(3, repeats if n < (1 << 24) else repeats // 2)
         times = {name: [] for name in names}
+        clock = time.process_time if single_thread() else time.perf_counter
         for r in range(reps):
             for name in names[r % len(names):] + names[:r % len(names)]:
                 gc.collect()
-                t0 = time.perf_counter()
+                t0 = clock()
                 steps[name]()
-                times[name].append(time.perf_counter() - t0)
+                times[name].append(clock() - t0)
         del steps
         gc.collect()
         bw, copy = copy_bandwidth(n, reps)
