@@ -23,7 +23,10 @@ Workloads (all float32, forward + backward, leaf gradients reset to None before 
 * import time of ``import derivgen`` (fresh subprocess, warm kernel cache) and ``derivgen generate``
   time for the whole table (into a temporary folder).
 * cold first-use latency (fresh subprocess, empty DERIVGEN_CACHE_DIR, DERIVGEN_NO_CACHE=1).
-* peak memory of W2 and W3 (fresh subprocess per implementation, peak RSS above the steady state).
+* peak memory of W2, W3 and W6 (fresh subprocess per implementation, peak RSS above the steady state),
+  with derivgen/PyTorch ratios.
+* W2 scaling (section ``scaling_w2``): 64k / 1M / 16M elements against the memory-bandwidth floor.
+* ``--busy N``: the workloads (and W5) timed again with N spinning processes beside, ratios busy vs idle.
 * micro-benchmarks: numba dispatcher call overhead on 8 elements vs numpy ufuncs, and 4M-element
   kernel throughput (sigmoid backward / forward) vs numpy and PyTorch.
 

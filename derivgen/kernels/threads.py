@@ -3,8 +3,8 @@
 A multi-threaded kernel is only as fast as its slowest thread. When another process keeps one core of a
 small machine busy, the thread that shares that core waits for its time slice, and a step that splits
 its work in two takes several times longer than running it on one thread. numpy's OpenBLAS (derivgen's
-matmuls) suffers most: a 256x784 GEMM went from 2.4 ms to 5.6 ms median (63 ms worst) beside one
-busy process on two cores. So derivgen watches how busy the machine is and, while its cores are shared,
+matmuls) suffers most: the MLP step of benchmarks/run.py (W3) went from 2.4 ms to 5.6 ms median
+(63 ms worst) beside one busy process on two cores. So derivgen watches how busy the machine is and, while its cores are shared,
 runs its prange kernels serially and sets OpenBLAS to as many threads as there are free cores.
 
 The load is sampled from ``/proc/stat`` (CPU time of every process) minus this process's own CPU time,
