@@ -25,7 +25,10 @@ Workloads (all float32, forward + backward, leaf gradients reset to None before 
 * import time of ``import derivgen`` (fresh subprocess, warm kernel cache) and ``derivgen generate``
   time for the whole table (into a temporary folder).
 * cold first-use latency (fresh subprocess, empty DERIVGEN_CACHE_DIR, DERIVGEN_NO_CACHE=1).
-* peak memory of W2 and W3 (fresh subprocess per implementation, peak RSS above the steady state).
+* peak memory of W2, W3 and W6 (fresh subprocess per implementation, peak RSS above the steady state),
+  with derivgen/PyTorch ratios.
+* W2 scaling (section ``scaling_w2``): 64k / 1M / 16M elements against the memory-bandwidth floor.
+* ``--busy N``: the workloads (and W5) timed again with N spinning processes beside, ratios busy vs idle.
 * micro-benchmarks: numba dispatcher call overhead on 8 elements vs numpy ufuncs, and 4M-element
   kernel throughput (sigmoid backward / forward) vs numpy and PyTorch.
 
@@ -39,6 +42,7 @@ import gc
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -512,6 +516,21 @@ def _reset_peak():
         return False
 
 
+def _w6_memory_setup(lib):
+    """W6 (benchmarks/models.py's LeNet-5 step) for the memory child: the model, data and optimizer are
+    built, then two steps run (kernels compiled or loaded, momentum buffers made): the steady state of a
+    training loop. Returns (step, grads_fn, clear, rss after imports, rss at the steady state)."""
+    sys.path.insert(0, HERE)
+    import models
+    gc.collect()
+    rss_imports = _status_kb("VmRSS")
+    step = models.lenet_step(lib)
+    step()
+    step()
+    gc.collect()
+    return step, (lambda: None), (lambda: None), rss_imports, _status_kb("VmRSS")
+
+
 def child_memory(workload, impl_name):
     """Peak RSS of the first full-size step in a fresh process, above the steady state after imports,
     a small same-rank warm-up (kernels loaded) and the inputs. Also the tracemalloc peak of the step,
@@ -524,16 +543,19 @@ def child_memory(workload, impl_name):
         modules["derivgen"] = import_derivgen()
     elif impl_name == "torch":
         modules["torch"] = import_torch()
-    small = build(workload, impl_name, modules, small=True)
-    small[0]()
-    small[1]()
-    del small
-    gc.collect()
-    rss_imports = _status_kb("VmRSS")
-    step, grads_fn, _, clear = build(workload, impl_name, modules)
-    clear()           # (building W3 for derivgen may run one trial step to pick the spelling)
-    gc.collect()
-    rss_inputs = _status_kb("VmRSS")
+    if workload == "W6":
+        step, grads_fn, clear, rss_imports, rss_inputs = _w6_memory_setup(modules[impl_name])
+    else:
+        small = build(workload, impl_name, modules, small=True)
+        small[0]()
+        small[1]()
+        del small
+        gc.collect()
+        rss_imports = _status_kb("VmRSS")
+        step, grads_fn, _, clear = build(workload, impl_name, modules)
+        clear()           # (building W3 for derivgen may run one trial step to pick the spelling)
+        gc.collect()
+        rss_inputs = _status_kb("VmRSS")
     can_reset = _reset_peak()
     if can_reset:
         base = _status_kb("VmRSS")
@@ -893,11 +915,16 @@ def measure_cold(has_torch, n, log):
 MEMORY_ENV = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
 
 
+MEMORY_WORKLOADS = ("W2", "W3", "W6")
+
+
 def measure_memory(impls, log):
     res = {}
-    for wl in ("W2", "W3"):
+    for wl in MEMORY_WORKLOADS:
         res[wl] = {}
         for name in impls:
+            if wl == "W6" and name == "numpy":
+                continue
             try:
                 res[wl][name] = run_child(["--_child-memory", wl, name], env=MEMORY_ENV)
             except Exception as exc:  # noqa: BLE001
@@ -909,7 +936,16 @@ def measure_memory(impls, log):
                   if "tracemalloc_step_peak_mb" in m else "")
             log(f"  {wl} {name:8s} first-step peak RSS above steady state {m['step_peak_mb']:8.1f} MiB{tm} "
                 f"(inputs/params {m['inputs_mb']:.1f} MiB, process peak {m['process_peak_mb']:.0f} MiB)")
-    log("  (first full-size step in a fresh process after a small same-rank warm-up; peak RSS via "
+    log(f"  {'workload':8s} {'derivgen MiB':>12s} {'torch MiB':>10s} {'dg/torch':>9s}  (step peak RSS above steady state)")
+    for wl in MEMORY_WORKLOADS:
+        d, t = res[wl].get("derivgen", {}), res[wl].get("torch", {})
+        if "step_peak_mb" in d and "step_peak_mb" in t:
+            ratio = d["step_peak_mb"] / max(t["step_peak_mb"], 1e-3)
+            res[wl]["vs_torch"] = ratio
+            log(f"  {wl:8s} {d['step_peak_mb']:12.1f} {t['step_peak_mb']:10.1f} {ratio:8.2f}x  target <= 1.0x "
+                f"{verdict(ratio, 1.0)}")
+    log("  (W2/W3: first full-size step in a fresh process after a small same-rank warm-up; W6: the third "
+        "step of a fresh LeNet-5 training loop; peak RSS via "
         f"{m.get('method', '?')}, MALLOC_MMAP_THRESHOLD_=65536; tracemalloc sees numpy buffers only)")
     return res
 
@@ -990,15 +1026,176 @@ def measure_micro(modules, log):
 
 
 # ------------------------------------------------------------------------------------------------
+# Busy cores: the same workloads with N other processes spinning beside the timed run
+
+
+class busy_cores:
+    """N child processes that each spin one core (``while True: pass``) while the block runs."""
+
+    def __init__(self, n):
+        self.n = n
+        self.procs = []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.n)]
+        time.sleep(0.3)  # let them get scheduled before the first timing
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        self.procs = []
+
+
+MODEL_LINE = re.compile(r"^(W\d+)\s+([\d.]+) \(min\s+([\d.]+)\)\s+([\d.]+) \(min\s+([\d.]+)\)\s+([\d.]+)x\s+([\d.]+)x")
+
+
+def parse_models(text):
+    """{workload: {derivgen_ms, torch_ms, vs_torch, vs_torch_min, ...}} from benchmarks/models.py's table."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = MODEL_LINE.match(line.strip())
+        if m:
+            wl, dmed, dmin, tmed, tmin, r, rmin = m.groups()
+            out[wl] = {"derivgen_ms": float(dmed), "derivgen_min_ms": float(dmin), "torch_ms": float(tmed),
+                       "torch_min_ms": float(tmin), "vs_torch": float(r), "vs_torch_min": float(rmin)}
+    return out
+
+
+BUSY_TARGET = 1.2  # a busy core may make derivgen/PyTorch at most 1.2x its idle value
+
+
+def measure_busy(args, workloads, impls, modules, checks, repeats, warmup, idle, log):
+    """W1-W4 (those requested) and W5 timed again with ``args.busy`` spinning processes beside; the
+    ratios derivgen/PyTorch busy against idle. ``idle`` holds this run's idle timings and ratios."""
+    res = {"busy_processes": args.busy, "idle": {}, "busy": {}}
+    for wl, r in idle.get("ratios", {}).items():
+        if "vs_torch" in r:
+            res["idle"][wl] = {"vs_torch": r["vs_torch"], "vs_torch_min": r["vs_torch_min"],
+                               "derivgen_ms": idle["timings"][wl]["derivgen"]["median"] * 1e3,
+                               "torch_ms": idle["timings"][wl]["torch"]["median"] * 1e3,
+                               "derivgen_max_ms": idle["timings"][wl]["derivgen"]["max"] * 1e3}
+    models_only = "W5"
+    idle_models = parse_models(idle.get("models"))
+    if "W5" not in idle_models and "torch" in modules:
+        log("  idle W5 (benchmarks/models.py --only W5)")
+        idle_models = parse_models(measure_models(args, repeats, True, log, only=models_only))
+    res["idle"].update(idle_models)
+    with busy_cores(args.busy):
+        log(f"  {args.busy} busy process(es) running beside the timed workloads")
+        if workloads:
+            timings = time_workloads(workloads, impls, modules, checks, repeats, warmup, log)
+            for wl, r in ratios(timings).items():
+                if "vs_torch" in r:
+                    res["busy"][wl] = {"vs_torch": r["vs_torch"], "vs_torch_min": r["vs_torch_min"],
+                                       "derivgen_ms": timings[wl]["derivgen"]["median"] * 1e3,
+                                       "torch_ms": timings[wl]["torch"]["median"] * 1e3,
+                                       "derivgen_max_ms": timings[wl]["derivgen"]["max"] * 1e3}
+        if "torch" in modules:
+            res["busy"].update(parse_models(measure_models(args, repeats, True, log, only=models_only)))
+    log(f"\n  derivgen/PyTorch (medians; by minima in brackets), idle and with {args.busy} busy core(s); "
+        f"target: busy within {BUSY_TARGET}x of idle")
+    log(f"  {'workload':8s} {'idle':>15s} {'busy':>15s} {'busy/idle':>9s}  {'dg ms idle->busy':>22s} "
+        f"{'torch ms idle->busy':>22s}")
+    for wl in sorted(set(res["idle"]) & set(res["busy"])):
+        i, b = res["idle"][wl], res["busy"][wl]
+        change = b["vs_torch"] / i["vs_torch"]
+        b["busy_over_idle"] = change
+        log(f"  {wl:8s} {i['vs_torch']:6.2f} ({i['vs_torch_min']:5.2f}) {b['vs_torch']:6.2f} ({b['vs_torch_min']:5.2f}) "
+            f"{change:8.2f}x  {i['derivgen_ms']:9.3f} -> {b['derivgen_ms']:9.3f} {i['torch_ms']:9.3f} -> "
+            f"{b['torch_ms']:9.3f}  {verdict(change, BUSY_TARGET)}")
+    return res
+
+
+# ------------------------------------------------------------------------------------------------
+# W2 scaling: the same chain at 64k, 1M and 16M elements; the memory-bandwidth floor
+
+
+W2_SCALING_SIZES = (1 << 16, 1 << 20, 1 << 24)
+# Bytes one fused W2 step must move per element: the forward reads x, w, b (the loss is a sum, nothing
+# is written), the backward reads x, w, b again and writes the three gradients; float32.
+W2_FLOOR_BYTES_PER_ELEMENT = 9 * 4
+
+
+def copy_bandwidth(n, repeats):
+    """Read+write bytes per second of ``np.copyto`` on ``n`` float32 (median of ``repeats``, on the
+    run's clock)."""
+    src = np.random.default_rng(0).standard_normal(n).astype(DTYPE)
+    dst = np.empty_like(src)
+    clock = time.process_time if single_thread() else time.perf_counter
+    times = []
+    for i in range(max(repeats, 5) + 2):
+        t0 = clock()
+        np.copyto(dst, src)
+        if i >= 2:  # two warm-up copies (page faults of dst)
+            times.append(clock() - t0)
+    s = summary(times)
+    return 2 * src.nbytes / s["median"], s
+
+
+def scaling_w2(impls, modules, repeats, log):
+    """W2 at three sizes, derivgen and PyTorch interleaved; derivgen's time per element must stay flat
+    (linear cost), and the floor is W2_FLOOR_BYTES_PER_ELEMENT bytes per element at copy bandwidth.
+    The clock is the run's (process CPU time with --single-thread)."""
+    names = [n for n in impls if n in ("derivgen", "torch")]
+    res = {}
+    for n in W2_SCALING_SIZES:
+        steps = {}
+        for name in names:
+            impl = Autograd(name, modules[name])
+            steps[name] = w2_autograd(impl, n)[1]
+            for _ in range(2):
+                steps[name]()
+        reps = max(3, repeats if n < (1 << 24) else repeats // 2)
+        times = {name: [] for name in names}
+        clock = time.process_time if single_thread() else time.perf_counter
+        for r in range(reps):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                gc.collect()
+                t0 = clock()
+                steps[name]()
+                times[name].append(clock() - t0)
+        del steps
+        gc.collect()
+        bw, copy = copy_bandwidth(n, reps)
+        row = {name: summary(t) for name, t in times.items()}
+        row["copy"] = copy
+        row["copy_GBps"] = bw / 1e9
+        row["floor_s"] = W2_FLOOR_BYTES_PER_ELEMENT * n / bw
+        res[n] = row
+    log(f"  {'elements':>10s} {'derivgen ms':>12s} {'ns/elem':>8s} {'torch ms':>10s} {'dg/torch':>9s} {'(by min)':>9s} "
+        f"{'floor ms':>9s} {'dg/floor':>9s}")
+    for n, row in res.items():
+        d = row["derivgen"]
+        t = row.get("torch")
+        vt = f"{d['median'] / t['median']:9.2f} {d['min'] / t['min']:9.2f}" if t else f"{'n/a':>9s} {'n/a':>9s}"
+        tm = f"{t['median'] * 1e3:10.3f}" if t else f"{'n/a':>10s}"
+        log(f"  {n:>10d} {d['median'] * 1e3:12.3f} {d['median'] / n * 1e9:8.2f} {tm} {vt} "
+            f"{row['floor_s'] * 1e3:9.3f} {d['median'] / row['floor_s']:8.2f}x")
+    sizes = list(res)
+    for a, b in zip(sizes, sizes[1:]):
+        growth = res[b]["derivgen"]["median"] / res[a]["derivgen"]["median"]
+        log(f"  derivgen {a} -> {b} elements ({b // a}x): time x{growth:.1f}")
+    log(f"  floor: {W2_FLOOR_BYTES_PER_ELEMENT} bytes per element (forward reads x, w, b; backward reads them "
+        f"again and writes 3 grads) at np.copyto bandwidth of the same size "
+        f"({', '.join(format(r['copy_GBps'], '.1f') for r in res.values())} GB/s)")
+    return {str(k): v for k, v in res.items()}
+
+
+# ------------------------------------------------------------------------------------------------
 # Report
 
 
-def measure_models(args, repeats, has_torch, log):
+def measure_models(args, repeats, has_torch, log, only=None):
     """W5/W6 (benchmarks/models.py) in a fresh process, so their thread settings are their own."""
     if not has_torch:
         log("  skipped: the model workloads are ratios to PyTorch, which is not installed")
         return None
     cmd = [sys.executable, os.path.join(HERE, "models.py"), "--repeats", str(repeats)]
+    if only:
+        cmd += ["--only", only]
     if args.single_thread:
         cmd.append("--single-thread")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
@@ -1139,7 +1336,7 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, help="timed repeats per workload (default 15, --quick 5)")
     p.add_argument("--json", metavar="PATH", help="write all results as JSON")
     p.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of derivgen/PyTorch ratios")
-    p.add_argument("--only", default="W1,W2,W3,W4,scaling,import,generate,cold,memory,micro,models",
+    p.add_argument("--only", default="W1,W2,W3,W4,scaling,import,generate,cold,memory,micro,models,scaling_w2",
                    help="comma-separated sections to run (default: all)")
     p.add_argument("--no-torch", action="store_true", help="do not import PyTorch even if installed")
     p.add_argument("--single-thread", action="store_true",
@@ -1148,6 +1345,9 @@ def main(argv=None):
     p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
                    help="before each timing round wait up to SECONDS for no other runnable task on the machine "
                         "(useful on shared machines; default 0: do not wait)")
+    p.add_argument("--busy", type=int, default=0, metavar="N",
+                   help="after the idle timings, time W1-W4 (those in --only) and W5 again with N processes "
+                        "spinning beside, and compare the derivgen/PyTorch ratios with the idle ones")
     p.add_argument("--_child-memory", nargs=2, help=argparse.SUPPRESS)
     p.add_argument("--_child-cold", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1210,7 +1410,9 @@ def main(argv=None):
              ("models", "[8] models: W5 two-layer net, W6 LeNet-5 step (benchmarks/models.py, its own process)",
               lambda: measure_models(args, repeats, torch is not None, log)),
              ("scaling", "[9] W1 scaling: microseconds per node at 200 / 2,000 / 20,000 ops (forward + backward)",
-              lambda: measure_w1_scaling(modules, repeats, log)))
+              lambda: measure_w1_scaling(modules, repeats, log)),
+             ("scaling_w2", "[10] W2 scaling: 64k / 1M / 16M elements against the memory-bandwidth floor",
+              lambda: scaling_w2(impls, modules, repeats, log)))
     for key, title, fn in extra:
         if key not in sections:
             continue
@@ -1220,6 +1422,15 @@ def main(argv=None):
         except Exception as exc:  # noqa: BLE001 - report the failure, run the other sections
             res.setdefault("errors", {})[key] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             log(f"  FAILED: {res['errors'][key]}")
+
+    if args.busy > 0:
+        log(f"\n[10] busy cores: the workloads again with {args.busy} spinning process(es) beside")
+        try:
+            res["busy"] = measure_busy(args, workloads, impls, modules, res.get("checks", {}), repeats, warmup,
+                                       res, log)
+        except Exception as exc:  # noqa: BLE001 - report the failure
+            res.setdefault("errors", {})["busy"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            log(f"  FAILED: {res['errors']['busy']}")
 
     if workloads or "import" in sections or "generate" in sections:
         res.setdefault("timings", {})

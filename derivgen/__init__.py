@@ -52,27 +52,36 @@ else:
     numel = _composites.numel
 
     from derivgen import autograd  # noqa: F401,E402
-    from derivgen import func  # noqa: F401,E402
-    from derivgen import linalg  # noqa: F401,E402
-    from derivgen import nn  # noqa: F401,E402
-    from derivgen import optim  # noqa: F401,E402
-    from derivgen import utils  # noqa: F401,E402
-    from derivgen import distributed  # noqa: F401,E402
-    from derivgen import cuda  # noqa: F401,E402
-    from derivgen import backends  # noqa: F401,E402
-    from derivgen.serialization import load, save  # noqa: F401,E402
-    from derivgen import library  # noqa: F401,E402
-    from derivgen.library import load_library  # noqa: F401,E402
 
     def is_inference(t):
         return t.is_inference()
+
+
+# Imported on first access (``derivgen.nn``, ``from derivgen import optim``), so that ``import derivgen``
+# pays only for the tensor library: attribute -> (module, name in it or None for the module itself).
+# They register nothing that the core needs.
+_LAZY = {name: (f"derivgen.{name}", None)
+         for name in ("func", "linalg", "nn", "optim", "utils", "distributed", "cuda", "backends", "library")}
+_LAZY.update({"load": ("derivgen.serialization", "load"), "save": ("derivgen.serialization", "save"),
+              "load_library": ("derivgen.library", "load_library")})
 
 
 def __getattr__(name):
     if _generated_error is not None and not _is_submodule(name):
         raise ImportError(f"derivgen.generated failed to import ({_generated_error!r}); run `derivgen generate` "
                           f"to rebuild it from formulas.yaml") from _generated_error
+    lazy = _LAZY.get(name)
+    if lazy is not None:
+        import importlib
+        module = importlib.import_module(lazy[0])
+        value = module if lazy[1] is None else getattr(module, lazy[1])
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'derivgen' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def _is_submodule(name):

@@ -6,6 +6,7 @@
 | ``DERIVGEN_FUSION_THRESHOLD`` | ``fusion_threshold``: float elements from which elementwise ops defer and fuse | 131072 |
 | ``DERIVGEN_PARALLEL=0`` | ``parallel_threshold`` off (every kernel serial) | on |
 | ``DERIVGEN_PARALLEL_THRESHOLD`` | ``parallel_threshold``: elements from which kernels run multi-threaded | 262144 |
+| ``DERIVGEN_ADAPTIVE_THREADS=0`` | ``adaptive_threads`` off: always all threads, even while other processes hold cores | on |
 | ``DERIVGEN_POOL_MB`` | ``pool_bytes``: free output buffers kept for reuse (0 turns the pool off) | 256 MiB |
 | ``DERIVGEN_CACHE_DIR`` | ``cache_dir``: compiled kernels and fused kernels | the platform's user cache + ``/derivgen`` |
 | ``DERIVGEN_FUSION_DIR`` | ``fusion_dir``: fused kernel sources | ``cache_dir/fused`` |
@@ -47,13 +48,15 @@ def user_cache_dir(environ=os.environ):
 
 class Settings:
     __slots__ = ("fusion_threshold", "parallel_threshold", "small_array", "pool_bytes", "cache_dir",
-                 "fusion_dir", "kernel_cache", "default_float")
+                 "fusion_dir", "kernel_cache", "default_float", "adaptive_threads")
 
     def __init__(self, environ=os.environ):
         self.fusion_threshold = (_int(environ, "DERIVGEN_FUSION_THRESHOLD", 1 << 17)
                                  if environ.get("DERIVGEN_FUSION", "1") != "0" else OFF)
         self.parallel_threshold = (_int(environ, "DERIVGEN_PARALLEL_THRESHOLD", 1 << 18)
                                    if environ.get("DERIVGEN_PARALLEL", "1") != "0" else OFF)
+        # multi-threaded kernels and OpenBLAS only on cores other processes leave free (kernels/threads.py)
+        self.adaptive_threads = environ.get("DERIVGEN_ADAPTIVE_THREADS", "1") != "0"
         self.pool_bytes = int(float(environ.get("DERIVGEN_POOL_MB") or 256) * (1 << 20))
         self.cache_dir = user_cache_dir(environ)
         self.fusion_dir = environ.get("DERIVGEN_FUSION_DIR") or os.path.join(self.cache_dir, "fused")

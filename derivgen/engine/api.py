@@ -2,6 +2,7 @@
 import numpy as np
 
 from derivgen.engine.execute import execute
+from derivgen.kernels import threads as _threads
 from derivgen.core.node import GradientEdge
 from derivgen.core.tensor import Tensor
 from derivgen.core.sizes import sum_to
@@ -81,6 +82,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
                 "your parameters to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     grads = _make_grads(tensors, grad_tensors, create_graph)
+    _threads.adapt()  # thread counts for this step, from the machine's current load
     execute(list(tensors), grads, retain_graph, create_graph, inputs=inputs, accumulate_grad=True)
 
 
@@ -109,6 +111,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
+    _threads.adapt()
     captured = execute(list(outputs), grads, retain_graph, create_graph, inputs=list(inputs), accumulate_grad=False)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):

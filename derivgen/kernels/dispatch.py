@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from derivgen.config import settings as _cfg
+from derivgen.kernels import threads as _threads
 from derivgen.kernels.buffers import empty as _empty
 from derivgen.kernels.errors import translate_kernel_call
 from derivgen.kernels.promotion import array_result_dtype
@@ -31,10 +32,13 @@ _THREADS = [False]
 
 def pick(serial, parallel, size, rows=2):
     """The prange variant of a kernel for ``size`` elements past _cfg.parallel_threshold (over more than one
-    row), with numba's thread pool started; else the serial one."""
+    row) while no other process holds one of our cores (kernels/threads.py), with numba's thread pool
+    started; else the serial one."""
     if size >= _cfg.parallel_threshold and parallel is not None and rows > 1:
-        start_threads()
-        return parallel
+        _threads.adapt()
+        if _threads.state.parallel:
+            start_threads()
+            return parallel
     return serial
 
 

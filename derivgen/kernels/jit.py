@@ -109,9 +109,56 @@ def register_cache_source(folder):
         if folder not in _UserCacheLocator.sources:
             _UserCacheLocator.sources = _UserCacheLocator.sources + (folder,)
 
+class LazyKernel:
+    """A Numba kernel whose dispatcher is made on first use (a call, or any attribute of Numba's
+    dispatcher). Making a dispatcher costs ~0.3 ms (signature inspection, the cache locator): for the
+    ~1,200 loops of the generated library that was most of ``import derivgen``, although a program
+    runs a few dozen of them. Numba types the object as its dispatcher (``_numba_type_``), so jitted
+    code may call it as it would call the dispatcher."""
+    def __init__(self, py_func, options):
+        self.py_func = py_func
+        self._options = options
+        self._dispatcher = None
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
+        self.__doc__ = py_func.__doc__
+        self.__wrapped__ = py_func
+
+    @property
+    def dispatcher(self):
+        d = self._dispatcher
+        if d is None:
+            d = self._dispatcher = numba.njit(**self._options)(self.py_func)
+        return d
+
+    def __call__(self, *args):
+        d = self._dispatcher
+        if d is None:
+            d = self.dispatcher
+        return d(*args)
+
+    @property
+    def _numba_type_(self):
+        return types.Dispatcher(self.dispatcher)
+
+    def __getattr__(self, name):
+        # everything else Numba's dispatcher has: overloads, signatures, targetoptions, ...
+        return getattr(self.dispatcher, name)
+
+    def __repr__(self):
+        return f"<derivgen kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _lazy(**options):
+    def decorate(py_func):
+        return LazyKernel(py_func, options)
+    return decorate
+
+
 # One decorator for every generated loop: numpy error model (no ZeroDivisionError checks that block
 # SIMD), cached on disk, compiled lazily on first use for each dtype / layout.
-kernel = functools.partial(numba.njit, cache=CACHE, error_model="numpy")
+kernel = _lazy(cache=CACHE, error_model="numpy")
 
 
 def _l(value, like):
@@ -133,11 +180,11 @@ def _ol_l(value, like):
 
 # Parallel (prange) variants of the loops, compiled lazily: only used when switched on (see
 # derivgen/kernels/dispatch.py, DERIVGEN_PARALLEL) and only for arrays past a size threshold.
-kernel_parallel = functools.partial(numba.njit, cache=CACHE, error_model="numpy", parallel=True)
+kernel_parallel = _lazy(cache=CACHE, error_model="numpy", parallel=True)
 
 # One element of a forward or of a VJP, for the kernels derivgen.engine.fusion writes across nodes.
 # Inlined into its caller (so the fused loop vectorizes) and cached as part of it, never on its own.
-scalar = functools.partial(numba.njit, inline="always", error_model="numpy")
+scalar = _lazy(inline="always", error_model="numpy")
 
 
 # ---------------------------------------------------------------------------------------------

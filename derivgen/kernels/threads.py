@@ -1,0 +1,129 @@
+"""How many threads derivgen computes with: as many cores as other processes leave free.
+
+A multi-threaded kernel is only as fast as its slowest thread. When another process keeps one core of a
+small machine busy, the thread that shares that core waits for its time slice, and a step that splits
+its work in two takes several times longer than running it on one thread. numpy's OpenBLAS (derivgen's
+matmuls) suffers most: the MLP step of benchmarks/run.py (W3) went from 2.4 ms to 5.6 ms median
+(63 ms worst) beside one busy process on two cores. So derivgen watches how busy the machine is and, while its cores are shared,
+runs its prange kernels serially and sets OpenBLAS to as many threads as there are free cores.
+
+The load is sampled from ``/proc/stat`` (CPU time of every process) minus this process's own CPU time,
+so derivgen's own threads never count as load. ``adapt()`` resamples at most every ``INTERVAL``
+seconds and is called from the main thread (once per ``backward``, and before a parallel kernel), never
+from a background thread: OpenBLAS's thread count must not change while a BLAS call is running.
+``DERIVGEN_ADAPTIVE_THREADS=0`` turns this off (all configured threads, always).
+"""
+import ctypes
+import os
+import time
+
+from derivgen.config import settings as _cfg
+
+INTERVAL = 0.25
+# other processes' CPU use, in cores, from which one core counts as taken (hysteresis against noise)
+BUSY_CORE = 0.5
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _busy_ticks():
+    """CPU time spent by the whole machine (not idle, not iowait), in clock ticks; None without /proc."""
+    try:
+        with open("/proc/stat", "rb") as fh:
+            fields = fh.readline().split()[1:]
+    except OSError:
+        return None
+    values = [int(v) for v in fields]
+    return sum(values) - values[3] - (values[4] if len(values) > 4 else 0)
+
+
+def _find_openblas():
+    """numpy's OpenBLAS (already loaded with numpy): (get, set) functions, or None."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split()[-1] for line in fh if "openblas" in line.lower() and ".so" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", "_64_"), ("openblas", "64_"),
+                               ("openblas", "")):
+            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            if get is not None and put is not None:
+                get.restype = ctypes.c_int
+                put.argtypes = (ctypes.c_int,)
+                return get, put
+    return None
+
+
+class _State:
+    __slots__ = ("parallel", "threads", "cores", "next_sample", "ticks", "tick_s", "blas", "blas_max")
+
+    def __init__(self):
+        self.cores = _cores()
+        self.threads = self.cores       # threads derivgen may use now
+        self.parallel = self.cores > 1  # whether prange kernels may run multi-threaded now
+        self.next_sample = 0.0
+        self.ticks = None               # (monotonic time, machine busy ticks, own CPU seconds) of the last sample
+        self.tick_s = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+        self.blas = None
+        self.blas_max = None
+
+
+state = _State()
+
+
+def _blas():
+    if state.blas is None:
+        state.blas = _find_openblas() or False
+        if state.blas:
+            state.blas_max = state.blas[0]()  # the configured count (OPENBLAS_NUM_THREADS) is the ceiling
+    return state.blas
+
+
+def free_threads():
+    """Cores not taken by other processes, from the last sample (at least 1)."""
+    return state.threads
+
+
+def adapt():
+    """Resample the machine's load (at most every INTERVAL seconds) and set the thread counts."""
+    now = time.monotonic()
+    if now < state.next_sample or not _cfg.adaptive_threads:
+        return
+    ticks = _busy_ticks()
+    if ticks is None:
+        state.next_sample = float("inf")  # no /proc: keep the configured threads
+        return
+    own = time.process_time()
+    last = state.ticks
+    if last is not None:
+        window = now - last[0]
+        # other processes' CPU use in cores over the window (our own threads excluded)
+        others = ((ticks - last[1]) * state.tick_s - (own - last[2])) / window
+        taken = int(max(0.0, others) + (1.0 - BUSY_CORE))
+        set_threads(max(1, state.cores - taken))
+    state.ticks = (now, ticks, own)
+    state.next_sample = now + INTERVAL
+
+
+def set_threads(n):
+    """Use ``n`` threads: prange kernels only with two or more, OpenBLAS with ``n`` (at most its
+    configured count)."""
+    n = max(1, min(int(n), state.cores))
+    state.parallel = n > 1
+    if n == state.threads:
+        return
+    state.threads = n
+    blas = _blas()
+    if blas:
+        blas[1](min(n, state.blas_max))

@@ -1,0 +1,109 @@
+"""Thread counts follow the cores other processes leave free (derivgen/kernels/threads.py): the load
+measured from /proc/stat minus our own CPU time, prange kernels serial and OpenBLAS on one thread while
+a core is taken, and results identical either way."""
+import numpy as np
+import pytest
+import torch as real_torch
+
+import derivgen as torch
+from derivgen.config import settings
+from derivgen.kernels import dispatch, threads
+
+
+@pytest.fixture
+def restore_threads():
+    yield
+    threads.state.threads = 0  # (so that set_threads below sets OpenBLAS too)
+    threads.set_threads(threads._cores())
+    threads.state.ticks = None
+    threads.state.next_sample = 0.0
+
+
+def _feed(monkeypatch, samples):
+    """Make adapt() see ``samples``: (monotonic seconds, machine busy seconds, own CPU seconds)."""
+    it = iter(samples)
+    current = {}
+
+    def advance():
+        current["t"], current["busy"], current["own"] = next(it)
+    monkeypatch.setattr(threads.time, "monotonic", lambda: current["t"])
+    monkeypatch.setattr(threads.time, "process_time", lambda: current["own"])
+    monkeypatch.setattr(threads, "_busy_ticks", lambda: round(current["busy"] / threads.state.tick_s))
+    return advance
+
+
+@pytest.mark.parametrize("others, own, expected_taken", [(0.0, 2.0, 0), (1.0, 1.0, 1), (0.3, 1.0, 0), (0.8, 0.0, 1)])
+def test_adapt_counts_only_other_processes(monkeypatch, restore_threads, others, own, expected_taken):
+    monkeypatch.setattr(threads.state, "cores", 4)
+    monkeypatch.setattr(settings, "adaptive_threads", True)
+    threads.set_threads(4)
+    threads.state.ticks = None
+    threads.state.next_sample = 0.0
+    # one second passes; the machine's busy time is our own CPU time plus the other processes'
+    advance = _feed(monkeypatch, [(100.0, 50.0, 10.0), (101.0, 50.0 + own + others, 10.0 + own)])
+    advance()
+    threads.adapt()
+    assert threads.free_threads() == 4  # the first sample only starts a window
+    advance()
+    threads.adapt()
+    assert threads.free_threads() == 4 - expected_taken
+    assert threads.state.parallel
+
+
+def test_adapt_resamples_only_after_the_interval(monkeypatch, restore_threads):
+    monkeypatch.setattr(threads.state, "cores", 2)
+    monkeypatch.setattr(settings, "adaptive_threads", True)
+    threads.set_threads(2)
+    threads.state.ticks = None
+    threads.state.next_sample = 0.0
+    advance = _feed(monkeypatch, [(10.0, 0.0, 0.0), (10.0 + threads.INTERVAL / 2, 5.0, 0.0),
+                                  (10.0 + threads.INTERVAL, 5.0, 0.0)])
+    advance()
+    threads.adapt()
+    advance()
+    threads.adapt()   # too early: the busy second is not looked at yet
+    assert threads.free_threads() == 2
+    advance()
+    threads.adapt()
+    assert threads.free_threads() == 1
+    assert not threads.state.parallel
+
+
+def test_switched_off_keeps_every_thread(monkeypatch, restore_threads):
+    monkeypatch.setattr(settings, "adaptive_threads", False)
+    threads.state.next_sample = 0.0
+    monkeypatch.setattr(threads, "_busy_ticks", lambda: pytest.fail("sampled although switched off"))
+    threads.adapt()
+    assert threads.free_threads() == threads.state.cores
+
+
+def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch, restore_threads):
+    monkeypatch.setattr(settings, "adaptive_threads", False)  # no resampling during the test
+    serial, parallel = object(), object()
+    size = settings.parallel_threshold
+    threads.set_threads(1)
+    assert dispatch.pick(serial, parallel, size) is serial
+    blas = threads._blas()
+    if blas:
+        assert blas[0]() == 1
+    threads.set_threads(threads.state.cores)
+    assert dispatch.pick(serial, parallel, size) is (parallel if threads.state.cores > 1 else serial)
+    if blas:
+        assert blas[0]() == min(threads.state.cores, threads.state.blas_max)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_results_do_not_depend_on_the_thread_count(monkeypatch, restore_threads, n_threads):
+    monkeypatch.setattr(settings, "adaptive_threads", False)
+    threads.set_threads(n_threads)
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((64, 300)), rng.standard_normal((300, 40))
+    big = rng.standard_normal(settings.parallel_threshold + 17)
+    x = torch.tensor(a, requires_grad=True)
+    y = torch.tensor(big, requires_grad=True)
+    ((x @ torch.tensor(w)).tanh().sum() + (y.sigmoid() * y).sum()).backward()
+    rx = real_torch.tensor(a, requires_grad=True)
+    ry = real_torch.tensor(big, requires_grad=True)
+    ((rx @ real_torch.tensor(w)).tanh().sum() + (ry.sigmoid() * ry).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), rx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), ry.grad.numpy(), rtol=1e-10, atol=1e-12)
