@@ -53,6 +53,7 @@ else:
 
     from derivgen import autograd  # noqa: F401,E402
     from derivgen import func  # noqa: F401,E402
+    from derivgen.func import vmap  # noqa: F401,E402
     from derivgen import linalg  # noqa: F401,E402
     from derivgen import nn  # noqa: F401,E402
     from derivgen import optim  # noqa: F401,E402

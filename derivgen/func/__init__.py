@@ -2,18 +2,41 @@
 
 ``jvp`` and ``jacfwd`` run forward mode (dual tensors, ``derivgen.autograd.forward_ad``); ``vjp``,
 ``grad``, ``grad_and_value`` and ``jacrev`` run reverse mode; ``hessian`` is ``jacfwd(jacrev(f))`` as in
-torch. ``vmap`` is not provided. Functions take and return Tensors or tuples of Tensors; ``argnums``
-selects the differentiated positional arguments as torch's does.
+torch; ``vmap`` (``derivgen.func.vmap``) maps a function over a batch dimension. Functions take and return
+Tensors or tuples of Tensors; ``argnums`` selects the differentiated positional arguments as torch's does.
+
+Inside vmap, the reverse-mode transforms differentiate the physical values: each differentiated input
+becomes a leaf batched at every active vmap level (an input shared by the examples is expanded), so the
+gradient of the summed per-example outputs is the per-example gradient (``vmap(grad(f))``).
 """
 import numpy as np
 
 from derivgen.autograd import forward_ad as _fwAD
 from derivgen.core.grad_mode import enable_grad
 from derivgen.core.tensor import Tensor
-from derivgen.engine.api import grad as _autograd_grad
+from derivgen.engine.api import grad as _engine_grad
+from derivgen.func.batching import BatchedTensor, active_levels
+from derivgen.func.batching.tensor import materialize_levels, rewrap_levels
+from derivgen.func.vmap import vmap
 from derivgen.generated import ops as _ops
 
-__all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian"]
+__all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian", "vmap"]
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, **kwargs):
+    """``autograd.grad``; inside vmap on the physical values (every active level materialized), the
+    gradients rewrapped as the inputs are."""
+    levels = active_levels()
+    if not levels or not any(isinstance(t, BatchedTensor) for t in list(outputs) + list(inputs)):
+        return _engine_grad(outputs, inputs, grad_outputs, **kwargs)
+    outs = [materialize_levels(o, levels) for o in outputs]
+    if grad_outputs is None:  # one scalar output per example: a gradient of ones for each
+        cts = [Tensor._make(np.ones(o._array.shape, o._array.dtype)) for o in outs]
+    else:
+        cts = [None if g is None else materialize_levels(g, levels) for g in grad_outputs]
+    plain_inputs = [materialize_levels(i, levels) for i in inputs]
+    grads = _engine_grad(outs, plain_inputs, cts, **kwargs)
+    return tuple(None if g is None else rewrap_levels(g, levels) for g in grads)
 
 
 def _tuple(x):
@@ -27,6 +50,12 @@ def _check_tensors(values, fn_name, what):
 
 
 def _detached(t):
+    """A new leaf with ``t``'s values; inside vmap a BatchedTensor at every active level, whose innermost
+    physical value is the leaf (so gradients with respect to it are per example)."""
+    levels = active_levels()
+    if levels and isinstance(t, Tensor):
+        plain = materialize_levels(t, levels)
+        return rewrap_levels(Tensor._make(np.array(plain._array)), levels)
     return Tensor._make(t._array)
 
 
