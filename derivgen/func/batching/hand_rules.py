@@ -305,3 +305,11 @@ def _pool2d(fn, kwargs, level):
 @register("convolution_default")
 def _convolution(fn, kwargs, level):
     return _fold(fn, kwargs, level, "input", kwargs["weight"].dim() - 1)
+
+
+@register("masked_fill_Tensor")
+def _masked_fill(fn, kwargs, level):
+    # the value is one number per example: torch loops over the examples then too
+    if physical(kwargs["value"], level) is not None:
+        return loop_fallback(fn, kwargs, level)
+    return pointwise(fn, kwargs, level)
