@@ -17,6 +17,7 @@ from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _engine_grad
 from derivgen.func.batching import BatchedTensor, active_levels
 from derivgen.func.batching.tensor import materialize_levels, rewrap_levels
+from derivgen.func.pytree import tree_flatten, tree_unflatten
 from derivgen.func.vmap import vmap
 from derivgen.generated import ops as _ops
 
@@ -100,8 +101,7 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(*cotangents):
         cts = cotangents[0] if len(cotangents) == 1 and isinstance(cotangents[0], tuple) else cotangents
         grads = _autograd_grad(list(outs), list(leaves), list(cts), retain_graph=True, allow_unused=True)
-        return tuple(g if g is not None else Tensor._make(np.zeros(p._array.shape, p._array.dtype))
-                     for g, p in zip(grads, leaves))
+        return tuple(g if g is not None else _zeros_for(p) for g, p in zip(grads, leaves))
     prim = tuple(_detached(o) for o in outs)
     prim = prim if isinstance(out, tuple) else prim[0]
     return (prim, vjp_fn, aux) if has_aux else (prim, vjp_fn)
@@ -117,14 +117,30 @@ def _argnums_tuple(argnums, n):
     return tuple(a % n for a in nums)
 
 
+def _zeros_for(leaf):
+    """A zero gradient for ``leaf`` (batched as it is inside vmap)."""
+    levels = active_levels()
+    if levels and isinstance(leaf, BatchedTensor):
+        plain = materialize_levels(leaf, levels)
+        return rewrap_levels(Tensor._make(np.zeros(plain._array.shape, plain._array.dtype)), levels)
+    return Tensor._make(np.zeros(leaf._array.shape, leaf._array.dtype))
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
-    """``f -> (grad of f's scalar output with respect to args[argnums], value)``."""
+    """``f -> (grad of f's scalar output with respect to args[argnums], value)``; a differentiated argument
+    may be a pytree (tuple, list, dict) of Tensors, its gradient then has the same structure."""
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args))
         with enable_grad():
             args = list(args)
+            specs = []
+            leaves = []
             for i in nums:
-                args[i] = _detached(args[i]).requires_grad_(True)
+                flat, spec = tree_flatten(args[i])
+                flat = [_detached(t).requires_grad_(True) for t in flat]
+                args[i] = tree_unflatten(flat, spec)
+                specs.append((spec, len(flat)))
+                leaves += flat
             out = func(*args, **kwargs)
             aux = None
             if has_aux:
@@ -135,10 +151,13 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                                    f"tensor with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
                                    "instead?")
-            grads = _autograd_grad([out], [args[i] for i in nums], allow_unused=True)
-        grads = tuple(g if g is not None else Tensor._make(np.zeros(args[i]._array.shape, args[i]._array.dtype))
-                      for g, i in zip(grads, nums))
-        g = grads if isinstance(argnums, tuple) else grads[0]
+            flat_grads = _autograd_grad([out], leaves, allow_unused=True)
+        flat_grads = [g if g is not None else _zeros_for(leaf) for g, leaf in zip(flat_grads, leaves)]
+        grads, start = [], 0
+        for spec, n in specs:
+            grads.append(tree_unflatten(flat_grads[start:start + n], spec))
+            start += n
+        g = tuple(grads) if isinstance(argnums, tuple) else grads[0]
         value = _detached(out)
         return (g, (value, aux)) if has_aux else (g, value)
     return wrapper

@@ -1,5 +1,7 @@
 """Batching rules written by hand: ops whose schema does not say how the batch dimension moves (views
 with sizes, matrix products, joins, full reductions, indexing, losses, layers)."""
+import numpy as np
+
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Tensor
@@ -27,11 +29,11 @@ def _logical(kwargs, name, level):
     return physical(v, level), v
 
 
-@register("view_default", "_unsafe_view_default", "_reshape_alias_default")
+@register("view_default", "_unsafe_view_default")
 def _view(fn, kwargs, level):
     p, _ = _logical(kwargs, "self", level)
-    # the physical value may not be viewable as the examples' new shape (a moved batch dim): reshape copies
-    return BatchedTensor(composites.reshape(p, (p.shape[0],) + tuple(kwargs["size"])), level)
+    # the batch dimension stays as it is: the physical view exists exactly when each example's does
+    return BatchedTensor(fn(**dict(kwargs, self=p, size=(p.shape[0],) + tuple(kwargs["size"]))), level)
 
 
 @register("expand_default")
@@ -253,9 +255,17 @@ def _gather(fn, kwargs, level):
 
 @register("embedding_default")
 def _embedding(fn, kwargs, level):
-    if physical(kwargs["weight"], level) is not None:
+    weight, indices = kwargs["weight"], kwargs["indices"]
+    pw = physical(weight, level)
+    if pw is None:
+        return BatchedTensor(fn(**dict(kwargs, indices=indices._value)), level)
+    if kwargs.get("padding_idx", -1) != -1 or kwargs.get("scale_grad_by_freq") or kwargs.get("sparse"):
         return loop_fallback(fn, kwargs, level)
-    return BatchedTensor(fn(**dict(kwargs, indices=kwargs["indices"]._value)), level)
+    # each example's rows of its own weight: weight[b, indices[b]] by advanced indexing
+    pi = physical(indices, level)
+    rank = indices.dim()
+    example = Tensor._make(np.arange(batch_size(level)).reshape((-1,) + (1,) * rank))
+    return BatchedTensor(aten.index(pw, [example, pi if pi is not None else indices]), level)
 
 
 # ---- losses: the elementwise loss (reduction none) per example, then its mean or sum
@@ -304,7 +314,7 @@ def _pool2d(fn, kwargs, level):
 
 @register("convolution_default")
 def _convolution(fn, kwargs, level):
-    return _fold(fn, kwargs, level, "input", kwargs["weight"].dim() - 1)
+    return _fold(fn, kwargs, level, "input", kwargs["weight"].dim() - 2)
 
 
 @register("masked_fill_Tensor")
