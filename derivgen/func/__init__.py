@@ -14,30 +14,18 @@ import numpy as np
 from derivgen.autograd import forward_ad as _fwAD
 from derivgen.core.grad_mode import enable_grad
 from derivgen.core.tensor import Tensor
-from derivgen.engine.api import grad as _engine_grad
 from derivgen.func.batching import BatchedTensor, active_levels
+from derivgen.core.registry import aten
+from derivgen.func.batching.registry import batch_size
+from derivgen.func.batching.autograd import example as _example
+from derivgen.func.batching.autograd import grad as _autograd_grad
+from derivgen.func.batching.autograd import levels_of as _levels_of
 from derivgen.func.batching.tensor import materialize_levels, rewrap_levels
 from derivgen.func.pytree import tree_flatten, tree_unflatten
 from derivgen.func.vmap import vmap
 from derivgen.generated import ops as _ops
 
 __all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian", "vmap"]
-
-
-def _autograd_grad(outputs, inputs, grad_outputs=None, **kwargs):
-    """``autograd.grad``; inside vmap on the physical values (every active level materialized), the
-    gradients rewrapped as the inputs are."""
-    levels = active_levels()
-    if not levels or not any(isinstance(t, BatchedTensor) for t in list(outputs) + list(inputs)):
-        return _engine_grad(outputs, inputs, grad_outputs, **kwargs)
-    outs = [materialize_levels(o, levels) for o in outputs]
-    if grad_outputs is None:  # one scalar output per example: a gradient of ones for each
-        cts = [Tensor._make(np.ones(o._array.shape, o._array.dtype)) for o in outs]
-    else:
-        cts = [None if g is None else materialize_levels(g, levels) for g in grad_outputs]
-    plain_inputs = [materialize_levels(i, levels) for i in inputs]
-    grads = _engine_grad(outs, plain_inputs, cts, **kwargs)
-    return tuple(None if g is None else rewrap_levels(g, levels) for g in grads)
 
 
 def _tuple(x):
@@ -60,8 +48,31 @@ def _detached(t):
     return Tensor._make(t._array)
 
 
+def _per_example(fn, args):
+    """``fn(*args)`` one example at a time for the innermost vmap level batching ``args``, the results (a
+    pytree of Tensors) stacked at that level again; None when no argument is batched at an active level."""
+    levels = active_levels()
+    found = [lv for a in args for lv in _levels_of(a) if lv in levels]
+    if not found:
+        return None
+    level = max(found)
+    per = [fn(*[_example(a, level, b) for a in args]) for b in range(batch_size(level))]
+    flat = [tree_flatten(p)[0] for p in per]
+    spec = tree_flatten(per[0])[1]
+    stacked = [BatchedTensor(aten.stack([f[k] for f in flat], 0), level) if isinstance(flat[0][k], Tensor)
+               else flat[0][k] for k in range(len(flat[0]))]
+    return tree_unflatten(stacked, spec)
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)`` by forward mode."""
+    """``(func(*primals), J @ tangents)`` by forward mode. Inside vmap, with batched primals or tangents,
+    one JVP per example: the forward-mode rules compute on arrays, not on batched tensors."""
+    if isinstance(primals, tuple) and isinstance(tangents, tuple) and len(primals) == len(tangents):
+        n = len(primals)
+        looped = _per_example(lambda *a: jvp(func, tuple(a[:n]), tuple(a[n:]), strict=strict, has_aux=has_aux),
+                              primals + tangents)
+        if looped is not None:
+            return looped
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
