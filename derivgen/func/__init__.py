@@ -44,7 +44,7 @@ def _detached(t):
     levels = active_levels()
     if levels and isinstance(t, Tensor):
         plain = materialize_levels(t, levels)
-        return rewrap_levels(Tensor._make(np.array(plain._array)), levels)
+        return rewrap_levels(Tensor._make(np.array(plain._array, order="C")), levels)
     return Tensor._make(t._array)
 
 

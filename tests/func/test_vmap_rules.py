@@ -104,3 +104,24 @@ def test_vmap_rule(name):
                 inputs.append(arr(m, *full, seed=k))
         return m.vmap(lambda *xs: body(m, *xs), in_dims=dims)(*inputs)
     check(run)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("rows", [False, True])
+def test_vmap_cross_entropy(reduction, rows):
+    def run(m):
+        x = arr(m, 4, 3, 5, seed=1) if rows else arr(m, 4, 5, seed=1)
+        y = m.tensor([[0, 4, 2], [1, 1, -100], [3, 0, 2], [4, 4, 4]]) if rows else m.tensor([0, 4, 2, 1])
+        w = m.tensor([0.5, 1.0, 2.0, 1.5, 1.0], dtype=m.float64)
+        return m.vmap(lambda a, t: m.nn.functional.cross_entropy(a, t, weight=w, reduction=reduction))(x, y)
+    check(run)
+
+
+def test_vmap_grad_of_cross_entropy():
+    def run(m):
+        x, y, w = arr(m, 4, 5, seed=1), m.tensor([0, 4, 2, 1]), arr(m, 5, 6, seed=2)
+
+        def loss(w, a, t):
+            return m.nn.functional.cross_entropy((a @ w).unsqueeze(0), t.unsqueeze(0))
+        return m.vmap(m.func.grad(loss), in_dims=(None, 0, 0))(w, x, y)
+    check(run)

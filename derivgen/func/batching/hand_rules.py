@@ -323,3 +323,30 @@ def _masked_fill(fn, kwargs, level):
     if physical(kwargs["value"], level) is not None:
         return loop_fallback(fn, kwargs, level)
     return pointwise(fn, kwargs, level)
+
+
+@register("nll_loss_forward_default")
+def _nll_loss(fn, kwargs, level):
+    """The unreduced loss of all examples' rows in one call, then each example's own sum (and, for the
+    mean, its own total weight of the targets that are not ignored)."""
+    self, target, weight = kwargs["self"], kwargs["target"], kwargs.get("weight")
+    size = batch_size(level)
+    pt = materialize(target, level, size)
+    if physical(weight, level) is not None or type(pt) is not Tensor:
+        return loop_fallback(fn, kwargs, level)
+    ps = materialize(self, level, size)
+    classes = ps.shape[-1]
+    flat_self = composites.reshape(ps, (-1, classes))
+    flat_target = composites.reshape(pt, (-1,))
+    out, _ = fn(**dict(kwargs, self=flat_self, target=flat_target, reduction=_NONE))
+    out = composites.reshape(out, (size, -1))
+    t = pt._array.reshape(size, -1)
+    kept = t != kwargs["ignore_index"]
+    w = np.ones(t.shape, ps._array.dtype) if weight is None else weight._array[np.where(kept, t, 0)]
+    total = Tensor._make((w * kept).sum(1).astype(ps._array.dtype))
+    loss = aten.sum(out, [1])
+    if kwargs["reduction"] == _MEAN:
+        loss = aten.div(loss, total)
+    elif kwargs["reduction"] == _NONE:
+        loss = composites.reshape(out, tuple(pt.shape))
+    return BatchedTensor(loss, level), BatchedTensor(total, level)
