@@ -61,7 +61,7 @@ def tree_flatten(tree):
             lv, sp = tree_flatten(tree[k])
             leaves += lv
             specs.append(sp)
-        return leaves, TreeSpec(dict, keys, specs)
+        return leaves, TreeSpec(type(tree), keys, specs)  # dict, or a subclass (OrderedDict) rebuilt as such
     return [tree], _LEAF
 
 
@@ -72,8 +72,8 @@ def tree_unflatten(leaves, spec):
         if sp.type is None:
             return next(it)
         children = [build(c) for c in sp.children]
-        if sp.type is dict:
-            return dict(zip(sp.context, children))
+        if issubclass(sp.type, dict):
+            return sp.type(zip(sp.context, children))
         if sp.type is list:
             return children
         if sp.type is tuple:
@@ -89,7 +89,7 @@ def broadcast_to_and_flatten(prefix, spec):
         return None if isinstance(prefix, (list, tuple, dict)) else [prefix]
     if not isinstance(prefix, (list, tuple, dict)):
         return [prefix] * spec.num_leaves
-    if spec.type is dict:
+    if issubclass(spec.type, dict):
         if not isinstance(prefix, dict) or set(prefix) != set(spec.context):
             return None
         children = [prefix[k] for k in spec.context]
