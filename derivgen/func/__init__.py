@@ -44,7 +44,9 @@ def _detached(t):
     levels = active_levels()
     if levels and isinstance(t, Tensor):
         plain = materialize_levels(t, levels)
-        return rewrap_levels(Tensor._make(np.array(plain._array, order="C")), levels)
+        # no copy: an input shared by the examples stays a stride-0 view (a C-order copy would cost a
+        # write of every example's copy, and matmul on the broadcast view is one BLAS call)
+        return rewrap_levels(Tensor._make(plain._array), levels)
     return Tensor._make(t._array)
 
 
