@@ -238,10 +238,44 @@ def _tangent_array(o):
     return np.zeros(o._array.shape, o._array.dtype) if t is None else t._array
 
 
+def _jacrev_vectorized(func, args, nums, argnums, has_aux):
+    """torch's jacrev: vmap of the vector-Jacobian product over the one-hot cotangents of each output.
+    Under vmap the forward runs once for all rows and one backward pass gives them all."""
+    out = func(*args)
+    aux = None
+    if has_aux:
+        out, aux = out
+    outs = _tuple(out)
+    jacs = []
+    for index, o in enumerate(outs):
+        n = o.numel()
+        basis = Tensor._make(np.eye(n, dtype=o._array.dtype).reshape((n,) + tuple(o.shape)))
+
+        def row(e, index=index):
+            def partial(*diff):
+                call = list(args)
+                for i, d in zip(nums, diff):
+                    call[i] = d
+                res = func(*call)
+                return _tuple(res[0] if has_aux else res)[index]
+            return vjp(partial, *[args[i] for i in nums])[1](e)
+        rows = vmap(row)(basis) if n else tuple(Tensor._make(np.zeros((0,) + tuple(args[i].shape), o._array.dtype))
+                                                for i in nums)
+        jac = tuple(r.reshape(tuple(o.shape) + tuple(args[i].shape)) for r, i in zip(rows, nums))
+        jacs.append(jac if isinstance(argnums, tuple) else jac[0])
+    result = tuple(jacs) if isinstance(out, tuple) else jacs[0]
+    return (result, aux) if has_aux else result
+
+
 def jacrev(func, argnums=0, has_aux=False):
-    """The Jacobian by reverse mode: one vector-Jacobian product per output element."""
+    """The Jacobian by reverse mode: vmap of the vector-Jacobian product over the one-hot cotangents, as
+    torch; inside a dual level (``hessian``'s forward over reverse) one product per output element, with
+    a graph the tangents flow through."""
     def wrapper(*args):
         nums = _argnums_tuple(argnums, len(args))
+        if _fwAD._current_level() < 0 and not any(_fwAD.unpack_dual(a).tangent is not None
+                                                  for a in args if isinstance(a, Tensor)):
+            return _jacrev_vectorized(func, args, nums, argnums, has_aux)
         with enable_grad():
             call = list(args)
             leaves = []
