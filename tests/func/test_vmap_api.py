@@ -198,3 +198,15 @@ def test_batched_tensor_repr_and_metadata():
 def test_torch_vmap_alias():
     import derivgen
     assert derivgen.vmap is derivgen.func.vmap
+
+
+def test_jacrev_argnums_aux_and_scalar_output():
+    def body(m):
+        x, y = arr(m, 3, seed=1), arr(m, 2, 3, seed=2)
+
+        def f(a, b):
+            return (b @ a).sin(), (a * 2).sum()
+        (ja, jb), aux = m.func.jacrev(f, argnums=(0, 1), has_aux=True)(x, y)
+        scalar = m.func.jacrev(lambda a: (a ** 3).sum())(x)
+        return [ja, jb, aux, scalar]
+    check(body)
