@@ -45,6 +45,8 @@ CASES = {
     "reshape": (lambda m, x: x.reshape(4, 3), [(3, 4)], 2),
     "flatten": (lambda m, x: x.flatten(), [(3, 4)], 1),
     "transpose": (lambda m, x: x.transpose(0, 1), [(3, 4)], 0),
+    "contiguous": (lambda m, x: x.t().contiguous().view(-1), [(3, 4)], 1),
+    "nn_modules": (lambda m, x: m.nn.Sequential(m.nn.Flatten(0), m.nn.Tanh())(x).sum(), [(3, 4)], 0),
     "t": (lambda m, x: x.t(), [(3, 4)], 1),
     "permute": (lambda m, x: x.permute(2, 0, 1), [(2, 3, 4)], 1),
     "unsqueeze": (lambda m, x: x.unsqueeze(-1), [(3, 4)], 0),

@@ -25,6 +25,11 @@ class _Logical:
         return tuple(self.owner._value._array.strides)[1:]
 
     @property
+    def flags(self):
+        """Only ``c_contiguous``: whether each example is laid out in C order (``contiguous()`` reads it)."""
+        return _Flags(_c_contiguous(self.shape, self.strides, self.dtype.itemsize))
+
+    @property
     def __array_interface__(self):
         return {"data": (id(self.owner._value), False)}
 
@@ -53,6 +58,22 @@ class _Logical:
     def __array__(self, dtype=None, copy=None):
         raise RuntimeError("vmap: an operation read the values of a batched tensor directly, which has no "
                            "batching rule; express it with derivgen ops, or move it out of the vmapped function")
+
+
+class _Flags:
+    __slots__ = ("c_contiguous",)
+
+    def __init__(self, c_contiguous):
+        self.c_contiguous = c_contiguous
+
+
+def _c_contiguous(shape, strides, itemsize):
+    step = itemsize
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != step:
+            return False
+        step *= size
+    return True
 
 
 def _data_dependent(*args, **kwargs):
@@ -149,7 +170,7 @@ class BatchedTensor(Tensor):
         return st if dim is None else st[wrap_dim(dim, len(st))]
 
     def is_contiguous(self):
-        return self._value.is_contiguous()
+        return self._array.flags.c_contiguous
 
     def detach(self):
         return BatchedTensor(self._value.detach(), self._level)
