@@ -15,6 +15,7 @@ from derivgen.autograd import forward_ad as _fwAD
 from derivgen.core.grad_mode import enable_grad
 from derivgen.core.tensor import Tensor
 from derivgen.func.batching import BatchedTensor, active_levels
+from derivgen.func.batching.dispatch import suspended_level
 from derivgen.core.registry import aten
 from derivgen.func.batching.registry import batch_size
 from derivgen.func.batching.autograd import example as _example
@@ -58,7 +59,9 @@ def _per_example(fn, args):
     if not found:
         return None
     level = max(found)
-    per = [fn(*[_example(a, level, b) for a in args]) for b in range(batch_size(level))]
+    examples = [[_example(a, level, b) for a in args] for b in range(batch_size(level))]
+    with suspended_level(level):
+        per = [fn(*ex) for ex in examples]
     flat = [tree_flatten(p)[0] for p in per]
     spec = tree_flatten(per[0])[1]
     stacked = [BatchedTensor(aten.stack([f[k] for f in flat], 0), level) if isinstance(flat[0][k], Tensor)
@@ -196,8 +199,12 @@ def _stack_jacobian(columns, out_shape, in_shape, dtype):
 
 
 def jacfwd(func, argnums=0, has_aux=False):
-    """The Jacobian by forward mode: one JVP per input element (a basis tangent)."""
+    """The Jacobian by forward mode: one JVP per input element (a basis tangent). Inside vmap, with
+    batched arguments, one Jacobian per example: the forward-mode rules compute on arrays."""
     def wrapper(*args):
+        looped = _per_example(wrapper, args)
+        if looped is not None:
+            return looped
         nums = _argnums_tuple(argnums, len(args))
         per_input = []
         aux = None

@@ -210,3 +210,24 @@ def test_jacrev_argnums_aux_and_scalar_output():
         scalar = m.func.jacrev(lambda a: (a ** 3).sum())(x)
         return [ja, jb, aux, scalar]
     check(body)
+
+
+def test_vmap_of_jacfwd_and_hessian():
+    def body(m):
+        x, w = arr(m, 4, 3, seed=1), arr(m, 3, seed=2)
+        jf = m.func.vmap(m.func.jacfwd(lambda a: m.sin(a) * a.sum()))(x)
+        jw = m.func.vmap(m.func.jacfwd(lambda v, a: (a * v).sin(), argnums=0), in_dims=(None, 0))(w, x)
+        hs = m.func.vmap(m.func.hessian(lambda a: (a ** 3).sum() * a[0]))(x)
+        return [jf, jw, hs]
+    check(body)
+
+
+def test_nested_vmap_of_vjp_fn_over_batched_cotangents():
+    def body(m):
+        x, cts = arr(m, 2, 3, seed=1), arr(m, 2, 4, 3, seed=2)
+
+        def per_row(a, c):
+            _, vjp_fn = m.func.vjp(lambda t: t.exp() * t.sum(), a)
+            return m.func.vmap(vjp_fn)(c)[0]
+        return m.func.vmap(per_row)(x, cts)
+    check(body)

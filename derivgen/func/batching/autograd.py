@@ -6,7 +6,7 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _engine_grad
-from derivgen.func.batching.dispatch import active_levels
+from derivgen.func.batching.dispatch import active_levels, suspended_level
 from derivgen.func.batching.registry import batch_size
 from derivgen.func.batching.tensor import BatchedTensor, materialize_levels, rewrap_levels
 
@@ -37,8 +37,9 @@ def grad(outputs, inputs, grad_outputs=None, **kwargs):
         if loop:
             level = max(loop)
             kw = dict(kwargs, retain_graph=True)
-            per = [grad(outputs, inputs, [example(c, level, b) for c in grad_outputs], **kw)
-                   for b in range(batch_size(level))]
+            examples = [[example(c, level, b) for c in grad_outputs] for b in range(batch_size(level))]
+            with suspended_level(level):  # the graph is not batched at this level: plain passes
+                per = [grad(outputs, inputs, cts, **kw) for cts in examples]
             return tuple(None if per[0][k] is None else BatchedTensor(aten.stack([p[k] for p in per], 0), level)
                          for k in range(len(inputs)))
     outs = [materialize_levels(o, levels) for o in outputs]

@@ -59,3 +59,23 @@ class vmap_level:  # noqa: N801 - a context manager, like torch's
 
 def active_levels():
     return sorted(LEVELS.sizes)
+
+
+class suspended_level:  # noqa: N801 - a context manager
+    """Level ``level`` inactive for a while: code run per example of it (the transforms' per-example
+    loops) sees plain examples, and makes no new batched leaves for that level."""
+
+    def __init__(self, level):
+        self.level = level
+        self.size = None
+
+    def __enter__(self):
+        self.size = LEVELS.sizes.pop(self.level)
+        if not LEVELS.sizes:
+            observe.remove_interceptor(_intercept)
+
+    def __exit__(self, *exc):
+        if not LEVELS.sizes:
+            observe.add_interceptor(_intercept)
+        LEVELS.sizes[self.level] = self.size
+        return False
