@@ -231,3 +231,16 @@ def test_nested_vmap_of_vjp_fn_over_batched_cotangents():
             return m.func.vmap(vjp_fn)(c)[0]
         return m.func.vmap(per_row)(x, cts)
     check(body)
+
+
+def test_dual_of_a_batched_tensor_is_refused():
+    import derivgen
+    fw = derivgen.autograd.forward_ad
+
+    def f(a):
+        with fw.dual_level():
+            d = fw.make_dual(a, derivgen.ones(3, dtype=derivgen.float64))
+            return fw.unpack_dual(d.sin()).tangent
+    with pytest.raises(RuntimeError, match=re.escape("vmap: dual tensors (forward_ad.make_dual) of batched tensors "
+                                                     "are not supported")):
+        derivgen.vmap(f)(arr(derivgen, 2, 3))

@@ -30,6 +30,10 @@ def _intercept(name, fn, kwargs):
     level = _max_level(kwargs.values())
     if level is None or level not in LEVELS.sizes:
         return NotImplemented
+    if any(getattr(v, "_fw_grads", None) for v in kwargs.values() if isinstance(v, BatchedTensor)):
+        # the forward-mode rules compute tangents on arrays: a batched dual would lose its tangent
+        raise RuntimeError("vmap: dual tensors (forward_ad.make_dual) of batched tensors are not supported; use "
+                           "derivgen.func.jvp or jacfwd inside vmap, which run one JVP per example")
     return rule_for(fn)(fn, kwargs, level)
 
 
