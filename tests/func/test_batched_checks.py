@@ -1,7 +1,6 @@
 """gradcheck's check_batched_grad / check_batched_forward_grad (vmap over the vector-Jacobian and
 Jacobian-vector products) and autograd.functional.jacobian(vectorize=True), on derivgen and on PyTorch
 (the ``torch`` fixture runs each body on both)."""
-import numpy as np
 import pytest
 
 from tests.func.support import arr, check

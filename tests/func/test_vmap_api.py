@@ -2,7 +2,6 @@
 out_dims as ints, None and pytrees, nesting, chunk_size, torch's error texts, composition with grad,
 per-sample gradients of an MLP, and the per-example fallback's warning."""
 import re
-import warnings
 
 import numpy as np
 import pytest
