@@ -4,6 +4,7 @@ batch 64, and on a whole LeNet-5 training step (forward, cross entropy, backward
 
     python benchmarks/conv_layers.py              # about 5-10 s
     python benchmarks/conv_layers.py --repeats 40
+    python benchmarks/conv_layers.py --single-thread   # one thread everywhere, process CPU time as the clock
 
 Both libraries run the same code on the same inputs, PyTorch with 2 threads (``--torch-threads``).
 Each round times every workload once in each library, interleaved, so load from other processes hits
@@ -12,7 +13,10 @@ both (on a shared machine the fastest run is the one least disturbed). The first
 (Numba compiles, caches) are not timed. Nothing here asserts on a timing.
 """
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -66,21 +70,36 @@ def _lenet(T, F, rng):
     return step
 
 
+SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "NUMBA_NUM_THREADS": "1", "DERIVGEN_BENCH_SINGLE_THREAD": "1"}
+clock = time.perf_counter
+
+
 def _timed(fn, leaves):
-    start = time.perf_counter()
+    start = clock()
     out = fn()
     if leaves is not None:
         out.sum().backward()
         for leaf in leaves:
             leaf.grad = None
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--torch-threads", type=int, default=2)
+    parser.add_argument("--single-thread", action="store_true",
+                        help="run again with one thread everywhere (set before numpy starts OpenBLAS) and "
+                             "process CPU time as the clock, steadier than wall time on a shared machine")
     args = parser.parse_args()
+    global clock
+    if args.single_thread:
+        if os.environ.get("DERIVGEN_BENCH_SINGLE_THREAD") != "1":
+            return subprocess.call([sys.executable, os.path.abspath(__file__), *sys.argv[1:]],
+                                   env=dict(os.environ, **SINGLE_THREAD_ENV))
+        args.torch_threads = 1
+        clock = time.process_time
     import torch
     import torch.nn.functional as TF
 
@@ -105,7 +124,7 @@ def main():
                 fn, leaves = impls[name]
                 times[wl][name].append(_timed(fn, leaves))
     print(f"forward + backward, float32, median of {args.repeats} (ms); torch {torch.__version__}, "
-          f"{args.torch_threads} threads")
+          f"{args.torch_threads} threads" + ("; one thread everywhere, process CPU time" if args.single_thread else ""))
     print(f"{'':34s} {'median':>27s}   {'fastest':>27s}")
     print(f"{'workload':34s} {'derivgen':>9s} {'torch':>9s} {'ratio':>7s}   {'derivgen':>9s} {'torch':>9s} {'ratio':>7s}")
     for wl, t in times.items():

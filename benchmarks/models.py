@@ -4,25 +4,39 @@ W5  the two-layer-net tutorial loop: ``x.mm(w1).clamp(min=0).mm(w2)``, 64x1000 -
     error summed, backward, manual SGD update under ``no_grad`` and ``grad.zero_()``.
 W6  one LeNet-5 training step, batch 64 of 1x28x28 (Conv2d, MaxPool2d, Linear, CrossEntropyLoss, SGD
     with momentum), the model of ``examples/lenet.py``.
+W7  one Adam step (``optimizer.step()`` alone, default hyper-parameters) over the parameters of an MLP
+    784-256-128-10 (weights and biases, 235,146 floats), with fixed gradients.
 
 Both libraries start from the same numpy weights; the first step's losses are compared before anything
 is timed. Rounds alternate between the libraries in a rotating order, so load from other processes
 hits both alike; the table gives medians and minima of the step time and their ratios.
 
-    python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6]
+    python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6,W7]
+    python benchmarks/models.py --floor [--single-thread]
+
+``--floor`` times, interleaved with PyTorch's whole step, only the matrix products that derivgen's step
+hands to numpy's BLAS (same shapes, same calls and operand orders, nothing else): a lower bound for
+derivgen's step with OpenBLAS, for W3 (the MLP of ``run.py``), W5 and W6.
+
+``--single-thread`` runs the script again with ``OPENBLAS/OMP/MKL/NUMBA_NUM_THREADS=1``: the thread
+counts must be set before numpy starts OpenBLAS's pool (otherwise its idle threads spin and count as
+process CPU time).
 """
 import argparse
 import gc
 import importlib.util
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGETS = {"W5": 1.0, "W6": 1.2}
+TARGETS = {"W5": 1.0, "W6": 1.2, "W7": 0.8}
+SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "NUMBA_NUM_THREADS": "1", "DERIVGEN_BENCH_SINGLE_THREAD": "1"}
 
 
 def two_layer_net(lib, rng_seed=0):
@@ -69,19 +83,107 @@ def lenet_step(lib, rng_seed=0):
     return step
 
 
-WORKLOADS = {"W5": two_layer_net, "W6": lenet_step}
+def adam_step(lib, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    sizes = [784, 256, 128, 10]
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append(lib.from_numpy(rng.uniform(-0.05, 0.05, (fan_out, fan_in)).astype(np.float32)))
+        params.append(lib.from_numpy(rng.uniform(-0.05, 0.05, (fan_out,)).astype(np.float32)))
+    for p in params:
+        p.requires_grad_()
+        p.grad = lib.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+    optimizer = lib.optim.Adam(params, lr=1e-3)
+
+    def step():
+        optimizer.step()
+        return float(params[0][0, 0].item())
+    return step
+
+
+WORKLOADS = {"W5": two_layer_net, "W6": lenet_step, "W7": adam_step}
+
+
+def blas_products(wl, rng_seed=0):
+    """The step's BLAS calls alone, as derivgen makes them (forward, then the backward's products)."""
+    rng = np.random.default_rng(rng_seed)
+
+    def f(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+    if wl == "W3":  # 256x784 -> 256 -> 128 -> 10; x needs no gradient
+        x, w1, w2, w3 = f(256, 784), f(784, 256), f(256, 128), f(128, 10)
+        h1, h2, g1, g2, g3 = f(256, 256), f(256, 128), f(256, 256), f(256, 128), f(256, 10)
+
+        def run():
+            x @ w1, h1 @ w2, h2 @ w3
+            x.T @ g1, h1.T @ g2, g2 @ w2.T, h2.T @ g3, g3 @ w3.T
+        return run
+    if wl == "W5":
+        x, w1, w2, h, gd, gh = f(64, 1000), f(1000, 100), f(100, 10), f(64, 100), f(64, 10), f(64, 100)
+
+        def run():
+            x @ w1, h @ w2
+            h.T @ gd, gd @ w2.T, x.T @ gh
+        return run
+    if wl == "W6":  # the convolutions' batched products on their columns, then the three linear layers
+        c1, k1, g1 = f(64, 1, 25, 784), f(1, 6, 25), f(64, 1, 6, 784)
+        c2, k2, g2 = f(64, 1, 150, 100), f(1, 16, 150), f(64, 1, 16, 100)
+        a = {n: f(64, n) for n in (400, 120, 84, 10)}
+        fc = {(400, 120): f(120, 400), (120, 84): f(84, 120), (84, 10): f(10, 84)}
+        out1, out2 = np.empty((64, 1, 6, 784), np.float32), np.empty((64, 1, 16, 100), np.float32)
+
+        def run():
+            np.matmul(k1, c1, out=out1)
+            np.matmul(k2, c2, out=out2)
+            for (i, o), w in fc.items():
+                a[i] @ w.T
+                a[o] @ w, a[i].T @ a[o]
+            np.matmul(c1, g1.swapaxes(-1, -2))
+            np.matmul(c2, g2.swapaxes(-1, -2))
+            np.matmul(k2.swapaxes(-1, -2), g2)
+        return run
+    raise ValueError(wl)
+
+
+def floor(args, torch, clock):
+    sys.path.insert(0, HERE)
+    import run as bench_run
+    print(f"{'workload':8} {'BLAS products ms':>24} {'torch step ms':>22} {'ratio':>7} {'(by min)':>9}")
+    for wl in ("W3", "W5", "W6"):
+        if wl == "W3":
+            step = bench_run.w3_autograd(bench_run.Autograd("torch", torch))[1]
+        else:
+            step = WORKLOADS[wl](torch)
+        steps = {"blas": blas_products(wl), "torch": step}
+        for fn in steps.values():
+            for _ in range(3):
+                fn()
+        times = {name: [] for name in steps}
+        for r in range(args.repeats):
+            for name in (["blas", "torch"] if r % 2 == 0 else ["torch", "blas"]):
+                gc.collect()
+                t0 = clock()
+                steps[name]()
+                times[name].append((clock() - t0) * 1e3)
+        med = {n: statistics.median(t) for n, t in times.items()}
+        low = {n: min(t) for n, t in times.items()}
+        print(f"{wl:8} {med['blas']:10.3f} (min {low['blas']:7.3f}) {med['torch']:9.3f} (min {low['torch']:7.3f}) "
+              f"{med['blas'] / med['torch']:6.2f}x {low['blas'] / low['torch']:8.2f}x")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--only", default="W5,W6")
+    parser.add_argument("--only", default="W5,W6,W7")
+    parser.add_argument("--floor", action="store_true",
+                        help="time only the BLAS products of W3/W5/W6 against PyTorch's whole step")
     parser.add_argument("--single-thread", action="store_true",
                         help="one thread everywhere and process CPU time as the clock")
     args = parser.parse_args(argv)
-    if args.single_thread:
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-            os.environ[var] = "1"
+    if args.single_thread and os.environ.get("DERIVGEN_BENCH_SINGLE_THREAD") != "1":
+        argv_ = sys.argv[1:] if argv is None else list(argv)
+        return subprocess.call([sys.executable, os.path.abspath(__file__), *argv_],
+                               env=dict(os.environ, **SINGLE_THREAD_ENV))
     import derivgen
     import torch
     torch.set_num_threads(1 if args.single_thread else 2)
@@ -90,6 +192,8 @@ def main(argv=None):
     print(f"derivgen {derivgen.__version__}, torch {torch.__version__}, numpy {np.__version__}; "
           f"{'one thread, process CPU time' if args.single_thread else 'two threads, wall clock'}; "
           f"{args.repeats} interleaved rounds")
+    if args.floor:
+        return floor(args, torch, clock)
     print(f"{'workload':8} {'derivgen ms':>22} {'torch ms':>22} {'ratio':>7} {'(by min)':>9} {'target':>7}")
     for wl in args.only.split(","):
         steps = {name: WORKLOADS[wl](lib) for name, lib in libs.items()}

@@ -20,6 +20,8 @@ Workloads (all float32, forward + backward, leaf gradients reset to None before 
       grads of x, w, b (plus a plain copy of one array as a memory-bandwidth reference).
 * W3  MLP step: 784-256-128-10 at batch 256, relu, log_softmax, nll_loss (mean).
 * W4  broadcast + reduction: ``((x + b) ** 2).mean(0).sum()`` with x (2048, 2048), b (2048,).
+* W1 scaling: W1 at 200 / 2,000 / 20,000 ops, microseconds per node for derivgen and PyTorch
+  (``--only scaling``): the per-node cost should not grow with the graph.
 * import time of ``import derivgen`` (fresh subprocess, warm kernel cache) and ``derivgen generate``
   time for the whole table (into a temporary folder).
 * cold first-use latency (fresh subprocess, empty DERIVGEN_CACHE_DIR, DERIVGEN_NO_CACHE=1).
@@ -1097,13 +1099,47 @@ def environment():
     return env
 
 
+W1_SCALING_OPS = (200, 2000, 20000)
+
+
+def measure_w1_scaling(modules, repeats, log):
+    """W1 at 200 / 2,000 / 20,000 ops: per-node microseconds of derivgen and PyTorch, interleaved round
+    by round (median and min). A per-node cost that grows with the graph is a cost per live object
+    (the cyclic GC walks every tracked object that survives), not per op."""
+    names = [n for n in ("derivgen", "torch") if n in modules]
+    out = {}
+    log(f"  {'ops':>6}  " + "  ".join(f"{n + ' median':>16} {n + ' min':>13}" for n in names)
+        + ("  dg/torch (median, min)" if len(names) == 2 else ""))
+    for n_ops in W1_SCALING_OPS:
+        steps = {n: w1_autograd(Autograd(n, modules[n]), n_ops=n_ops)[1] for n in names}
+        for n in names:
+            steps[n]()
+        per_node = {n: [] for n in names}
+        for r in range(repeats):
+            for n in names[r % len(names):] + names[:r % len(names)]:
+                gc.collect()
+                c0 = time.process_time() if single_thread() else time.perf_counter()
+                steps[n]()
+                c1 = time.process_time() if single_thread() else time.perf_counter()
+                per_node[n].append((c1 - c0) / n_ops * 1e6)
+        row = {n: {"median_us": statistics.median(v), "min_us": min(v)} for n, v in per_node.items()}
+        out[n_ops] = row
+        line = f"  {n_ops:>6}  " + "  ".join(f"{row[n]['median_us']:>13.2f} us {row[n]['min_us']:>10.2f} us"
+                                             for n in names)
+        if len(names) == 2:
+            line += (f"  {row['derivgen']['median_us'] / row['torch']['median_us']:.2f}, "
+                     f"{row['derivgen']['min_us'] / row['torch']['min_us']:.2f}")
+        log(line)
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer repeats (5) and subprocess samples")
     p.add_argument("--repeats", type=int, help="timed repeats per workload (default 15, --quick 5)")
     p.add_argument("--json", metavar="PATH", help="write all results as JSON")
     p.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of derivgen/PyTorch ratios")
-    p.add_argument("--only", default="W1,W2,W3,W4,import,generate,cold,memory,micro,models",
+    p.add_argument("--only", default="W1,W2,W3,W4,scaling,import,generate,cold,memory,micro,models",
                    help="comma-separated sections to run (default: all)")
     p.add_argument("--no-torch", action="store_true", help="do not import PyTorch even if installed")
     p.add_argument("--single-thread", action="store_true",
@@ -1172,7 +1208,9 @@ def main(argv=None):
              ("memory", "[6] peak memory (fresh subprocess per implementation)", lambda: measure_memory(impls, log)),
              ("micro", "[7] micro-benchmarks: dispatch overhead and kernel throughput", lambda: measure_micro(modules, log)),
              ("models", "[8] models: W5 two-layer net, W6 LeNet-5 step (benchmarks/models.py, its own process)",
-              lambda: measure_models(args, repeats, torch is not None, log)))
+              lambda: measure_models(args, repeats, torch is not None, log)),
+             ("scaling", "[9] W1 scaling: microseconds per node at 200 / 2,000 / 20,000 ops (forward + backward)",
+              lambda: measure_w1_scaling(modules, repeats, log)))
     for key, title, fn in extra:
         if key not in sections:
             continue

@@ -5,6 +5,10 @@ tangents of the call's differentiable inputs (and keeps a copy of ``self`` for a
 ``op_end`` applies the row's rule from ``derivgen.generated.jvp`` and stores the tangent on the result.
 A missing tangent among several inputs counts as zeros. The tangent's own computation runs with the
 observer paused on this thread (its Tensor ops must not compute tangents of tangents).
+
+An elementwise row's tangent comes from its JVP kernel in one of three ways: deferred with a deferred
+(whole-graph fused) result, so one loop computes both; by the kernel at once; or, when the tangent must
+itself be differentiable (grad mode on and an input requiring grad), by the rule's Tensor-op form.
 """
 import threading
 import weakref
@@ -12,8 +16,11 @@ import weakref
 import numpy as np
 
 from derivgen.core import observe as _observe
+from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import SavedVariable
+from derivgen.core.pending import Pending
 from derivgen.core.tensor import Tensor
+from derivgen.engine import fusion as _fusion
 from derivgen.generated import jvp as _jvp
 from derivgen.ops.inplace import set_tangent_commit, view_chain
 
@@ -196,10 +203,11 @@ def _share_with_saved_output(result):
     node = result.grad_fn
     if node is None:
         return
+    raw = result._pending if result._lazy else result._array  # a deferred result stays deferred
     for name in getattr(type(node), "__slots__", ()):
         if name.startswith("_sv_"):
             sv = getattr(node, name, None)
-            if isinstance(sv, SavedVariable) and sv.is_output and sv._array is result._array:
+            if isinstance(sv, SavedVariable) and sv.is_output and sv._array is raw:
                 sv.fw_grads = result._fw_grads
 
 
@@ -219,18 +227,28 @@ def _compute(call, result):
             kwargs[f"{arg}_t"] = None
         else:
             kwargs[f"{arg}_t"] = given if given is not None else _zeros(v)
+    if rule[0] == "kernel" and _needs_graph(kwargs, diff):
+        graph_fn = rule[4]
+        params = graph_fn.__code__.co_varnames[:graph_fn.__code__.co_argcount]
+        tangent = graph_fn(**{k: v for k, v in kwargs.items() if k in params}, result=result)
+        if tangent.dtype != result.dtype:
+            tangent = tangent.to(result.dtype)
+        return tangent if tuple(tangent.shape) == tuple(result.shape) else tangent.expand(*result.shape)
     if rule[0] == "kernel":
-        _, kernel, arrays, numbers = rule
+        _, kernel, arrays, numbers, _ = rule
         # an elementwise kernel broadcasts: a missing tangent is a 0-dim zero, not a full array of zeros
         for arg in diff:
             if arg not in call.tangents and isinstance(kwargs.get(arg), Tensor):
                 kwargs[f"{arg}_t"] = np.zeros((), kwargs[arg]._array.dtype)
+        deferred = _deferred_tangent(kernel, result, [kwargs[a] for a in arrays], [kwargs[n] for n in numbers])
+        if deferred is not None:
+            return deferred
         arrs = [_array_of(kwargs[a]) for a in arrays]
         out = kernel(arrs, tuple(kwargs[n] for n in numbers))
-        dtype = result._array.dtype
+        raw = result._pending if result._lazy else result._array  # shape and dtype, without computing it
         out = np.asarray(out)
-        if out.dtype != dtype or out.shape != result._array.shape:
-            out = np.broadcast_to(out, result._array.shape).astype(dtype)
+        if out.dtype != raw.dtype or out.shape != raw.shape:
+            out = np.broadcast_to(out, raw.shape).astype(raw.dtype)
         return Tensor._make(out)
     tangent = rule[1](result=result, **kwargs)
     if isinstance(result, (list, tuple)):
@@ -238,6 +256,38 @@ def _compute(call, result):
     if tangent is not None and tangent.dtype != result.dtype and tangent.dtype.is_floating_point:
         tangent = tangent.to(result.dtype)
     return tangent
+
+
+def _deferred_tangent(kernel, result, values, numbers):
+    """The tangent of a deferred (whole-graph fused) elementwise result, deferred too: a Pending of the
+    row's JVP over the same inputs, computed in one loop with the primal (its sibling) when either is
+    read, so that a chain's tangents cost one more output of the primal's fused kernel instead of a
+    pass over memory per op. None when the result is not deferred or the inputs do not fit."""
+    if not result._lazy or kernel.scalar is None:
+        return None
+    primal = result._pending
+    if primal.__class__ is not Pending or primal.value is not None:
+        return None
+    tensors = [v if isinstance(v, Tensor) else Tensor._make(np.asarray(v)) for v in values]
+    pending = _fusion.defer(kernel, tensors, numbers)
+    if pending is None or pending.shape != primal.shape or pending.dtype != primal.dtype:
+        return None
+    pending.siblings = (primal,)
+    primal.siblings = primal.siblings + (pending,)
+    return Tensor._make(pending)
+
+
+def _needs_graph(kwargs, diff):
+    """Whether the tangent must be differentiable: grad mode is on and a primal or tangent the rule reads
+    requires grad (``create_graph=True`` over forward mode). The fused kernel records no graph; the rule's
+    Tensor-op form does."""
+    if not is_grad_enabled():
+        return False
+    for arg in diff:
+        for v in (kwargs.get(arg), kwargs.get(f"{arg}_t")):
+            if isinstance(v, Tensor) and v.requires_grad:
+                return True
+    return False
 
 
 def _array_of(v):
@@ -251,16 +301,33 @@ def has_tangents(args):
     return level >= 0 and any(isinstance(a, Tensor) and tangent_of(a) is not None for a in args)
 
 
-def custom_function_jvp(user_jvp, ctx, args, outs):
-    """Forward mode through ``autograd.Function``: the user's ``jvp(ctx, *tangents)`` (zeros for a Tensor
-    input without a tangent, None for other arguments; ``ctx.saved_tensors`` gives what the forward
-    passed to ``ctx.save_for_forward``), one tangent per Tensor output. ``user_jvp`` is None when the
-    Function defines no jvp."""
+def is_paused():
+    """Whether forward-mode tracking is off on this thread (torch's fw grad mode disabled: inside a tangent
+    computation, a custom Function's forward and its jvp)."""
+    return _paused.depth > 0
+
+
+def _root(t):
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def custom_function_jvp(user_jvp, ctx, args, outs, dirty_ids, nondiff_ids):
+    """Forward mode through ``autograd.Function`` (torch's ``_process_forward_mode_AD``): the user's
+    ``jvp(ctx, *tangents)`` (zeros for a Tensor input without a tangent, None for other arguments;
+    ``ctx.saved_tensors`` gives what the forward passed to ``ctx.save_for_forward``) runs with tracking
+    off and returns one tangent per output. An input modified in place (``mark_dirty``) must have its
+    tangent modified in place and returned as-is; an output that is a view of an input with a tangent
+    (or the input returned as-is) must get a view of that tangent. ``user_jvp`` is None when the Function
+    defines no jvp."""
     if user_jvp is None:
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                   "with forward mode AD.")
-    tangents = [None if not isinstance(a, Tensor) else (tangent_of(a) if tangent_of(a) is not None else _zeros(a))
-                for a in args]
+    given = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    versions = {id(a): (g, g._vc[0]) for a, g in zip(args, given) if g is not None}
+    tangents = [None if not isinstance(a, Tensor) else (g if g is not None else _zeros(a))
+                for a, g in zip(args, given)]
     ctx._in_jvp = True
     try:
         with paused():
@@ -269,12 +336,58 @@ def custom_function_jvp(user_jvp, ctx, args, outs):
         ctx._in_jvp = False
     res = list(res) if isinstance(res, tuple) else [res]
     if len(res) != len(outs):
-        raise RuntimeError(f"jvp() returned an incorrect number of gradients (expected {len(outs)}, got {len(res)})")
-    for o, t in zip(outs, res):
-        if not isinstance(o, Tensor) or t is None:
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                           f"but got {len(res)})")
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    roots = {id(_root(a)): a for a in args if isinstance(a, Tensor)}
+    for i, (o, t) in enumerate(zip(outs, res)):
+        if not isinstance(o, Tensor):
+            continue
+        if id(o) in nondiff_ids or not o.dtype.is_floating_point:
+            if t is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   "position instead.")
+            continue
+        if t is None:
             continue
         if tuple(t.shape) != tuple(o.shape):
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(o.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
+        if id(o) in dirty_ids:
+            _set_dirty_output_tangent(o, t, id(o) in input_ids, versions.get(id(o)))
+            continue
+        matching = roots.get(id(_root(o))) if o._base is not None else None
+        matching_t = tangent_of(matching) if matching is not None else None
+        if matching_t is not None:
+            if t._base is None:
+                raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp "
+                                   "is not returning a view.")
+            if matching_t._base is not None and _root(matching_t) is not _root(t):
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "same base as the given grad input.")
+            if matching_t._base is None and _root(t) is not matching_t:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "given grad input.")
+        elif tangent_of(o) is not None:  # a tangent made inside the forward (make_dual there), as torch
+            raise RuntimeError("Only inplace operations can re-set the forward grad of a Tensor that already has one.")
         set_tangent(o, t)
+
+
+def _set_dirty_output_tangent(o, t, is_input, recorded):
+    if not is_input:
+        raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there "
+                           "is no need to pass it to mark_dirty().")
+    if recorded is None:  # the input had no tangent: the returned one becomes its tangent, as an in-place op's
+        write_inplace_tangent(o, t)
+        return
+    tangent, version = recorded
+    if t._vc[0] == version:
+        raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the corresponding "
+                           "gradient inplace.")
+    if t is not tangent:
+        raise RuntimeError("An inplace custom Function is not returning the forward mode gradients as-is. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the gradient "
+                           "inplace and return it as-is.")

@@ -108,7 +108,7 @@ def unpack_dual(tensor, *, level=None):
     tangent None when there is none."""
     if level is None:
         level = _Levels.current
-    if level < 0:
+    if level < 0 or _rules.is_paused():  # tracking off (a custom Function's forward or jvp): no tangent, as torch
         return UnpackedDualTensor(tensor, None)
     tangent = _rules.tangent_of(tensor, level)
     if tangent is None:

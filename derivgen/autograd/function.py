@@ -21,7 +21,6 @@ in the engine like a generated node: ``_apply_fast`` wraps the incoming arrays a
 ``backward`` (grad mode off), ``_apply_graph`` passes Tensors with grad mode on (``create_graph=True``), so
 a backward written with differentiable ops can be differentiated again.
 """
-import contextlib
 import functools
 import warnings
 
@@ -65,6 +64,11 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def save_for_forward(self, *tensors):
+        """Save Tensors (or None) for ``jvp``, where ``ctx.saved_tensors`` gives them back."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                     "non-tensors as attributes on ctx.")
         self.saved_for_forward = tensors
 
 
@@ -219,8 +223,10 @@ class Function(metaclass=FunctionMeta):
         ctx.dirty_tensors = ()
         ctx.non_differentiable = ()
 
-        forward_ad = _forward_rules.has_tangents(args)
-        with no_grad(), (_forward_rules.paused() if forward_ad else contextlib.nullcontext()):
+        forward_ad = _forward_rules.has_tangents(args) and not _forward_rules.is_paused()
+        # as torch, the forward (and setup_context) runs with forward-mode tracking off: its ops compute no
+        # tangents and see none; the outputs' tangents come from the Function's jvp
+        with no_grad(), _forward_rules.paused():
             if cls.setup_context is Function.setup_context:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:
@@ -254,7 +260,8 @@ class Function(metaclass=FunctionMeta):
             ctx._saved = saved
         del ctx.to_save
         if forward_ad:
-            _forward_rules.custom_function_jvp(cls.jvp if cls.jvp is not Function.jvp else None, ctx, args, outs)
+            _forward_rules.custom_function_jvp(cls.jvp if cls.jvp is not Function.jvp else None, ctx, args, outs,
+                                               dirty_ids, nondiff_ids)
         return outs[0] if single else tuple(outs)
 
 

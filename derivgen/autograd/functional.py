@@ -1,6 +1,7 @@
 """``derivgen.autograd.functional``: vjp, jvp, jacobian, hessian, hvp and vhp, as in
-``torch.autograd.functional`` (reverse mode only; ``jvp`` and ``hvp`` use torch's "double backward
-trick": the vjp is linear in its vector, so differentiating it with respect to that vector gives the jvp).
+``torch.autograd.functional``. ``jvp`` runs forward mode (torch differentiates a vjp twice instead, the
+"double backward trick"); ``hvp`` is forward over reverse (the JVP of the gradient), ``vhp`` and
+``jacobian`` reverse mode.
 
 The functions work on detached copies of the inputs (the caller's graph and ``.grad`` are untouched);
 results are detached unless ``create_graph=True``. A Tensor ``inputs`` gives Tensor results, a tuple
@@ -9,6 +10,7 @@ gives tuples.
 import numpy as np
 
 from derivgen.core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from derivgen.core.node import gradient_edge
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _grad
@@ -196,47 +198,57 @@ def _final_vjp(outputs, is_outputs_tuple, roots, wrt, zeros_like, v, is_inputs_t
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), J v)``: by forward mode (dual tensors); with ``create_graph=True`` by
-    differentiating the vjp with respect to its (linear) vector, so the result has a graph."""
-    if not create_graph and not strict:
-        return _forward_jvp(func, inputs, v)
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, "jvp", create_graph, "the input to the user-provided function is")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        grad_outputs = _zeros_requiring_grad(outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    if create_graph:
-        with enable_grad():
-            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            jvp_ = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    else:
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        jvp_ = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    jvp_ = _grad_postprocess(jvp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp_, is_outputs_tuple)
-
-
-def _forward_jvp(func, inputs, v):
+    """``(func(inputs), J v)`` by forward mode (dual tensors). With ``create_graph=True`` the tangents are
+    computed with differentiable ops, so the result has a graph to ``inputs`` (and to ``v`` when it
+    requires grad); ``strict=True`` raises torch's errors for an output or input the other does not
+    depend on (torch computes the same product by differentiating a vjp twice)."""
     from derivgen.autograd import forward_ad as fwAD
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-    v = _prepare_v(v, inputs, is_inputs_tuple, "jvp", False, "the input to the user-provided function is")
-    if v is None:  # allowed for one single-element input: the tangent 1
-        v = tuple(ones_like(x) for x in inputs)
-    with fwAD.dual_level():
-        duals = tuple(fwAD.make_dual(Tensor._make(x._array), Tensor._make(t._array)) for x, t in zip(inputs, v))
-        outputs = func(*duals)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        pairs = [fwAD.unpack_dual(o) for o in outputs]
-        outs = tuple(Tensor._make(p.primal._array) for p in pairs)
-        jvp_ = tuple(Tensor._make(p.tangent._array) if p.tangent is not None else zeros_like(o)
-                     for p, o in zip(pairs, outputs))
+    need_graph = create_graph or strict
+    with set_grad_enabled(True if need_graph else is_grad_enabled()):
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        v = _prepare_v(v, inputs, is_inputs_tuple, "jvp", create_graph, "the input to the user-provided function is")
+        if v is None:  # allowed for one single-element input: the tangent 1
+            v = tuple(ones_like(x) for x in inputs)
+        if not create_graph:
+            v = tuple(Tensor._make(t._array) for t in v)
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=need_graph)
+        with fwAD.dual_level():
+            duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
+            outputs = func(*duals)
+            is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+            if strict:
+                _check_requires_grad(outputs, "outputs", strict=True)
+                _check_reached(outputs, inputs)
+            pairs = [fwAD.unpack_dual(o) for o in outputs]
+            outs = tuple(p.primal for p in pairs)
+            jvp_ = []
+            for i, (p, o) in enumerate(zip(pairs, outputs)):
+                t = p.tangent
+                if t is None:
+                    t = zeros_like(o)
+                elif strict and create_graph and not t.requires_grad:
+                    raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode when create_graph=True.")
+                jvp_.append(t)
+    outs = _grad_postprocess(outs, create_graph)
+    jvp_ = _grad_postprocess(tuple(jvp_), create_graph)
     return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(jvp_, is_outputs_tuple)
+
+
+def _check_reached(outputs, inputs):
+    """torch's strict check that every input reaches an output: a walk of the graph from the outputs."""
+    seen, stack = set(), [o.grad_fn for o in outputs if o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(n for n, _ in getattr(node, "_next", ()) if n is not None)
+    for i, inp in enumerate(inputs):
+        node = gradient_edge(inp)[0]
+        if node is None or id(node) not in seen:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode.")
 
 
 def _stack_rows(rows, shape, create_graph):
@@ -357,11 +369,37 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), H v)`` for a scalar ``func``, by the double backward trick (a third-order graph)."""
+    """``(func(inputs), H v)`` for a scalar ``func``, forward over reverse: the gradient is computed with
+    a graph inside a dual level whose inputs carry ``v``, so its tangent is ``H v`` (one gradient pass
+    with tangents, where torch differentiates a vjp twice; ``H`` is symmetric, so this is also ``v^T H``)."""
+    from derivgen.autograd import forward_ad as fwAD
     with enable_grad():
-        is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "hvp")
-        grad_jac = _zeros_requiring_grad(inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    return _final_vjp(outputs, False, double_back, grad_jac, inputs, v, is_inputs_tuple, create_graph, strict,
-                      "double_back_trick")
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, "hvp", create_graph, "the input to the user-provided function is")
+        if not create_graph:
+            v = tuple(Tensor._make(t._array) for t in v)
+        with fwAD.dual_level():
+            duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
+            outputs = func(*duals)
+            is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
+            _check_requires_grad(outputs, "outputs", strict=strict)
+            if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+                raise RuntimeError("The function given to hvp should return a single Tensor")
+            if outputs[0].numel() != 1:
+                raise RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
+            jac = _autograd_grad(outputs, inputs, create_graph=True)
+            _check_requires_grad(jac, "jacobian", strict=strict)
+            res = []
+            for i, (g, x) in enumerate(zip(jac, inputs)):
+                t = None if g is None else fwAD.unpack_dual(g).tangent
+                if t is None:
+                    t = zeros_like(x)
+                elif strict and create_graph and not t.requires_grad:
+                    raise RuntimeError(f"The hessian of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode when create_graph=True.")
+                res.append(t)
+            outputs = tuple(fwAD.unpack_dual(o).primal for o in outputs)
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(tuple(res), create_graph)
+    return _tuple_postprocess(outputs, False), _tuple_postprocess(res, is_inputs_tuple)

@@ -30,7 +30,9 @@ class JvpModel:
     kind: str                   # "kernel" | "function" | "linear"
     tangents: list              # the differentiable inputs, in schema order
     kernel: object = None       # KernelSpec (kind "kernel")
-    body: list = field(default_factory=list)   # statements of <row>_jvp (kinds "function", "linear")
+    # statements of <row>_jvp (kinds "function", "linear"); for kind "kernel", of <row>_jvp_graph: the same
+    # expression as Tensor ops, used when the tangent itself must be differentiable (create_graph=True)
+    body: list = field(default_factory=list)
     formula: str = ""
 
 
@@ -58,7 +60,8 @@ def build_jvp(entry, fwd, scope, low):
     if fwd is not None and not is_boolean(fwd) and text in ("", AUTO_ELEMENT_WISE):
         expr = sum((sp.diff(fwd, sp.Symbol(a, real=True)) * sp.Symbol(tangent_name(a), real=True) for a in diff),
                    sp.Integer(0))
-        return _kernel(entry, expr, diff, f"derived from forward {entry.forward}")
+        return _kernel(entry, expr, diff, f"derived from forward {entry.forward}",
+                       _graph(low, _jvp_scope(scope, schema, diff), expr))
     if not text:
         return None
     jscope = _jvp_scope(scope, schema, diff)
@@ -71,8 +74,9 @@ def build_jvp(entry, fwd, scope, low):
     prim = {sp.Symbol(primal_name(a), real=True): sp.Symbol(a, real=True) for a in diff}
     expr = expr.xreplace(prim)
     if fwd is not None and not any(isinstance(n, sp.core.function.AppliedUndef) for n in sp.preorder_traversal(expr)):
+        graph = _graph(low, jscope, expr)
         expr = expr.xreplace({sp.Symbol(schema.returns[0].name, real=True): fwd})
-        return _kernel(entry, expr, diff, text)
+        return _kernel(entry, expr, diff, text, graph)
     code = _graph(low, jscope, expr)
     return JvpModel(kind="function", tangents=diff, body=_metadata_lines(jscope) + [f"return {code}"],
                     formula=text)
@@ -170,7 +174,7 @@ def _jvp_scope(scope, schema, diff):
     return s
 
 
-def _kernel(entry, expr, diff, formula):
+def _kernel(entry, expr, diff, formula, graph):
     schema = entry.schema
     tensors = [a.name for a in schema.args if a.is_tensor]
     numbers = [a.name for a in schema.args if a.is_number]
@@ -187,7 +191,7 @@ def _kernel(entry, expr, diff, formula):
                       expr=expr, formula=f"result: {formula}")
     spec.render()
     return JvpModel(kind="kernel", tangents=[a for a in diff if tangent_name(a) in used], kernel=spec,
-                    formula=formula)
+                    formula=formula, body=[f"return {graph}"])
 
 
 def _linear(entry, diff):

@@ -17,6 +17,8 @@ class Manifest:
     meta_helpers: frozenset
     forwards: frozenset
     pending_forwards: frozenset
+    # forwards whose result is always a new array (a gradient ending in one is owned by the engine)
+    new_array_forwards: frozenset = frozenset()
     # a user library's own forwards and helpers: {name: code naming it in the generated modules}
     user_forwards: dict = field(default_factory=dict)
     user_helpers: dict = field(default_factory=dict)        # array versions
@@ -39,6 +41,9 @@ class Manifest:
 
     def forward_accepts_pending(self, py_name):
         return py_name in self.pending_forwards
+
+    def forward_returns_new_array(self, py_name):
+        return py_name in self.new_array_forwards and py_name not in self.user_forwards
 
 
 _extension = []
@@ -74,4 +79,5 @@ def _load(path=PATH):
     return Manifest(tensor_helpers=frozenset(helpers.get("tensor") or ()),
                     meta_helpers=frozenset(helpers.get("meta") or ()),
                     forwards=frozenset(forwards.get("plain") or ()) | pending,
-                    pending_forwards=pending)
+                    pending_forwards=pending,
+                    new_array_forwards=frozenset(forwards.get("new_arrays") or ()))

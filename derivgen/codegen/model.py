@@ -5,6 +5,7 @@ against sympy's derivative of the forward, and lowered to the fast (numpy + Numb
 ops) paths. Templates in ``templates/`` then only lay the model out as Python source.
 """
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -15,7 +16,7 @@ from ..symbolic.derive import GRAD, derive_vjp, light_simplify
 from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
-from .kernel_types import kernel_problem
+from .kernel_types import BOOL, kernel_problem, kind_or_float
 from .jvp import build_jvp
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
@@ -61,6 +62,9 @@ class RowModel:
     row_hash: str = ""
     inplace_saves_original_self: bool = False
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
+    # bit i set: _apply_fast's output i is always a new array from one kernel call, which the engine
+    # may then sum into in place or hand to a leaf as its .grad without a copy
+    fresh_outputs: int = 0
     # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
     formula_origins: list = field(default_factory=list)
     jvp: object = None    # forward mode: a JvpModel (derivgen/codegen/jvp.py), or None
@@ -282,7 +286,16 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     for f in entry.formulas:
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
-            expr = light_simplify(derive_vjp(fwd, x, GRAD))
+            if kind_or_float(fwd) == BOOL:
+                raise entry.error("'derived' needs a forward with a numeric result: this one is a comparison "
+                                  "(bool), which has no derivative; list the arguments under non_differentiable "
+                                  "instead", f.line)
+            expr = derive_vjp(fwd, x, GRAD)
+            left = next((d for d in sp.preorder_traversal(expr) if isinstance(d, sp.Derivative)), None)
+            if left is not None:
+                raise entry.error(f"'derived': sympy cannot differentiate {sp.sstr(left.expr)} (it stays an "
+                                  f"unevaluated derivative); write the formula for '{f.names[0]}'", f.line)
+            expr = light_simplify(expr)
             model.formula_origins.append((tuple(f.names), "derived"))
         else:
             try:
@@ -465,6 +478,22 @@ def _prove(entry, proof):
                           f"({entry.forward}): {msg}", formula.line)
 
 
+def _returns_new_array(code):
+    """``code`` is one call that always makes a new array: an elementwise kernel (``_k.<name>(...)``,
+    ``_k.<name>.call2(...)``) or a forward the manifest lists under ``new_arrays`` (``_fw.mm(...)``)."""
+    m = re.match(r"_(k|fw)\.(\w+)(\.call\d)?\(", code)
+    if m is None or not code.endswith(")"):
+        return False
+    depth = 0
+    for i in range(m.end() - 1, len(code)):  # the call's own parentheses must close at the very end
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            if i != len(code) - 1:
+                return False
+            break
+    return m.group(1) == "k" or (m.group(3) is None and manifest.load().forward_returns_new_array(m.group(2)))
+
+
 def _lower_bodies(model, entry, parsed, low, scope):
     """Fill model.fast_body / model.graph_body with the statements of _apply_fast / _apply_graph."""
     returns = entry.schema.returns
@@ -501,16 +530,21 @@ def _lower_bodies(model, entry, parsed, low, scope):
         def emit(expr, kernel_name):
             lines = []
             code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
+            fresh = False
             if lines and lines[-1].startswith(f"{code} = "):
                 code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
+                fresh = path == "fast" and _returns_new_array(code)
             elif path == "fast" and isinstance(expr, sp.Symbol) and not expr.name.startswith("grad"):
                 code = f"{code}.copy()"  # the engine may write into gradients it is handed: never a saved array
-            return lines, code
+            return lines, code, fresh
 
         blocks, results = [], {a: "None" for a in model.diff_args}
+        fresh_outputs = 0
         for f, expr in parsed:
             kernel_name = f"{model.py_name}_backward_{'_'.join(f.names)}"
-            lines, code = emit(expr, kernel_name)
+            lines, code, fresh = emit(expr, kernel_name)
+            if fresh and len(f.names) == 1 and not entry.schema.arg(f.names[0]).is_tensor_list:
+                fresh_outputs |= 1 << model.diff_args.index(f.names[0])
             if entry.schema.arg(f.names[0]).is_tensor_list:
                 # one Tensor[] input: one gradient per list element, in list order
                 blocks += ["if not any(needs):", "    return [None] * len(node._next)"]
@@ -528,5 +562,6 @@ def _lower_bodies(model, entry, parsed, low, scope):
             blocks.append("return [" + ", ".join(results[a] for a in model.diff_args) + "]")
         if path == "fast":
             model.fast_body = head + blocks
+            model.fresh_outputs = fresh_outputs
         else:
             model.graph_body = head + blocks

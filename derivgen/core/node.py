@@ -281,6 +281,9 @@ class Node:
     # Elementwise nodes: per input, (one-element VJP, its array and number arguments); the engine may
     # then run a chain of such nodes as one kernel (derivgen/engine/fusion.py).
     _fusion = None
+    # Bit i set: ``_apply_fast``'s output i is always a new array no one else holds (generated nodes
+    # whose formula is one kernel call); the engine may write into it (see engine/execute.py).
+    _fresh_outputs = 0
 
     def _init_node(self, next_edges, in_meta, n_inputs=1, seq=None):
         self._next = next_edges

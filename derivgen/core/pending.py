@@ -35,9 +35,10 @@ class Pending:
 
     ``args`` are contiguous arrays of that shape, other Pendings, or numbers of ``dtype`` (0-dim
     inputs); ``scalars`` are the op's number arguments. ``value`` is the array once computed, after
-    which ``args`` are dropped so the inputs can be freed.
+    which ``args`` are dropped so the inputs can be freed. ``siblings`` are Pendings computed in the
+    same kernel as this one (a value and its forward-mode tangent, which read the same inputs).
     """
-    __slots__ = ("op", "args", "scalars", "shape", "dtype", "n_ops", "value", "__weakref__")
+    __slots__ = ("op", "args", "scalars", "shape", "dtype", "n_ops", "value", "siblings", "__weakref__")
     compute = None  # the fusion engine's ``compute(pending)``; every Pending is made by that engine
 
     def __init__(self, op, args, scalars, shape, dtype, n_ops):
@@ -48,6 +49,7 @@ class Pending:
         self.dtype = dtype
         self.n_ops = n_ops
         self.value = None
+        self.siblings = ()
         with _LIVE_LOCK:
             LIVE.add(self)
 

@@ -4,11 +4,12 @@ Dependencies are counted per edge from the roots; gradients for the same (node, 
 per-node buffer; ready nodes run from a priority queue, highest sequence number first (AccumulateGrad
 carries UINT64_MAX, so a leaf's gradient is written as soon as it is complete). Each gradient is reduced
 to its input's shape and cast to its dtype before it travels on. Saved values are released after a node
-runs unless the graph is kept.
+runs unless the graph is kept. One loop (``_run``) serves every call; ``_General`` adds what ``grad()``,
+``inputs=``, ``create_graph``, anomaly mode and profilers need. Which gradient arrays the engine may
+write into is decided by construction (see "Gradient ownership" below).
 """
 import heapq
 import threading
-from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -16,7 +17,6 @@ from derivgen.core import anomaly
 from derivgen.core import grad_mode, observe, saved_hooks
 
 from derivgen.engine import graph_task
-from derivgen.kernels.buffers import sole_owner
 from derivgen.config import settings as _cfg
 from derivgen.engine import fusion
 from derivgen.engine.fusion import run_region
@@ -93,7 +93,6 @@ def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, ta
     ``create_graph``). With ``inputs`` and ``accumulate_grad=False`` (``autograd.grad``) the gradients
     reaching ``inputs`` are captured and returned instead of accumulated; with ``inputs`` and
     ``accumulate_grad=True`` (``backward(inputs=...)``) only those inputs are accumulated into."""
-    graph = create_graph
     root_edges = [gradient_edge(t) for t in roots]
     if len(root_edges) == 1:
         root, slot = root_edges[0]
@@ -102,155 +101,138 @@ def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, ta
     else:
         root = GraphRoot(root_edges, grads)
         buffers = {root: []}
-    # Which buffered gradients the engine owns (made by a kernel or by summing): those may be summed
-    # into in place and handed to AccumulateGrad without a copy. Gradients passed through unchanged,
-    # views, and the caller's root gradients are never written to.
-    owned = {}
-
     deps = _compute_dependencies(root)
     task.root, task.reachable = root, deps
-    watch = observe.ACTIVE  # a profiler or recorder listens: the general loop reports each node
-    if not graph and inputs is None and not anomaly._state.enabled and not watch:
+    if not create_graph and inputs is None and not anomaly._state.enabled and not observe.ACTIVE:
         with set_grad_enabled(False):
-            _execute_plain(root, buffers, deps, keep_graph)
+            _run(root, buffers, deps, keep_graph, None)
         return []
-    captures = None
-    needed = None
-    if inputs is not None:
-        target_edges = [gradient_edge(t) for t in inputs]
-        if accumulate_grad:
-            for t in inputs:
-                if isinstance(t, Tensor) and t.grad_fn is not None:
-                    t.retain_grad()
-            needed = _nodes_leading_to(root, {e[0] for e in target_edges if e[0] is not None})
-        else:
-            captures = {}
-            for idx, (node, nr) in enumerate(target_edges):
-                if node is not None:
-                    captures.setdefault(node, []).append((nr, idx))
-            needed = _nodes_leading_to(root, set(captures), strict=True)
-            # a captured node must receive its gradient even though it does not run
-            needed_or_captured = needed | set(captures)
-        task.executes = needed if captures is None else needed_or_captured
-    captured = [None] * (len(inputs) if inputs is not None else 0)
+    general = _General(root, create_graph, inputs, accumulate_grad)
+    task.executes = general.runs
+    with (enable_grad() if create_graph else set_grad_enabled(False)):
+        _run(root, buffers, deps, keep_graph, general)
+    return general.captured
 
-    mode = enable_grad() if graph else set_grad_enabled(False)
-    fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
-    # (priority, tie-breaker, node): equal sequence numbers (AccumulateGrads, nodes from other threads)
-    # have no defined order in torch either; a node's id breaks the tie without comparing nodes
-    heap = [(-root._seq, id(root), root)]
-    with mode:
-        while heap:
-            fn = heapq.heappop(heap)[2]
-            buf = buffers.pop(fn)
-            buf_owned = owned.pop(fn, None)
-            # grad() captures what reaches an input; like torch, a node that must also run is captured
-            # before its tensor hooks (they run as part of the node), one that only captures after them
-            early = captures is not None and fn in captures and fn in needed
-            if early:
-                _capture(captures[fn], buf, captured)
-            if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
-                _run_tensor_pre_hooks(fn, buf, graph)
-            if captures is not None and not early and fn in captures:
-                _capture(captures[fn], buf, captured)
-            if needed is not None and fn not in needed:
-                continue
-            watched = observe.node_start(fn) if watch else None
-            if (not graph and type(fn) is AccumulateGrad and fn._pre_hooks is None and fn._post_hooks is None
-                    and fn._tensor_pre_hooks is None):
-                # the common leaf case: take ownership of an engine-made gradient instead of copying it
-                g = buf[0]
-                if g is not None:
-                    accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=bool(buf_owned and buf_owned[0]))
-                if watched is not None:
-                    observe.node_end(watched)
-                continue
-            fused = None
-            if fuse and fn._fusion is not None:
-                g = buf[0]
-                if g is not None and g.size >= _cfg.fusion_threshold:
-                    # fn and the elementwise nodes behind it in one kernel (fusion.py)
-                    fused = run_region(fn, g, deps, buffers, needed if captures is None else needed_or_captured,
-                                       captures, keep_graph)
-            if fused is None:
-                outs = _call_function(fn, buf, graph, needed if captures is None else needed_or_captured)
-                if not keep_graph:
-                    fn._release_variables()
-                nexts = fn._next
+
+class _General:
+    """What a backward call does beyond plain ``backward()``, chosen once per call: ``grad()``'s
+    captures and ``inputs=`` (only the nodes leading to the inputs run), ``create_graph`` (gradients
+    are Tensors and nodes run differentiably), anomaly mode and a profiler or recorder watching each
+    node. The loop (``_run``) calls it at the points where these differ from the plain path."""
+
+    def __init__(self, root, create_graph, inputs, accumulate_grad):
+        self.graph = create_graph
+        self.captures = None   # node -> [(input slot, index into captured)], for grad()
+        self.needed = None     # the nodes that must run (None: all)
+        self.runs = None       # the nodes that run or capture (None: all)
+        if inputs is not None:
+            target_edges = [gradient_edge(t) for t in inputs]
+            if accumulate_grad:
+                for t in inputs:
+                    if isinstance(t, Tensor) and t.grad_fn is not None:
+                        t.retain_grad()
+                self.needed = self.runs = _nodes_leading_to(root, {e[0] for e in target_edges if e[0] is not None})
             else:
-                nexts, outs = fused
-            if watched is not None:
-                observe.node_end(watched, fusion.last_region() if fused is not None else ())
-            for i in range(len(nexts)):
-                nxt, nr = nexts[i]
-                if nxt is None:
-                    continue
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                g = outs[i]
-                b = buffers.get(nxt)
-                if b is None:
-                    b = buffers[nxt] = [None] * nxt._n_inputs
-                    owned[nxt] = [False] * nxt._n_inputs
-                if g is not None:
-                    old = b[nr]
-                    own = owned[nxt]
-                    if old is None:
-                        b[nr] = g
-                        own[nr] = (not graph and type(g) is np.ndarray and sole_owner(g) and not fn._post_hooks
-                                   and _not_in(g, buf) and _not_in(g, outs, i))
-                    elif own[nr] and old.shape == g.shape and old.dtype == g.dtype:
-                        np.add(old, g, out=old)
-                    else:
-                        b[nr] = old + g
-                        own[nr] = not graph and type(b[nr]) is np.ndarray
-                if d == 0:
-                    if needed is not None and nxt not in needed and (captures is None or nxt not in captures):
-                        buffers.pop(nxt, None)
-                        continue
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-    return captured
+                captures = self.captures = {}
+                for idx, (node, nr) in enumerate(target_edges):
+                    if node is not None:
+                        captures.setdefault(node, []).append((nr, idx))
+                self.needed = _nodes_leading_to(root, set(captures), strict=True)
+                # a captured node must receive its gradient even though it does not run
+                self.runs = self.needed | set(captures)
+        self.captured = [None] * (len(inputs) if inputs is not None else 0)
+        self.watch = observe.ACTIVE
+        self.watched = None
+
+    def enter(self, fn, buf):
+        """Before ``fn`` runs: captures and its tensor hooks. False when ``fn`` only captures."""
+        captures, needed = self.captures, self.needed
+        # grad() captures what reaches an input; like torch, a node that must also run is captured
+        # before its tensor hooks (they run as part of the node), one that only captures after them
+        early = captures is not None and fn in captures and fn in needed
+        if early:
+            _capture(captures[fn], buf, self.captured)
+        if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
+            _run_tensor_pre_hooks(fn, buf, self.graph)
+        if captures is not None and not early and fn in captures:
+            _capture(captures[fn], buf, self.captured)
+        if needed is not None and fn not in needed:
+            return False
+        if self.watch:
+            self.watched = observe.node_start(fn)
+        return True
+
+    def leave(self, fused):
+        if self.watched is not None:
+            observe.node_end(self.watched, fusion.last_region() if fused else ())
+            self.watched = None
+
+    def skips(self, node):
+        """``node`` got all its gradients but neither runs nor captures (``inputs=`` / ``grad()``)."""
+        return self.runs is not None and node not in self.runs
 
 
-def _execute_plain(root, buffers, deps, keep_graph):
-    """``execute`` for the common case, ``backward()`` without create_graph, inputs or anomaly mode:
-    the same rules with less bookkeeping per node, because per-node engine overhead is what limits
-    graphs of many small ops.
+# Gradient ownership. The engine writes into a gradient array (sums a later gradient for the same
+# input into it, or makes it a leaf's .grad without a copy) only when it owns it, and it owns an array
+# only by construction: the array is the result of the engine's own sum or of its reduction to an
+# input's shape, a fused region's output, or an output a generated node declares new
+# (``_fresh_outputs``: made by one kernel call inside that node), and no one else has been handed it
+# since. A node's post hooks, the consumer's pre hooks and tensor hooks all see the gradient, so an
+# array that went through a hook is not owned; neither are the caller's root gradients, what a
+# custom Function or a hand-written node returns, gradients passed through unchanged (``self: grad``)
+# and every gradient when building a graph (``create_graph``: they are graph Tensors).
+# ``owned`` maps a node to a bit mask over its input slots.
 
-    - A node with no pre/post hooks is called directly (no ``_call_function`` frame); its gradients are
-      checked against the input metadata inline and reduced/cast only when they differ.
-    - Whether a buffered gradient may be summed into in place is decided when the second gradient
-      arrives, by reference count (``_owned``): nothing else holds the array then, so writing into it
-      cannot be seen. The general loop decides it eagerly instead (it must, for captures).
-    - When nothing else is queued and one node became ready, it runs next without the heap.
-    """
-    fuse = _cfg.fusion_enabled
+
+def _run(root, buffers, deps, keep_graph, general):
+    """The backward loop: run ``root``, then every node whose gradients are complete, highest sequence
+    number first (a heap; a lone ready node runs next without it), handing each output gradient to the
+    buffer of the node it feeds and summing gradients that meet there. ``general`` is None for a plain
+    ``backward()`` (nodes without hooks are called inline, the per-node cost that limits graphs of many
+    small ops) or a ``_General`` for everything else."""
+    graph = general is not None and general.graph
+    fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
+    runs = None if general is None else general.runs
+    captures = None if general is None else general.captures
+    owned = {}
     heap = []
     fn = root
     while True:
         buf = buffers.pop(fn)
-        if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
-            _run_tensor_pre_hooks(fn, buf, False)
         ready = None
-        if type(fn) is AccumulateGrad and fn._pre_hooks is None and fn._post_hooks is None:
-            # the common leaf case: take ownership of an engine-made gradient instead of copying it
+        if general is not None:
+            if not general.enter(fn, buf):
+                fn = _next_node(heap)
+                if fn is None:
+                    return
+                continue
+        elif fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
+            _run_tensor_pre_hooks(fn, buf, False)
+        fused = None
+        if type(fn) is AccumulateGrad and not graph and fn._pre_hooks is None and fn._post_hooks is None:
+            # the common leaf case: an owned gradient becomes .grad without a copy (unless a tensor hook
+            # was handed it: the hook may keep it)
             g = buf[0]
             if g is not None:
-                fresh = type(g) is np.ndarray and _owned(g, 1)
+                fresh = owned.pop(fn, 0) & 1 == 1 and fn._tensor_pre_hooks is None
                 accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
         else:
-            fused = None
             if fuse and fn._fusion is not None:
                 g = buf[0]
                 if g is not None and g.size >= _cfg.fusion_threshold:
                     # fn and the elementwise nodes behind it in one kernel (fusion.py)
-                    fused = run_region(fn, g, deps, buffers, None, None, keep_graph)
+                    fused = run_region(fn, g, deps, buffers, runs, captures, keep_graph)
             if fused is not None:
                 nexts, outs = fused
+                fresh = -1  # every output of a fused region is a new array
             else:
                 nexts = fn._next
-                if fn._pre_hooks or fn._post_hooks:
-                    outs = _call_function(fn, buf, False, None)
+                if general is not None or fn._pre_hooks or fn._post_hooks:
+                    mask = 0  # the owned input slots: only an AccumulateGrad uses them once it runs
+                    if type(fn) is AccumulateGrad and fn._tensor_pre_hooks is None:
+                        mask = owned.pop(fn, 0)
+                    outs = _call_function(fn, buf, graph, runs, mask)
+                    fresh = 0 if fn._post_hooks or graph else fn._fresh_outputs
                 else:
                     n = len(nexts)  # fn._needs(), inlined for one and two inputs
                     if n == 1:
@@ -264,15 +246,17 @@ def _execute_plain(root, buffers, deps, keep_graph):
                     except Exception as exc:
                         exc.add_note(f"(raised while computing the backward of {fn.name()})")
                         raise
-                    if len(outs) != len(nexts):
+                    if len(outs) != n:
                         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
-                                           f"expected {len(nexts)}, but got {len(outs)}")
+                                           f"expected {n}, but got {len(outs)}")
+                    fresh = fn._fresh_outputs
                     for g, m in zip(outs, fn._in_meta):
                         if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
-                            outs = _validate_outputs(fn, outs, False)
+                            fresh |= _reduce_outputs(fn, outs)
                             break
                 if not keep_graph:
                     fn._release_variables()
+            # hand each gradient to the buffer of the node it feeds
             for i in range(len(nexts)):
                 nxt, nr = nexts[i]
                 if nxt is None:
@@ -287,14 +271,24 @@ def _execute_plain(root, buffers, deps, keep_graph):
                     old = b[nr]
                     if old is None:
                         b[nr] = g
-                    elif (type(old) is np.ndarray and old.shape == g.shape and old.dtype == g.dtype
-                          and _getrefcount(old) == _REFS_INLINE and (old.base is None or sole_owner(old))):
-                        # _owned(old, 1), inlined (this runs for every gradient summed into a buffer):
-                        # references are the buffer b, the name old and getrefcount's argument
-                        np.add(old, g, out=old)
-                    else:
+                        # ownership matters only for a slot that may receive more gradients or a leaf
+                        if fresh >> i & 1 and (d or type(nxt) is AccumulateGrad):
+                            owned[nxt] = owned.get(nxt, 0) | 1 << nr
+                    elif graph:
                         b[nr] = old + g
+                    else:
+                        m = owned.get(nxt, 0)
+                        if m >> nr & 1 and old.shape == g.shape and old.dtype == g.dtype:
+                            np.add(old, g, out=old)
+                        else:
+                            s = b[nr] = old + g
+                            if type(s) is np.ndarray:
+                                owned[nxt] = m | 1 << nr
                 if d == 0:
+                    if general is not None and general.skips(nxt):
+                        buffers.pop(nxt, None)
+                        owned.pop(nxt, None)
+                        continue
                     if ready is None and not heap:
                         ready = nxt
                     else:
@@ -302,9 +296,8 @@ def _execute_plain(root, buffers, deps, keep_graph):
                             heapq.heappush(heap, (-ready._seq, id(ready), ready))
                             ready = None
                         heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-            # drop this node's gradients before the next node runs: the ownership tests count
-            # references, and a leaf must find its gradient held by its own buffer only
-            outs = fused = g = old = b = None
+        if general is not None:
+            general.leave(fused is not None)
         if ready is not None:
             fn = ready
         elif heap:
@@ -313,54 +306,38 @@ def _execute_plain(root, buffers, deps, keep_graph):
             return
 
 
-def _accumulate_owned(fn, buf):
-    """AccumulateGrad run with its hooks: like torch's, it takes the incoming gradient as ``.grad`` without
-    a copy when nothing else refers to it (a pre hook's fresh result, an engine-made sum), so the node's
-    post hooks see the very tensor that became ``.grad``."""
+def _next_node(heap):
+    return heapq.heappop(heap)[2] if heap else None
+
+
+def _reduce_outputs(fn, outs):
+    """``_validate_outputs`` on the plain path; returns the mask of outputs it replaced by new arrays
+    (reduced to the input's shape or cast to its dtype)."""
+    before = list(outs)
+    _validate_outputs(fn, outs, False)
+    made = 0
+    for i, g in enumerate(outs):
+        if g is not before[i] and not np.may_share_memory(g, before[i]):  # not a reshaped view
+            made |= 1 << i
+    return made
+
+
+def _accumulate_owned(fn, buf, fresh):
+    """AccumulateGrad run with its hooks. An owned gradient that no hook was handed becomes ``.grad``
+    without a copy. When the gradient starts a new ``.grad``, the node's post hooks are handed that
+    ``.grad`` as their gradient: torch's AccumulateGrad steals a gradient nothing else holds (a pre hook's
+    fresh result), so its post hooks see the very tensor that became ``.grad``, post-accumulate-grad
+    hooks' changes included; a copy made because the gradient may be held elsewhere shows the same."""
     g = buf[0]
     if g is not None:
-        fresh = _owned(g, 1)  # before the Tensor below adds its own reference
-        accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+        var = fn.variable
+        first = var._grad is None
+        accumulate_into_leaf(var, Tensor._make(g), fresh=fresh)
+        new = var._grad
+        if first and new is not None and type(new._array) is np.ndarray and new._array.shape == g.shape \
+                and new._array.dtype == g.dtype:
+            buf[0] = new._array
     return []
-
-
-def _owned(a, holders):
-    """No one but the engine's ``holders`` lists (and the caller's name for it) refers to array ``a``,
-    and it shares its memory with no other array: the engine may then write into it."""
-    # references: the holders, the caller's local name, this function's argument, getrefcount's argument
-    return _getrefcount(a) == holders - 1 + _REFS_VIA_OWNED and sole_owner(a)
-
-
-def _calibrate_reference_counts():
-    """The reference counts that mean "held by one buffer list only", measured with the same code shapes
-    as the tests above (on CPython 3.11: 3 inline, 4 through ``_owned``). An interpreter that skips
-    reference counting for some local loads (CPython 3.14 can) would report fewer; measuring keeps the
-    tests exact there, and if the counts look wrong ownership is never claimed (the engine then makes
-    new arrays instead of writing into old ones: slower, never wrong)."""
-    holder = [np.empty(1)]
-    old = holder[0]
-    inline = _getrefcount(old)
-    via_owned = _probe_refcount(old)
-    if not (2 <= inline <= 3 and inline <= via_owned <= inline + 1):
-        return -1, -1
-    return inline, via_owned
-
-
-def _probe_refcount(a):
-    return _getrefcount(a)
-
-
-_REFS_INLINE, _REFS_VIA_OWNED = _calibrate_reference_counts()
-
-
-def _not_in(g, items, stop=None):
-    """``g`` is not (by identity) among ``items[:stop]``."""
-    for k, x in enumerate(items):
-        if k == stop:
-            break
-        if x is g:
-            return False
-    return True
 
 
 def _capture(slots, buf, captured):
@@ -476,8 +453,11 @@ def _run_tensor_pre_hooks(fn, buf, graph):
             t._grad = gt if t._grad is None else t._grad + gt
 
 
-def _call_function(fn, buf, graph, needed):
+def _call_function(fn, buf, graph, needed, mask=0):
+    """Run ``fn`` with its pre and post hooks, anomaly mode and ``create_graph``; ``mask``: the input
+    slots whose gradients the engine owns (an AccumulateGrad may take them as ``.grad``)."""
     if fn._pre_hooks:
+        mask = 0
         buf = [_unwrap(g, graph) for g in _run_tuple_hooks(fn._pre_hooks, tuple(_wrap(g, graph) for g in buf))]
     if needed is None:
         needs = fn._needs()
@@ -488,7 +468,7 @@ def _call_function(fn, buf, graph, needed):
         parent = anomaly.set_current_node(fn)
     try:
         if not graph and type(fn) is AccumulateGrad:
-            outs = _accumulate_owned(fn, buf)
+            outs = _accumulate_owned(fn, buf, mask & 1 == 1)
         else:
             outs = fn._apply_graph(buf, needs) if graph else fn._apply_fast(buf, needs)
     except Exception as exc:

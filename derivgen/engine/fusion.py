@@ -140,12 +140,18 @@ Pending.compute = compute
 
 
 def _compute(p):
+    # siblings still pending (a value and its tangent) are written by the same loop, sharing its reads
+    group = [p] + [s for s in p.siblings if s.value is None and s.shape == p.shape and s.dtype == p.dtype]
     prog = _Program(p.dtype)
-    prog.outputs.append(prog.value(p))
+    for q in group:
+        prog.outputs.append(prog.value(q))
     res = _guarded(prog.run, p.shape)  # never None by shape: every input broadcasts to p.shape
-    p.value = res[0] if res is not None else _eager_value(p)
-    p.args = None
-    discard(p)
+    for k, q in enumerate(group):
+        q.value = res[k] if res is not None else _eager_value(q)
+    for q in group:
+        q.args = None
+        q.siblings = ()
+        discard(q)
 
 
 def _eager_value(p):

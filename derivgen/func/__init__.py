@@ -70,8 +70,9 @@ def _per_example(fn, args):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)`` by forward mode. Inside vmap, with batched primals or tangents,
-    one JVP per example: the forward-mode rules compute on arrays, not on batched tensors."""
+    """``(func(*primals), J @ tangents)`` by forward mode; ``strict=True`` refuses an output that does not
+    depend on the primals (torch's error). Inside vmap, with batched primals or tangents, one JVP per
+    example: the forward-mode rules compute on arrays, not on batched tensors."""
     if isinstance(primals, tuple) and isinstance(tangents, tuple) and len(primals) == len(tangents):
         n = len(primals)
         looped = _per_example(lambda *a: jvp(func, tuple(a[:n]), tuple(a[n:]), strict=strict, has_aux=has_aux),
@@ -96,6 +97,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             out, aux = out
         outs = _tuple(out)
         pairs = [_fwAD.unpack_dual(o) for o in outs]
+        if strict and any(p.tangent is None for p in pairs):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
+                               "This is not allowed with strict=True.")
         prim = tuple(_detached(p.primal) for p in pairs)
         tang = tuple(p.tangent if p.tangent is not None else Tensor._make(np.zeros(o._array.shape, o._array.dtype))
                      for p, o in zip(pairs, outs))

@@ -2,5 +2,6 @@
 ``Parameter``, ``functional`` and ``init``, with torch's names, signatures, texts and printed forms."""
 from derivgen.nn import functional  # noqa: F401
 from derivgen.nn import init  # noqa: F401
+from derivgen.nn import utils  # noqa: F401
 from derivgen.nn.modules import *  # noqa: F401,F403
 from derivgen.nn.parameter import Buffer, Parameter  # noqa: F401

@@ -55,7 +55,9 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _in_place(input, lambda x: aten.elu(x, alpha), inplace)
+    # in place: the table's elu_ row (EluBackward0 on the input; torch's elu_ records EluBackward1, a
+    # formula over the result)
+    return aten.elu_(input, alpha) if inplace else aten.elu(input, alpha)
 
 
 def selu(input, inplace=False):
@@ -67,13 +69,16 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _in_place(input, lambda x: aten.leaky_relu(x, negative_slope), inplace)
+    # in place: LeakyReluBackward0 where torch's leaky_relu_ records LeakyReluBackward1 (same gradients)
+    if inplace:
+        return aten.leaky_relu_(input, negative_slope)
+    return aten.leaky_relu(input, negative_slope)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _in_place(input, lambda x: aten.hardtanh(x, min_val, max_val), inplace)
+    return aten.hardtanh_(input, min_val, max_val) if inplace else aten.hardtanh(input, min_val, max_val)
 
 
 def relu6(input, inplace=False):

@@ -1,4 +1,5 @@
-"""``derivgen.optim``: torch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``) and
+"""``derivgen.optim``: torch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adamax``,
+``Adadelta``, ``NAdam``, ``RAdam``) and
 learning-rate schedulers (``derivgen.optim.lr_scheduler``). Each update rule is one Numba loop per
 parameter, in place, matching torch's single-tensor (``foreach=False``) formulas bit-for-bit in float64."""
 from derivgen.optim.optimizer import Optimizer
@@ -7,6 +8,9 @@ from derivgen.optim.adam import Adam
 from derivgen.optim.adamw import AdamW
 from derivgen.optim.rmsprop import RMSprop
 from derivgen.optim.adagrad import Adagrad
+from derivgen.optim.adamax_adadelta import Adadelta, Adamax
+from derivgen.optim.nadam_radam import NAdam, RAdam
 from derivgen.optim import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam",
+           "lr_scheduler"]

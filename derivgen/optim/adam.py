@@ -30,6 +30,8 @@ class Adam(Optimizer):
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        flags = (bool(amsgrad), bool(group["maximize"]))
+        scalars = {}  # (dtype, step) -> the loop's typed scalars: the same for most parameters of a group
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -42,17 +44,20 @@ class Adam(Optimizer):
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like_param(p)
             step = advance(state["step"])
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2 = 1 - beta2 ** step
-            step_size = lr / bias_correction1
             flat = Flat()
             param = flat.out(p)
-            t = lambda v: typed(param, v)  # noqa: E731
-            w1 = t(1 - beta1)
+            key = (param.dtype, step)
+            typed_scalars = scalars.get(key)
+            if typed_scalars is None:
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                t = lambda v: typed(param, v)  # noqa: E731
+                w1 = t(1 - beta1)
+                typed_scalars = scalars[key] = (
+                    t(weight_decay), bool(group["decoupled_weight_decay"]), t(1 - lr * weight_decay), w1, t(1) - w1,
+                    t(beta2), t(1 - beta2), t(bias_correction2 ** 0.5), t(group["eps"]), t(-step_size))
             _kernels.adam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                flat.out(state["max_exp_avg_sq"]) if amsgrad else empty_like_flat(param), bool(amsgrad),
-                bool(group["maximize"]), t(weight_decay), bool(group["decoupled_weight_decay"]),
-                t(1 - lr * weight_decay), w1, t(1) - w1, t(beta2), t(1 - beta2), t(bias_correction2 ** 0.5),
-                t(group["eps"]), t(-step_size))
+                flat.out(state["max_exp_avg_sq"]) if amsgrad else empty_like_flat(param), *flags, *typed_scalars)
             flat.finish()

@@ -4,7 +4,9 @@
 Subclasses implement ``_update(group)``, which runs their update rule (a Numba loop from
 ``derivgen.optim._kernels``) on every parameter of the group that has a gradient.
 """
-from collections import defaultdict
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, no_grad
+from derivgen.core.hooks import RemovableHandle
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.tensor import Tensor
 
@@ -23,6 +26,53 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
+# hooks of every optimizer's step (torch's globals), run before each optimizer's own pre-hooks and after
+# its own post-hooks
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def _register(hooks, hook, prepend=False):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before every optimizer's ``step``."""
+    return _register(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return _register(_global_optimizer_post_hooks, hook)
+
+
+def _hooked_step(func):
+    """``step`` with the step hooks around it (torch's ``profile_hook_step``); ``args`` includes the
+    optimizer, as in torch."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
+                                       f"{result}.")
+        out = func(*args, **kwargs)
+        self._opt_called = True  # read by lr_scheduler to warn about calls in the wrong order
+        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True
+    return wrapper
+
 
 def _typename(obj):
     if isinstance(obj, Tensor):
@@ -32,9 +82,22 @@ def _typename(obj):
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
+
+
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):  # a subclass's own step runs the hooks too
+            cls.step = _hooked_step(step)
+
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
@@ -53,6 +116,9 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
 
     def __repr__(self):
         text = self.__class__.__name__ + " ("
@@ -75,6 +141,20 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        extracted_param_tensors = []
+        extracted_param_names = []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):  # (name, tensor), as named_parameters() gives
+                extracted_param_names.append(param[0])
+                extracted_param_tensors.append(param[1])
+            else:
+                extracted_param_tensors.append(param)
+        param_group["params"] = extracted_param_tensors
+        if extracted_param_names:
+            if len(extracted_param_names) == len(extracted_param_tensors):
+                param_group["param_names"] = extracted_param_names
+            else:
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
@@ -84,9 +164,17 @@ class Optimizer:
             if default is required and name not in param_group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                current_group_txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {current_group_txt} to the optimizer")
         if any(id(p) in seen for p in param_group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -112,8 +200,8 @@ class Optimizer:
                         g._array = np.zeros_like(arr)
                     g._vc[0] += 1
 
+    @_hooked_step
     def step(self, closure=None):
-        self._opt_called = True  # read by lr_scheduler to warn about calls in the wrong order
         loss = None
         if closure is not None:
             with enable_grad():
@@ -129,10 +217,37 @@ class Optimizer:
     def _update(self, group):
         raise NotImplementedError
 
+    # ---- hooks ---------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each ``step``."""
+        return _register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict`` is built."""
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> None | state_dict`` after ``state_dict`` is built."""
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> None | state_dict`` before ``load_state_dict`` reads it."""
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after ``load_state_dict``."""
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---- state_dict ----------------------------------------------------------------------------
     def state_dict(self):
         """torch's format: ``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``,
         parameters numbered in the order of the groups; the state's tensors are the live ones."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         mapping = {}
         index = 0
         groups = []
@@ -145,9 +260,19 @@ class Optimizer:
             packed["params"] = [mapping[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            hook_result = post_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
+        return state_dict
 
     def load_state_dict(self, state_dict):
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            hook_result = pre_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -167,8 +292,12 @@ class Optimizer:
         new_groups = []
         for group, saved in zip(groups, saved_groups):
             saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
             new_groups.append(saved)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
 
 def _cast_state(param, key, value):

@@ -27,6 +27,7 @@ class SGD(Optimizer):
 
     def _update(self, group):
         momentum = group["momentum"]
+        scalars = {}  # dtype -> the loop's typed scalars
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -44,9 +45,12 @@ class SGD(Optimizer):
                 buf = flat.out(buf_tensor)
             else:
                 first, buf = False, empty_like_flat(param)
-            _kernels.sgd_update(param, g, buf, typed(param, group["lr"]), typed(param, group["weight_decay"]),
-                                typed(param, momentum), typed(param, 1 - group["dampening"]),
-                                bool(group["nesterov"]), bool(group["maximize"]), first)
+            typed_scalars = scalars.get(param.dtype)
+            if typed_scalars is None:
+                typed_scalars = scalars[param.dtype] = (
+                    typed(param, group["lr"]), typed(param, group["weight_decay"]), typed(param, momentum),
+                    typed(param, 1 - group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]))
+            _kernels.sgd_update(param, g, buf, *typed_scalars, first)
             flat.finish()
             if momentum != 0:
                 self.state[p]["momentum_buffer"] = buf_tensor

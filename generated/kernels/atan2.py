@@ -3,7 +3,7 @@
 # row sha256: 86537ef5b9a0f7d9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `atan2` (formulas.yaml, line 492).
+"""Numba kernels of `atan2` (formulas.yaml, line 493).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,7 +65,8 @@ def atan2_forward_rows(out, self, self_rs, other, other_rs, _zero):
 atan2_forward = ElementwiseOp(
     atan2_forward_1d, atan2_forward_2d, atan2_forward_1d_parallel, atan2_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atan2_forward_rows)
+    rows=atan2_forward_rows,
+    name="atan2_forward")
 
 
 # atan2_backward_self: grad*other/(other**2 + self**2)
@@ -110,7 +111,8 @@ def atan2_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs,
 atan2_backward_self = ElementwiseOp(
     atan2_backward_self_1d, atan2_backward_self_2d, atan2_backward_self_1d_parallel, atan2_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=atan2_backward_self_rows)
+    rows=atan2_backward_self_rows,
+    name="atan2_backward_self")
 
 
 # atan2_backward_other: -grad*self/(other**2 + self**2)
@@ -155,7 +157,8 @@ def atan2_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs
 atan2_backward_other = ElementwiseOp(
     atan2_backward_other_1d, atan2_backward_other_2d, atan2_backward_other_1d_parallel, atan2_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=atan2_backward_other_rows)
+    rows=atan2_backward_other_rows,
+    name="atan2_backward_other")
 
 
 # atan2_jvp: result: derived from forward atan2(self, other)
@@ -200,7 +203,12 @@ def atan2_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other
 atan2_jvp = ElementwiseOp(
     atan2_jvp_1d, atan2_jvp_2d, atan2_jvp_1d_parallel, atan2_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=atan2_jvp_rows)
+    rows=atan2_jvp_rows,
+    name="atan2_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+atan2_jvp.scalar = atan2_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

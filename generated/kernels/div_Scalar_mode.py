@@ -3,7 +3,7 @@
 # row sha256: 949ed35bef8ed893
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 478).
+"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 479).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,4 +57,5 @@ def div_Scalar_mode_backward_self_2d_parallel(out, grad, other, _zero):
 
 div_Scalar_mode_backward_self = ElementwiseOp(
     div_Scalar_mode_backward_self_1d, div_Scalar_mode_backward_self_2d, div_Scalar_mode_backward_self_1d_parallel, div_Scalar_mode_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="div_Scalar_mode_backward_self")

@@ -3,7 +3,7 @@
 # row sha256: e7196a154b007820
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `fmax` (formulas.yaml, line 482).
+"""Numba kernels of `fmax` (formulas.yaml, line 483).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,7 +65,8 @@ def fmax_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, other, other_rs, se
 fmax_backward_self = ElementwiseOp(
     fmax_backward_self_1d, fmax_backward_self_2d, fmax_backward_self_1d_parallel, fmax_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmax_backward_self_rows)
+    rows=fmax_backward_self_rows,
+    name="fmax_backward_self")
 
 
 # fmax_backward_other: Piecewise((0, (other <= self) | Ne(isnan(other), 0)), (grad, True))
@@ -110,4 +111,5 @@ def fmax_backward_other_rows(out, grad, grad_rs, _t3, _t3_rs, other, other_rs, s
 fmax_backward_other = ElementwiseOp(
     fmax_backward_other_1d, fmax_backward_other_2d, fmax_backward_other_1d_parallel, fmax_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmax_backward_other_rows)
+    rows=fmax_backward_other_rows,
+    name="fmax_backward_other")

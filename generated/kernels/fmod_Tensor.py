@@ -3,7 +3,7 @@
 # row sha256: 83316d72e4596f4f
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `fmod.Tensor` (formulas.yaml, line 515).
+"""Numba kernels of `fmod.Tensor` (formulas.yaml, line 516).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,7 +65,8 @@ def fmod_Tensor_backward_other_rows(out, other, other_rs, self, self_rs, _zero):
 fmod_Tensor_backward_other = ElementwiseOp(
     fmod_Tensor_backward_other_1d, fmod_Tensor_backward_other_2d, fmod_Tensor_backward_other_1d_parallel, fmod_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=fmod_Tensor_backward_other_rows)
+    rows=fmod_Tensor_backward_other_rows,
+    name="fmod_Tensor_backward_other")
 
 
 # fmod_Tensor_backward_other_1: -grad*floor(Abs(self/other))*sign(self/other)
@@ -110,4 +111,5 @@ def fmod_Tensor_backward_other_1_rows(out, grad, grad_rs, _t2, _t2_rs, other, ot
 fmod_Tensor_backward_other_1 = ElementwiseOp(
     fmod_Tensor_backward_other_1_1d, fmod_Tensor_backward_other_1_2d, fmod_Tensor_backward_other_1_1d_parallel, fmod_Tensor_backward_other_1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmod_Tensor_backward_other_1_rows)
+    rows=fmod_Tensor_backward_other_1_rows,
+    name="fmod_Tensor_backward_other_1")

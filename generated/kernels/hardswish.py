@@ -3,7 +3,7 @@
 # row sha256: b6f7b8f814d57afa
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hardswish` (formulas.yaml, line 467).
+"""Numba kernels of `hardswish` (formulas.yaml, line 468).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,7 +57,8 @@ def hardswish_forward_2d_parallel(out, self, _zero):
 
 hardswish_forward = ElementwiseOp(
     hardswish_forward_1d, hardswish_forward_2d, hardswish_forward_1d_parallel, hardswish_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="hardswish_forward")
 
 
 # hardswish_backward_self: Piecewise((0, self <= -3), (Piecewise((grad*(self/3 + 0.5), self < 3), (grad, True)), True))
@@ -102,7 +103,8 @@ def hardswish_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 hardswish_backward_self = ElementwiseOp(
     hardswish_backward_self_1d, hardswish_backward_self_2d, hardswish_backward_self_1d_parallel, hardswish_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardswish_backward_self_rows)
+    rows=hardswish_backward_self_rows,
+    name="hardswish_backward_self")
 
 
 # hardswish_jvp: result: derived from forward where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))
@@ -147,7 +149,12 @@ def hardswish_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 hardswish_jvp = ElementwiseOp(
     hardswish_jvp_1d, hardswish_jvp_2d, hardswish_jvp_1d_parallel, hardswish_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardswish_jvp_rows)
+    rows=hardswish_jvp_rows,
+    name="hardswish_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hardswish_jvp.scalar = hardswish_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

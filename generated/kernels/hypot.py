@@ -3,7 +3,7 @@
 # row sha256: bc6a340c6f02084d
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `hypot` (formulas.yaml, line 497).
+"""Numba kernels of `hypot` (formulas.yaml, line 498).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,7 +65,8 @@ def hypot_forward_rows(out, self, self_rs, other, other_rs, _zero):
 hypot_forward = ElementwiseOp(
     hypot_forward_1d, hypot_forward_2d, hypot_forward_1d_parallel, hypot_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hypot_forward_rows)
+    rows=hypot_forward_rows,
+    name="hypot_forward")
 
 
 # hypot_backward_self: grad*self/result
@@ -110,7 +111,8 @@ def hypot_backward_self_rows(out, grad, grad_rs, result, result_rs, self, self_r
 hypot_backward_self = ElementwiseOp(
     hypot_backward_self_1d, hypot_backward_self_2d, hypot_backward_self_1d_parallel, hypot_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=hypot_backward_self_rows)
+    rows=hypot_backward_self_rows,
+    name="hypot_backward_self")
 
 
 # hypot_backward_other: grad*other/result
@@ -155,7 +157,8 @@ def hypot_backward_other_rows(out, grad, grad_rs, other, other_rs, result, resul
 hypot_backward_other = ElementwiseOp(
     hypot_backward_other_1d, hypot_backward_other_2d, hypot_backward_other_1d_parallel, hypot_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=hypot_backward_other_rows)
+    rows=hypot_backward_other_rows,
+    name="hypot_backward_other")
 
 
 # hypot_jvp: result: derived from forward sqrt(self * self + other * other)
@@ -200,7 +203,12 @@ def hypot_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other
 hypot_jvp = ElementwiseOp(
     hypot_jvp_1d, hypot_jvp_2d, hypot_jvp_1d_parallel, hypot_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=hypot_jvp_rows)
+    rows=hypot_jvp_rows,
+    name="hypot_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+hypot_jvp.scalar = hypot_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

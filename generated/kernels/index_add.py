@@ -3,7 +3,7 @@
 # row sha256: 7811142dd77274e0
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `index_add` (formulas.yaml, line 697).
+"""Numba kernels of `index_add` (formulas.yaml, line 699).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,4 +57,5 @@ def index_add_backward_source_2d_parallel(out, _t2, alpha, _zero):
 
 index_add_backward_source = ElementwiseOp(
     index_add_backward_source_1d, index_add_backward_source_2d, index_add_backward_source_1d_parallel, index_add_backward_source_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="index_add_backward_source")

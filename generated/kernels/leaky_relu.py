@@ -3,7 +3,7 @@
 # row sha256: f8bbb13a1f4cc4c9
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `leaky_relu` (formulas.yaml, line 453).
+"""Numba kernels of `leaky_relu` (formulas.yaml, line 454).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,7 +57,8 @@ def leaky_relu_forward_2d_parallel(out, self, negative_slope, _zero):
 
 leaky_relu_forward = ElementwiseOp(
     leaky_relu_forward_1d, leaky_relu_forward_2d, leaky_relu_forward_1d_parallel, leaky_relu_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="leaky_relu_forward")
 
 
 # leaky_relu_backward_self: Piecewise((grad, self > 0), (grad*negative_slope, True))
@@ -102,7 +103,8 @@ def leaky_relu_backward_self_rows(out, grad, grad_rs, self, self_rs, negative_sl
 leaky_relu_backward_self = ElementwiseOp(
     leaky_relu_backward_self_1d, leaky_relu_backward_self_2d, leaky_relu_backward_self_1d_parallel, leaky_relu_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=leaky_relu_backward_self_rows)
+    rows=leaky_relu_backward_self_rows,
+    name="leaky_relu_backward_self")
 
 
 # leaky_relu_jvp: result: derived from forward where(self > 0, self, self * negative_slope)
@@ -147,7 +149,12 @@ def leaky_relu_jvp_rows(out, self, self_rs, self_t, self_t_rs, negative_slope, _
 leaky_relu_jvp = ElementwiseOp(
     leaky_relu_jvp_1d, leaky_relu_jvp_2d, leaky_relu_jvp_1d_parallel, leaky_relu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=leaky_relu_jvp_rows)
+    rows=leaky_relu_jvp_rows,
+    name="leaky_relu_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+leaky_relu_jvp.scalar = leaky_relu_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: bae4c86321604ca1
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `lerp.Scalar` (formulas.yaml, line 520).
+"""Numba kernels of `lerp.Scalar` (formulas.yaml, line 521).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -66,7 +66,8 @@ def lerp_Scalar_forward_rows(out, self, self_rs, end, end_rs, weight, _zero):
 lerp_Scalar_forward = ElementwiseOp(
     lerp_Scalar_forward_1d, lerp_Scalar_forward_2d, lerp_Scalar_forward_1d_parallel, lerp_Scalar_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=lerp_Scalar_forward_rows)
+    rows=lerp_Scalar_forward_rows,
+    name="lerp_Scalar_forward")
 
 
 # lerp_Scalar_backward_self: grad*(1 - weight)
@@ -103,7 +104,8 @@ def lerp_Scalar_backward_self_2d_parallel(out, grad, weight, _zero):
 
 lerp_Scalar_backward_self = ElementwiseOp(
     lerp_Scalar_backward_self_1d, lerp_Scalar_backward_self_2d, lerp_Scalar_backward_self_1d_parallel, lerp_Scalar_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="lerp_Scalar_backward_self")
 
 
 # lerp_Scalar_backward_end: grad*weight
@@ -140,7 +142,8 @@ def lerp_Scalar_backward_end_2d_parallel(out, grad, weight, _zero):
 
 lerp_Scalar_backward_end = ElementwiseOp(
     lerp_Scalar_backward_end_1d, lerp_Scalar_backward_end_2d, lerp_Scalar_backward_end_1d_parallel, lerp_Scalar_backward_end_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="lerp_Scalar_backward_end")
 
 
 # lerp_Scalar_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
@@ -185,7 +188,12 @@ def lerp_Scalar_jvp_rows(out, self_t, self_t_rs, end_t, end_t_rs, weight, _zero)
 lerp_Scalar_jvp = ElementwiseOp(
     lerp_Scalar_jvp_1d, lerp_Scalar_jvp_2d, lerp_Scalar_jvp_1d_parallel, lerp_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=lerp_Scalar_jvp_rows)
+    rows=lerp_Scalar_jvp_rows,
+    name="lerp_Scalar_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+lerp_Scalar_jvp.scalar = lerp_Scalar_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -3,7 +3,7 @@
 # row sha256: 3b2a2a839983e3b2
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 525).
+"""Numba kernels of `lerp.Tensor` (formulas.yaml, line 526).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -66,7 +66,8 @@ def lerp_Tensor_forward_rows(out, self, self_rs, end, end_rs, weight, weight_rs,
 lerp_Tensor_forward = ElementwiseOp(
     lerp_Tensor_forward_1d, lerp_Tensor_forward_2d, lerp_Tensor_forward_1d_parallel, lerp_Tensor_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=lerp_Tensor_forward_rows)
+    rows=lerp_Tensor_forward_rows,
+    name="lerp_Tensor_forward")
 
 
 # lerp_Tensor_backward_self: grad*(1 - weight)
@@ -111,7 +112,8 @@ def lerp_Tensor_backward_self_rows(out, grad, grad_rs, weight, weight_rs, _zero)
 lerp_Tensor_backward_self = ElementwiseOp(
     lerp_Tensor_backward_self_1d, lerp_Tensor_backward_self_2d, lerp_Tensor_backward_self_1d_parallel, lerp_Tensor_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=lerp_Tensor_backward_self_rows)
+    rows=lerp_Tensor_backward_self_rows,
+    name="lerp_Tensor_backward_self")
 
 
 # lerp_Tensor_backward_end: grad*weight
@@ -156,7 +158,8 @@ def lerp_Tensor_backward_end_rows(out, grad, grad_rs, weight, weight_rs, _zero):
 lerp_Tensor_backward_end = ElementwiseOp(
     lerp_Tensor_backward_end_1d, lerp_Tensor_backward_end_2d, lerp_Tensor_backward_end_1d_parallel, lerp_Tensor_backward_end_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=lerp_Tensor_backward_end_rows)
+    rows=lerp_Tensor_backward_end_rows,
+    name="lerp_Tensor_backward_end")
 
 
 # lerp_Tensor_backward_weight: grad*(end - self)
@@ -201,7 +204,8 @@ def lerp_Tensor_backward_weight_rows(out, grad, grad_rs, end, end_rs, self, self
 lerp_Tensor_backward_weight = ElementwiseOp(
     lerp_Tensor_backward_weight_1d, lerp_Tensor_backward_weight_2d, lerp_Tensor_backward_weight_1d_parallel, lerp_Tensor_backward_weight_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=lerp_Tensor_backward_weight_rows)
+    rows=lerp_Tensor_backward_weight_rows,
+    name="lerp_Tensor_backward_weight")
 
 
 # lerp_Tensor_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
@@ -246,7 +250,12 @@ def lerp_Tensor_jvp_rows(out, self, self_rs, end, end_rs, weight, weight_rs, sel
 lerp_Tensor_jvp = ElementwiseOp(
     lerp_Tensor_jvp_1d, lerp_Tensor_jvp_2d, lerp_Tensor_jvp_1d_parallel, lerp_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=6, n_scalars=0,
-    rows=lerp_Tensor_jvp_rows)
+    rows=lerp_Tensor_jvp_rows,
+    name="lerp_Tensor_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+lerp_Tensor_jvp.scalar = lerp_Tensor_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

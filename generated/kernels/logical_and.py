@@ -3,7 +3,7 @@
 # row sha256: c4a764bbc58007a5
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `logical_and` (formulas.yaml, line 543).
+"""Numba kernels of `logical_and` (formulas.yaml, line 544).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def logical_and_forward_rows(out, self, self_rs, other, other_rs, _zero):
 logical_and_forward = ElementwiseOp(
     logical_and_forward_1d, logical_and_forward_2d, logical_and_forward_1d_parallel, logical_and_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=logical_and_forward_rows)
+    rows=logical_and_forward_rows,
+    name="logical_and_forward")

@@ -3,7 +3,7 @@
 # row sha256: 9d14449135a340ca
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `logical_not` (formulas.yaml, line 549).
+"""Numba kernels of `logical_not` (formulas.yaml, line 550).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,4 +57,5 @@ def logical_not_forward_2d_parallel(out, self, _zero):
 
 logical_not_forward = ElementwiseOp(
     logical_not_forward_1d, logical_not_forward_2d, logical_not_forward_1d_parallel, logical_not_forward_2d_parallel,
-    int_closed=True, returns_bool=True, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=True, n_arrays=1, n_scalars=0,
+    name="logical_not_forward")

@@ -3,7 +3,7 @@
 # row sha256: 66ea2da76e1dca4e
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `logical_or` (formulas.yaml, line 546).
+"""Numba kernels of `logical_or` (formulas.yaml, line 547).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def logical_or_forward_rows(out, self, self_rs, other, other_rs, _zero):
 logical_or_forward = ElementwiseOp(
     logical_or_forward_1d, logical_or_forward_2d, logical_or_forward_1d_parallel, logical_or_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=logical_or_forward_rows)
+    rows=logical_or_forward_rows,
+    name="logical_or_forward")

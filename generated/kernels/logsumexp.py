@@ -3,7 +3,7 @@
 # row sha256: 3aef6c0a5d226669
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `logsumexp` (formulas.yaml, line 590).
+"""Numba kernels of `logsumexp` (formulas.yaml, line 591).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def logsumexp_backward_self_rows(out, _t1, _t1_rs, _t2, _t2_rs, self, self_rs, _
 logsumexp_backward_self = ElementwiseOp(
     logsumexp_backward_self_1d, logsumexp_backward_self_2d, logsumexp_backward_self_1d_parallel, logsumexp_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=logsumexp_backward_self_rows)
+    rows=logsumexp_backward_self_rows,
+    name="logsumexp_backward_self")

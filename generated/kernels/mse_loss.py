@@ -3,7 +3,7 @@
 # row sha256: 8527cb218cde0817
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `mse_loss` (formulas.yaml, line 769).
+"""Numba kernels of `mse_loss` (formulas.yaml, line 771).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,7 +65,8 @@ def mse_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, targe
 mse_loss_backward_self = ElementwiseOp(
     mse_loss_backward_self_1d, mse_loss_backward_self_2d, mse_loss_backward_self_1d_parallel, mse_loss_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=mse_loss_backward_self_rows)
+    rows=mse_loss_backward_self_rows,
+    name="mse_loss_backward_self")
 
 
 # mse_loss_backward_target: -2*grad*(self - target)/reduction_divisor(self_sym_numel, reduction)
@@ -110,4 +111,5 @@ def mse_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, tar
 mse_loss_backward_target = ElementwiseOp(
     mse_loss_backward_target_1d, mse_loss_backward_target_2d, mse_loss_backward_target_1d_parallel, mse_loss_backward_target_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=mse_loss_backward_target_rows)
+    rows=mse_loss_backward_target_rows,
+    name="mse_loss_backward_target")

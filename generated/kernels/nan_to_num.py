@@ -3,7 +3,7 @@
 # row sha256: 90ffa8dbf7c2c2c8
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `nan_to_num` (formulas.yaml, line 422).
+"""Numba kernels of `nan_to_num` (formulas.yaml, line 423).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def nan_to_num_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, _zero):
 nan_to_num_backward_self = ElementwiseOp(
     nan_to_num_backward_self_1d, nan_to_num_backward_self_2d, nan_to_num_backward_self_1d_parallel, nan_to_num_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=nan_to_num_backward_self_rows)
+    rows=nan_to_num_backward_self_rows,
+    name="nan_to_num_backward_self")

@@ -3,7 +3,7 @@
 # row sha256: e85ca78a61b5c6b5
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `silu` (formulas.yaml, line 432).
+"""Numba kernels of `silu` (formulas.yaml, line 433).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -57,7 +57,8 @@ def silu_forward_2d_parallel(out, self, _zero):
 
 silu_forward = ElementwiseOp(
     silu_forward_1d, silu_forward_2d, silu_forward_1d_parallel, silu_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="silu_forward")
 
 
 # silu_backward_self: grad*(self*(1 - 1/(1 + exp(-self))) + 1)/(1 + exp(-self))
@@ -103,7 +104,8 @@ def silu_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 silu_backward_self = ElementwiseOp(
     silu_backward_self_1d, silu_backward_self_2d, silu_backward_self_1d_parallel, silu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=silu_backward_self_rows)
+    rows=silu_backward_self_rows,
+    name="silu_backward_self")
 
 
 # silu_jvp: result: derived from forward self * sigmoid(self)
@@ -150,7 +152,12 @@ def silu_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 silu_jvp = ElementwiseOp(
     silu_jvp_1d, silu_jvp_2d, silu_jvp_1d_parallel, silu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=silu_jvp_rows)
+    rows=silu_jvp_rows,
+    name="silu_jvp")
+
+
+# the forward-mode tangent's one-element function: a tangent of a deferred value is deferred with it
+silu_jvp.scalar = silu_jvp_scalar
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

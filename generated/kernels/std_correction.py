@@ -3,7 +3,7 @@
 # row sha256: 8693fc7520dab667
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `std.correction` (formulas.yaml, line 598).
+"""Numba kernels of `std.correction` (formulas.yaml, line 599).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def std_correction_backward_self_rows(out, grad, grad_rs, result, result_rs, _ze
 std_correction_backward_self = ElementwiseOp(
     std_correction_backward_self_1d, std_correction_backward_self_2d, std_correction_backward_self_1d_parallel, std_correction_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=std_correction_backward_self_rows)
+    rows=std_correction_backward_self_rows,
+    name="std_correction_backward_self")

@@ -3,7 +3,7 @@
 # row sha256: 46952c420fd55c22
 # runtime helpers sha256: 68e03a0ed35645bae7281bf2093404cfbd3717d2a1014b1d0a3bad78171a1a09
 
-"""Numba kernels of `var_mean.correction` (formulas.yaml, line 602).
+"""Numba kernels of `var_mean.correction` (formulas.yaml, line 603).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
@@ -65,4 +65,5 @@ def var_mean_correction_backward_self_rows(out, _t2, _t2_rs, _t3, _t3_rs, _t1, _
 var_mean_correction_backward_self = ElementwiseOp(
     var_mean_correction_backward_self_1d, var_mean_correction_backward_self_2d, var_mean_correction_backward_self_1d_parallel, var_mean_correction_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=var_mean_correction_backward_self_rows)
+    rows=var_mean_correction_backward_self_rows,
+    name="var_mean_correction_backward_self")

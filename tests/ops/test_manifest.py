@@ -11,8 +11,10 @@ def _expected():
     rows = {e.schema.py_name for e in load_table(TABLE) if e.forward is None}
     fw = sorted(n for n in rows if callable(getattr(forwards, n, None)))
     pending = sorted(n for n in fw if getattr(getattr(forwards, n), "accepts_pending", False))
+    new_arrays = sorted(n for n in fw if getattr(getattr(forwards, n), "returns_new_array", False))
     return {"helpers": {"tensor": sorted(formula_fns.TENSOR_FUNCTIONS), "meta": sorted(formula_fns.META_FUNCTIONS)},
-            "forwards": {"plain": [n for n in fw if n not in pending], "accepts_pending": pending}}
+            "forwards": {"plain": [n for n in fw if n not in pending], "accepts_pending": pending,
+                         "new_arrays": new_arrays}}
 
 
 HEADER_END = "\nhelpers:"

@@ -32,6 +32,10 @@ CONV = [
     ("conv2d-same-even", lambda T, F, x, w: F.conv2d(x, w, padding="same", dilation=(1, 1)),
      [I(1, 3, 6, 5), I(2, 3, 2, 3)]),
     ("conv2d-valid", lambda T, F, x, w: F.conv2d(x, w, padding="valid"), [I(1, 3, 6, 5), I(2, 3, 2, 3)]),
+    # unit stride: output rows under 16 take the wide input-gradient layout, longer ones the plain col2im
+    ("conv2d-wide-groups-pad", lambda T, F, x, w: F.conv2d(x, w, padding=(1, 2), groups=2),
+     [I(2, 4, 6, 7), I(4, 2, 3, 2)]),
+    ("conv2d-long-rows", lambda T, F, x, w: F.conv2d(x, w, padding=(1, 2)), [I(2, 2, 5, 22), I(3, 2, 3, 5)]),
     ("conv1d", lambda T, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2), [I(2, 3, 11), I(4, 3, 3), I(4)]),
     ("conv1d-groups-unbatched", lambda T, F, x, w: F.conv1d(x, w, groups=2), [I(4, 9), I(2, 2, 3)]),
     ("conv_transpose2d", lambda T, F, x, w, b: F.conv_transpose2d(x, w, b), [I(2, 4, 4, 5), I(4, 3, 3, 3), I(3)]),
@@ -282,3 +286,19 @@ ERRORS = [
 def test_errors(torch, err):
     _, kind, pattern, fn = err
     _raises(kind, pattern, lambda: fn(torch, torch.nn.functional))
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_conv_input_grad_non_finite_weight(bad):
+    """A non-finite weight spreads inf/NaN into exactly the input positions it touches, as in torch (the
+    wide input-gradient layout would also touch its zero columns, so it is not taken then)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8, 8))
+    w = rng.standard_normal((4, 3, 3, 3))
+    w[1, 2, 0, 2] = bad
+    grads = []
+    for T in (derivgen, torch):
+        xt = T.from_numpy(x.copy()).requires_grad_()
+        T.nn.functional.conv2d(xt, T.from_numpy(w.copy()), padding=1).sum().backward()
+        grads.append(xt.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

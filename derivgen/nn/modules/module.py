@@ -4,15 +4,126 @@ Attribute assignment registers ``Parameter`` s, buffers and submodules in three 
 everything else (iteration, ``state_dict``, ``repr``, ``to``, ``train``/``eval``) is computed in torch's
 order and with torch's texts.
 """
+import functools
 import itertools
+import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import no_grad
+from derivgen.core.hooks import RemovableHandle
 from derivgen.core.node import add_hook
 from derivgen.core.tensor import Tensor
 from derivgen.nn.parameter import Buffer, Parameter
+from derivgen.utils.hooks import BackwardHook
+
+# Hooks of every Module (torch's ``torch.nn.modules.module`` globals), run before each module's own.
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+
+
+def _register(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` runs on every ``register_buffer``; a non-None result replaces the buffer."""
+    return _register(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` runs on every submodule registration; a non-None result replaces it."""
+    return _register(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` runs on every ``register_parameter``; a non-None result replaces it."""
+    return _register(_global_parameter_registration_hooks, hook)
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args)`` before every module's forward (before the module's own pre-hooks)."""
+    return _register(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args, output)`` after every module's forward (before the module's own hooks)."""
+    handle = _register(_global_forward_hooks, hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_backward_hook(hook):
+    """The deprecated non-full backward hook, for every module."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module "
+                           "hook. Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return _register(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """``hook(module, grad_output)`` before the gradients of every module's inputs are computed."""
+    return _register(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """``hook(module, grad_input, grad_output)`` once the gradients of every module's inputs are computed."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module "
+                           "hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _register(_global_backward_hooks, hook)
+
+
+class _WrappedHook:
+    """A hook called with its module first (held weakly, as torch does)."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self):  # a weak reference does not pickle: the module itself is saved
+        result = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            result["module"] = self.module()
+        return result
+
+    def __setstate__(self, state):
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -78,6 +189,13 @@ class Module:
         setattr_(self, "_forward_hooks", OrderedDict())
         setattr_(self, "_forward_hooks_with_kwargs", {})
         setattr_(self, "_forward_hooks_always_called", {})
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_is_full_backward_hook", None)
+        setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
 
     forward = _forward_unimplemented
 
@@ -96,6 +214,10 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -123,6 +245,10 @@ class Module:
                              f"created explicitly. To express '{name}' as a function of another Tensor, "
                              "compute the value in the forward() method.")
         else:
+            for hook in _global_parameter_registration_hooks.values():
+                output = hook(self, name, param)
+                if output is not None:
+                    param = output
             self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -136,6 +262,13 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        self._set_module(name, module)
+
+    def _set_module(self, name, module):
+        for hook in _global_module_registration_hooks.values():
+            output = hook(self, name, module)
+            if output is not None:
+                module = output
         self._modules[name] = module
 
     register_module = add_module
@@ -161,6 +294,16 @@ class Module:
         if not isinstance(param, Parameter):
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
         return param
+
+    def get_buffer(self, target):
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = getattr(mod, buffer_name)
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return buffer
 
     # ---- attribute protocol ---------------------------------------------------------------------
     def __getattr__(self, name):
@@ -197,13 +340,13 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-            modules[name] = value
+            self._set_module(name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = value
+            self._set_module(name, value)
             return
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -238,6 +381,17 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # modules pickled before these attributes existed get empty ones, as torch does
+        for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
+                     "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
+        for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+            if name not in self.__dict__:
+                object.__setattr__(self, name, {})
+        if "_is_full_backward_hook" not in self.__dict__:
+            object.__setattr__(self, "_is_full_backward_hook", None)
 
     # ---- iteration ------------------------------------------------------------------------------
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
@@ -384,6 +538,12 @@ class Module:
     def double(self):
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
+    def half(self):
+        return self._apply(lambda t: t.to(_dt.float16) if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.to(_dt.bfloat16) if t.is_floating_point() else t)
+
     def cpu(self):
         return self
 
@@ -410,14 +570,54 @@ class Module:
         local_metadata = dict(version=self._version)
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            hook_result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if hook_result is not None:  # the private hook's result replaces the dict (root only, as torch)
+                    destination = hook_result
+            elif hook_result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return _register(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved this module and
+        its children; it may edit the dict in place and must return None."""
+        hook._from_public_api = True
+        return _register(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook):
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        return _register(self._state_dict_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        return _register(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before this module's values are loaded."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after this module and its children were loaded; it may edit
+        ``incompatible_keys`` in place and must return None."""
+        return _register(self._load_state_dict_post_hooks, hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
                        if v is not None}
@@ -473,6 +673,13 @@ class Module:
                     child_prefix = prefix + name + "."
                     child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
                     load(child, child_state_dict, child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, incompatible_keys)
+                if out is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                         "expected to return new values, if incompatible_keys need to be "
+                                         "modified,it should be done inplace.")
 
         load(self, state_dict)
         if strict:
@@ -510,43 +717,206 @@ class Module:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output) -> tuple | None`` runs when the gradients of the module's outputs
+        are known; a non-None result replaces ``grad_output`` for the rest of backward."""
+        hooks, handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output) -> tuple | None`` runs when the gradients of the module's
+        positional tensor inputs are computed; a non-None result replaces ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        hooks, handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The deprecated form: ``hook(module, grad_input, grad_output)`` on the output's ``grad_fn``
+        (its inputs and outputs, not the module's)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = False
+        return _register(self._backward_hooks, hook)
+
+    def _get_backward_hooks(self):
+        full_backward_hooks, non_full_backward_hooks = [], []
+        if _global_is_full_backward_hook is True:
+            full_backward_hooks += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full_backward_hooks += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            non_full_backward_hooks += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full_backward_hooks += self._backward_hooks.values()
+        return full_backward_hooks, non_full_backward_hooks
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        if not isinstance(result, Tensor):
+            if not (
+                isinstance(result, tuple)
+                and all(isinstance(r, Tensor) for r in result)
+            ):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not return a "
+                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                    "in future versions. This hook will be missing some of the grad_output. "
+                    "Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                return
+        else:
+            result = (result,)
+
+        if not isinstance(inputs, Tensor):
+            if not (
+                isinstance(inputs, tuple)
+                and all(isinstance(i, Tensor) for i in inputs)
+            ):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not take as input a "
+                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                    "in future versions. This hook will be missing some of the grad_input. "
+                    "Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                return
+        else:
+            inputs = (inputs,)
+
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (
+            len(out_grad_fn) == 1 and grad_fn not in out_grad_fn
+        ):
+            warnings.warn(
+                "Using a non-full backward hook when outputs are nested in python data structure "
+                "is deprecated and will be removed in future versions. This hook will be missing "
+                "some grad_output.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        elif len(out_grad_fn) > 1:
+            warnings.warn(
+                "Using a non-full backward hook when outputs are generated by different autograd Nodes "
+                "is deprecated and will be removed in future versions. This hook will be missing "
+                "some grad_output. Please use register_full_backward_hook to get the documented behavior.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+
+            next_functions = {n[0] for n in grad_fn.next_functions}
+
+            if inputs_grad_fn != next_functions:
+                warnings.warn(
+                    "Using a non-full backward hook when the forward contains multiple autograd Nodes "
+                    "is deprecated and will be removed in future versions. This hook will be missing "
+                    "some grad_input. Please use register_full_backward_hook to get the documented "
+                    "behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
     def _call_impl(self, *args, **kwargs):
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
+                or _global_backward_pre_hooks or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                           f"new_kwargs), but got {result}.")
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
+        result = None
+        called_always_called_hooks = set()
         try:
+            full_backward_hooks, non_full_backward_hooks = [], []
+            backward_pre_hooks = []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    args_kwargs_result = hook(self, args, kwargs)
+                    if args_kwargs_result is not None:
+                        if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
+                            args, kwargs = args_kwargs_result
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {args_kwargs_result}.")
+                else:
+                    args_result = hook(self, args)
+                    if args_result is not None:
+                        args = args_result if isinstance(args_result, tuple) else (args_result,)
+
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+
             result = self.forward(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                    called_always_called_hooks.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                    hook_result = hook(self, args, kwargs, result)
+                else:
+                    hook_result = hook(self, args, result)
+                if hook_result is not None:
+                    result = hook_result
+
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                                  f"Tensors but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+
+            if non_full_backward_hooks:
+                var = result
+                while not isinstance(var, Tensor):
+                    if isinstance(var, dict):
+                        var = next(v for v in var.values() if isinstance(v, Tensor))
+                    else:
+                        var = var[0]
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        grad_fn.register_hook(_WrappedHook(hook, self))
+                    self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
+            return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in _global_forward_hooks.items():
+                if hook_id in _global_forward_hooks_always_called and hook_id not in called_always_called_hooks:
+                    try:
+                        hook_result = hook(self, args, result)
+                        if hook_result is not None:
+                            result = hook_result
+                    except Exception as e:  # noqa: BLE001 - torch warns and re-raises the forward's error
+                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {e}",
+                                      stacklevel=2)
+            for hook_id, hook in self._forward_hooks.items():
+                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
                     try:
                         if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
+                            hook_result = hook(self, args, kwargs, result)
                         else:
-                            hook(self, args, None)
-                    except Exception:  # noqa: BLE001 - torch warns and re-raises the forward's error
-                        pass
+                            hook_result = hook(self, args, result)
+                        if hook_result is not None:
+                            result = hook_result
+                    except Exception as e:  # noqa: BLE001 - torch warns and re-raises the forward's error
+                        warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                      f"silenced as another error was raised in forward: {e}", stacklevel=2)
             raise
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
-                hook_result = hook(self, args, kwargs, result)
-            else:
-                hook_result = hook(self, args, result)
-            if hook_result is not None:
-                result = hook_result
-        return result
 
     __call__ = _call_impl
 

@@ -48,6 +48,8 @@ from derivgen.ops.formula_fns.pointwise import (  # noqa: F401
     clamp_backward_graph,
     clamp_backward_min_max,
     clamp_backward_min_max_graph,
+    clamp_jvp,
+    clamp_jvp_graph,
     gelu_backward,
     gelu_backward_graph,
     isfinite,
@@ -63,6 +65,8 @@ from derivgen.ops.formula_fns import reductions as _reductions
 from derivgen.ops.formula_fns.reductions import (  # noqa: F401
     cumprod_backward,
     cumprod_backward_graph,
+    cumprod_jvp,
+    cumprod_jvp_graph,
     evenly_distribute_backward,
     evenly_distribute_backward_graph,
     linalg_vector_norm_backward,
@@ -110,6 +114,8 @@ from derivgen.ops.formula_fns import conv as _conv
 from derivgen.ops.formula_fns.conv import (  # noqa: F401
     convolution_backward,
     convolution_backward_graph,
+    convolution_jvp,
+    convolution_jvp_graph,
 )
 from derivgen.ops.formula_fns import pooling as _pooling
 from derivgen.ops.formula_fns.pooling import (  # noqa: F401
@@ -119,13 +125,19 @@ from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     avg_pool2d_backward_graph,
     max_pool2d_with_indices_backward,
     max_pool2d_with_indices_backward_graph,
+    max_pool2d_with_indices_jvp,
+    max_pool2d_with_indices_jvp_graph,
 )
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     batch_norm_backward,
     batch_norm_backward_graph,
+    batch_norm_jvp,
+    batch_norm_jvp_graph,
     group_norm_backward,
     group_norm_backward_graph,
+    group_norm_jvp,
+    group_norm_jvp_graph,
 )
 
 TENSOR_FUNCTIONS = {}

@@ -113,7 +113,88 @@ def group_norm_backward_graph(grad, input, mean, rstd, weight, bias, N, C, HxW, 
     return _composite_reshape(gx, tuple(input.shape)), dw, db
 
 
+def _affine_jvp(out, xhat, weight, weight_t, bias_t, channel):
+    """The tangent of ``xhat * weight + bias`` given the tangent ``out`` of ``xhat``; ``channel`` shapes a
+    per-channel vector to broadcast against the input."""
+    if weight is not None:
+        out = out * channel(weight)
+    if weight_t is not None:
+        out = out + xhat * channel(weight_t)
+    if bias_t is not None:
+        out = out + channel(bias_t)
+    return out
+
+
+def batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, save_mean,  # noqa: A002
+                   save_invstd, training, eps):
+    """Forward-mode tangent of native_batch_norm's output: in training the statistics move with the
+    input (the layer-norm form over batch and spatial dims), in evaluation the running statistics are
+    constants."""
+    nd = input_p.ndim
+    axes = _bn_axes(nd)
+    if training:
+        mean, invstd = _channel(save_mean, nd), _channel(save_invstd, nd)
+    else:
+        mean = _channel(running_mean, nd)
+        invstd = _channel((1 / np.sqrt(running_var + eps)).astype(input_p.dtype), nd)
+    xhat = (input_p - mean) * invstd
+    if training:
+        out = invstd * (input_t - np.mean(input_t, axis=axes, keepdims=True)
+                        - xhat * np.mean(xhat * input_t, axis=axes, keepdims=True))
+    else:
+        out = input_t * invstd
+    return _affine_jvp(out, xhat, weight_p, weight_t, bias_t, lambda v: _channel(v, nd))
+
+
+def batch_norm_jvp_graph(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, save_mean,  # noqa: A002
+                         save_invstd, training, eps):
+    ops = aten
+    nd = input_p.dim()
+    axes = list(_bn_axes(nd))
+    if training:
+        centered = input_p - ops.mean(input_p, axes, True)
+        invstd = ops.rsqrt(ops.mean(centered * centered, axes, True) + eps)
+        xhat = centered * invstd
+        out = invstd * (input_t - ops.mean(input_t, axes, True) - xhat * ops.mean(xhat * input_t, axes, True))
+    else:
+        arr = input_p._array
+        inv = (1 / np.sqrt(running_var._array.astype(arr.dtype) + arr.dtype.type(eps))).astype(arr.dtype)
+        invstd = _T(_channel(inv, nd))
+        xhat = (input_p - _T(_channel(running_mean._array.astype(arr.dtype), nd))) * invstd
+        out = input_t * invstd
+    return _affine_jvp(out, xhat, weight_p, weight_t, bias_t,
+                       lambda v: ops.view(v, (1, -1) + (1,) * (nd - 2)))
+
+
+def group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, mean, rstd, N, C, group, eps):  # noqa: A002,N803
+    """Forward-mode tangent of native_group_norm's output: the layer-norm form within each group, then
+    the per-channel affine."""
+    groups = (N, group, -1)
+    x, xt = input_p.reshape(groups), input_t.reshape(groups)
+    m, r = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
+    xhat = (x - m) * r
+    out = r * (xt - np.mean(xt, axis=2, keepdims=True) - xhat * np.mean(xhat * xt, axis=2, keepdims=True))
+    rows = (N, C, -1)
+    out = _affine_jvp(out.reshape(rows), xhat.reshape(rows), weight_p, weight_t, bias_t,
+                      lambda v: v.reshape(1, C, 1))
+    return out.reshape(input_p.shape)
+
+
+def group_norm_jvp_graph(input_p, input_t, weight_p, weight_t, bias_t, mean, rstd, N, C, group, eps):  # noqa: A002,N803
+    ops = aten
+    x, xt = _composite_reshape(input_p, (N, group, -1)), _composite_reshape(input_t, (N, group, -1))
+    centered = x - ops.mean(x, [2], True)
+    r = ops.rsqrt(ops.mean(centered * centered, [2], True) + eps)
+    xhat = centered * r
+    out = r * (xt - ops.mean(xt, [2], True) - xhat * ops.mean(xhat * xt, [2], True))
+    out = _affine_jvp(_composite_reshape(out, (N, C, -1)), _composite_reshape(xhat, (N, C, -1)), weight_p,
+                      weight_t, bias_t, lambda v: ops.view(v, (1, C, 1)))
+    return _composite_reshape(out, tuple(input_p.shape))
+
+
 TENSOR_FUNCTIONS = {
     "batch_norm_backward": (batch_norm_backward, batch_norm_backward_graph),
     "group_norm_backward": (group_norm_backward, group_norm_backward_graph),
+    "batch_norm_jvp": (batch_norm_jvp, batch_norm_jvp_graph),
+    "group_norm_jvp": (group_norm_jvp, group_norm_jvp_graph),
 }

@@ -80,6 +80,42 @@ def clamp_backward_min_max_graph(grad, self, min, max):  # noqa: A002
             None if m_hi is None else aten.where(_mask_tensor(m_hi), grad, _zero(grad)))
 
 
+def _clamp_jvp_masks(self, mn, mx):
+    """torch's clamp_jvp: which tangent each element takes (``None`` bounds are absent). With both
+    bounds, ``min > max`` gives max's tangent; a tie with a single bound takes the bound's tangent."""
+    if mn is not None and mx is not None:
+        take_max = (mn > mx) | ((self > mx) & ~(self < mn))
+        take_min = ~(mn > mx) & (self < mn)
+        return take_min, take_max
+    if mn is not None:
+        return ~(self > mn), None
+    if mx is not None:
+        return None, ~(self < mx)
+    return None, None
+
+
+def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):  # noqa: A002
+    """Forward-mode tangent of clamp.Tensor: ``self_t`` where self is inside the bounds, the bound's
+    tangent where the bound was taken."""
+    take_min, take_max = _clamp_jvp_masks(self_p, min_p, max_p)
+    out = self_t
+    if take_min is not None:
+        out = np.where(take_min, min_t, out)
+    if take_max is not None:
+        out = np.where(take_max, max_t, out)
+    return out
+
+
+def clamp_jvp_graph(self_p, self_t, min_p, min_t, max_p, max_t):  # noqa: A002
+    take_min, take_max = _clamp_jvp_masks(self_p._array, _arr(min_p), _arr(max_p))
+    out = self_t
+    if take_min is not None:
+        out = aten.where(_mask_tensor(take_min), min_t, out)
+    if take_max is not None:
+        out = aten.where(_mask_tensor(take_max), max_t, out)
+    return out
+
+
 def _logit_mask(self, eps):
     if eps is None:
         return (self < 0) | (self > 1), np.nan
@@ -142,6 +178,7 @@ TENSOR_FUNCTIONS = {
     "isnan": (isnan, isnan_graph),
     "clamp_backward": (clamp_backward, clamp_backward_graph),
     "clamp_backward_min_max": (clamp_backward_min_max, clamp_backward_min_max_graph),
+    "clamp_jvp": (clamp_jvp, clamp_jvp_graph),
     "logit_backward": (logit_backward, logit_backward_graph),
     "gelu_backward": (gelu_backward, gelu_backward_graph),
     "zero_if_rounding": (zero_if_rounding, zero_if_rounding_graph),

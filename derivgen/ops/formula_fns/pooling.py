@@ -56,8 +56,22 @@ def adaptive_avg_pool2d_backward_graph(grad, self):
     return _apply_graph(grad, ah, aw)
 
 
+def max_pool2d_with_indices_jvp(self_t, indices):
+    """Forward-mode tangent of max pooling: the input's tangent read at each window's saved argmax."""
+    planes = int(np.prod(indices.shape[:-2]))
+    t = np.ascontiguousarray(self_t).reshape(planes, -1)
+    return np.take_along_axis(t, np.ascontiguousarray(indices).reshape(planes, -1), 1).reshape(indices.shape)
+
+
+def max_pool2d_with_indices_jvp_graph(self_t, indices):
+    planes = int(np.prod(tuple(indices.shape[:-2])))
+    out = aten.gather(_composite_reshape(self_t, (planes, -1)), 1, _composite_reshape(indices, (planes, -1)))
+    return aten.view(out, tuple(indices.shape))
+
+
 TENSOR_FUNCTIONS = {
     "max_pool2d_with_indices_backward": (max_pool2d_with_indices_backward, max_pool2d_with_indices_backward_graph),
+    "max_pool2d_with_indices_jvp": (max_pool2d_with_indices_jvp, max_pool2d_with_indices_jvp_graph),
     "avg_pool2d_backward": (avg_pool2d_backward, avg_pool2d_backward_graph),
     "adaptive_avg_pool2d_backward": (adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward_graph),
 }

@@ -253,6 +253,42 @@ def cumprod_backward_graph(grad, self, dim, result):
     return ops.cat(pieces, d)
 
 
+def _cumprod_jvp_zero_masks(self, d):
+    """For torch's cumprod_jvp with zeros in ``self``: the first zero along ``d`` and every element from
+    it on (where ``result`` is 0 and the tangent is ``cumprod`` of ``self`` with the first zero replaced
+    by its tangent)."""
+    zeros = self == 0
+    first = zeros & (np.cumsum(zeros, d) == 1)
+    return first, np.cumsum(first, d) > 0
+
+
+def cumprod_jvp(self_t, self_p, result, dim):
+    """Forward-mode tangent of cumprod: ``cumsum(self_t / self_p) * result`` away from zeros, exact with
+    zeros (torch's cumprod_jvp)."""
+    if self_p.ndim == 0:
+        return self_t.copy()
+    d = dim % self_p.ndim
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.cumsum(self_t / self_p, d) * result
+    if not (self_p == 0).any():
+        return out
+    first, after = _cumprod_jvp_zero_masks(self_p, d)
+    return np.where(after, np.cumprod(np.where(first, self_t, self_p), d), out)
+
+
+def cumprod_jvp_graph(self_t, self_p, result, dim):
+    ops = aten
+    if self_p.dim() == 0:
+        return self_t
+    d = dim % self_p.dim()
+    if not (self_p._array == 0).any():
+        return ops.cumsum(self_t / self_p, d) * result
+    first, after = _cumprod_jvp_zero_masks(self_p._array, d)
+    safe = ops.where(_mask_tensor(self_p._array == 0), 1.0, self_p)  # no 0/0 where the value is replaced
+    return ops.where(_mask_tensor(after), ops.cumprod(ops.where(_mask_tensor(first), self_t, self_p), d),
+                     ops.cumsum(self_t / safe, d) * result)
+
+
 def repeat_backward(grad, repeats, sizes):
     """Gradient of repeat: the tiles summed back onto the input."""
     lead = len(repeats) - len(sizes)
@@ -286,5 +322,6 @@ TENSOR_FUNCTIONS = {
     "var_backward": (var_backward, var_backward_graph),
     "linalg_vector_norm_backward": (linalg_vector_norm_backward, linalg_vector_norm_backward_graph),
     "cumprod_backward": (cumprod_backward, cumprod_backward_graph),
+    "cumprod_jvp": (cumprod_jvp, cumprod_jvp_graph),
     "repeat_backward": (repeat_backward, repeat_backward_graph),
 }

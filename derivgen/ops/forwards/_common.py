@@ -34,3 +34,11 @@ def accepts_pending(fn):
     to reduce it in the loop that computes it; the generator then passes it undeferred."""
     fn.accepts_pending = True
     return fn
+
+
+def returns_new_array(fn):
+    """Mark a forward whose result is always a new array sharing memory with nothing else; a backward
+    formula that ends in it yields a gradient the engine owns (it may sum into it in place or make it
+    a leaf's ``.grad`` without a copy, see derivgen/engine/execute.py)."""
+    fn.returns_new_array = True
+    return fn

@@ -29,3 +29,21 @@ def col2im_add(cols, sh, sw, dh, dw, out):
                         else:
                             for j in range(ow):
                                 row[j * sw + v * dw] += s[j]
+
+
+@kernel
+def col2im_add_wide(cols, kh, kw, out):
+    """out (N, C, Hp, Wp) += cols (N, C*kh*kw, run) in the wide layout of a unit-stride, undilated
+    convolution: column (c, u, v) is one run of the flattened plane c starting at u*Wp + v, so each
+    column is one contiguous (vectorised) add instead of OH rows of OW elements."""
+    n, c, hp, wp = out.shape
+    run = cols.shape[2]
+    for b in range(n):
+        for ch in range(c):
+            plane = out[b, ch].reshape(hp * wp)
+            for u in range(kh):
+                for v in range(kw):
+                    src = cols[b, (ch * kh + u) * kw + v]
+                    dst = plane[u * wp + v:u * wp + v + run]
+                    for t in range(run):
+                        dst[t] += src[t]

@@ -1,11 +1,12 @@
 """Linear-algebra forwards: mm, mv, dot, bmm, addmm, baddbmm, with torch's shape errors."""
 import numpy as np
 
-from derivgen.ops.forwards._common import _scalar_type_name, _tn
+from derivgen.ops.forwards._common import _scalar_type_name, _tn, returns_new_array
 
 
 # ---- linear algebra -------------------------------------------------------------------------
 
+@returns_new_array
 def mm(self, mat2):
     if self.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -19,6 +20,7 @@ def mm(self, mat2):
     return self @ mat2
 
 
+@returns_new_array
 def mv(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {vec.ndim}")
@@ -43,6 +45,7 @@ def dot(self, tensor):
     return np.asarray(self @ tensor)
 
 
+@returns_new_array
 def bmm(self, mat2):
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (bmm: got {list(self.shape)} and {list(mat2.shape)})")
@@ -54,6 +57,7 @@ def bmm(self, mat2):
 
 # ---- linear algebra --------------------------------------------------------------------------
 
+@returns_new_array
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     if mat1.dtype != mat2.dtype:  # addmm's own check (torch's text differs from mm's)
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar_type_name(mat1)} and "
@@ -66,6 +70,9 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the existing size "
                            f"({self.shape[-1]}) at non-singleton dimension {len(out_shape) - 1}.  Target sizes: "
                            f"{list(out_shape)}.  Tensor sizes: {list(self.shape)}") from None
+    if alpha == 1 and beta == 1 and np.result_type(prod, self) == prod.dtype:
+        # the common ``linear`` case: the bias added into the fresh product, no further copies
+        return np.add(prod, self, out=prod)
     out = prod if alpha == 1 else prod * prod.dtype.type(alpha)
     if beta != 0:
         out = out + (self if beta == 1 else self * self.dtype.type(beta))

@@ -1,6 +1,8 @@
-"""Datasets: the map-style ``Dataset`` base, ``IterableDataset``, ``TensorDataset``, ``Subset`` and
-``random_split``."""
+"""Datasets: the map-style ``Dataset`` base, ``IterableDataset``, ``TensorDataset``, ``ConcatDataset``,
+``ChainDataset``, ``Subset`` and ``random_split``."""
+import bisect
 import math
+import warnings
 
 from derivgen.core.generator import default_generator
 
@@ -12,12 +14,18 @@ class Dataset:
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
 
 class IterableDataset(Dataset):
     """A dataset read by iterating it (``__iter__``), not by index."""
 
     def __iter__(self):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -33,6 +41,62 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+class ConcatDataset(Dataset):
+    """The samples of several map-style datasets, one after the other."""
+
+    @staticmethod
+    def cumsum(sequence):
+        r, s = [], 0
+        for e in sequence:
+            s += len(e)
+            r.append(s)
+        return r
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = list(datasets)
+        if len(self.datasets) == 0:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
+        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
+        return self.datasets[dataset_idx][sample_idx]
+
+
+class ChainDataset(IterableDataset):
+    """The samples of several iterable datasets, one after the other (chained lazily)."""
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
 
 
 class Subset(Dataset):
@@ -67,6 +131,10 @@ def random_split(dataset, lengths, generator=default_generator):
         for i in range(remainder):
             subset_lengths[i % len(subset_lengths)] += 1
         lengths = subset_lengths
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()

@@ -1,5 +1,10 @@
-"""Samplers: the order in which a ``DataLoader`` reads a map-style dataset, and its batching."""
-from derivgen.core.generator import Generator
+"""Samplers: the order in which a ``DataLoader`` reads a map-style dataset, and its batching.
+
+The random samplers draw from a derivgen ``Generator``: a seed gives the same order on every run, but
+not the order torch draws for that seed."""
+import numpy as np
+
+from derivgen.core.generator import Generator, numpy_generator
 
 
 class Sampler:
@@ -49,6 +54,65 @@ class RandomSampler(Sampler):
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=generator).tolist()
         yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order (a new permutation on every iteration)."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        from derivgen.ops.factories import randperm
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (torch's
+    ``multinomial``: with replacement by default)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        from derivgen.core import dtypes
+        from derivgen.ops.factories import as_tensor
+        weights_tensor = as_tensor(weights, dtype=dtypes.float64)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError("weights should be a 1d sequence but given "
+                             f"weights have shape {tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        w = self.weights.numpy()
+        if (w < 0).any() or not np.isfinite(w).all():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        rng = numpy_generator(self.generator)
+        if self.replacement:
+            yield from rng.choice(len(w), size=self.num_samples, replace=True, p=w / w.sum()).tolist()
+            return
+        if self.num_samples > len(w):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        # exponential keys over the weights (zero weights last, in random order): the first num_samples
+        # are a weighted draw without replacement, which numpy's choice refuses when zeros must be taken
+        with np.errstate(divide="ignore"):
+            keys = rng.exponential(size=len(w)) / w
+        order = np.lexsort((rng.random(len(w)), keys))
+        yield from order[:self.num_samples].tolist()
 
     def __len__(self):
         return self.num_samples
