@@ -63,6 +63,7 @@ else:
 _LAZY = {name: (f"derivgen.{name}", None)
          for name in ("func", "linalg", "nn", "optim", "utils", "distributed", "cuda", "backends", "library")}
 _LAZY.update({"load": ("derivgen.serialization", "load"), "save": ("derivgen.serialization", "save"),
+              "vmap": ("derivgen.func", "vmap"),
               "load_library": ("derivgen.library", "load_library")})
 
 

@@ -15,6 +15,8 @@ from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _grad
 from derivgen.ops.factories import ones_like, zeros_like
+from derivgen import func as _func
+from derivgen.func.vmap import vmap as _vmap
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -261,6 +263,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     ``output_i.shape + input_j.shape`` (nested in tuples like the outputs and inputs)."""
     if strategy != "reverse-mode":
         raise NotImplementedError("derivgen's jacobian supports strategy='reverse-mode' only")
+    if vectorize and not create_graph:
+        return _vectorized_jacobian(func, inputs, strict)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -293,6 +297,29 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                           for el_idx, jac_i_el in enumerate(jac_i)),)
         jac = _grad_postprocess(jac, create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _vectorized_jacobian(func, inputs, strict):
+    """``vectorize=True``: every row of each output's Jacobian at once, as torch, by vmap of the
+    vector-Jacobian product over the one-hot cotangents. Under vmap the forward itself runs batched (one
+    forward and one backward pass per output, whatever the output's size)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    with enable_grad():
+        outputs = func(*[t.detach().requires_grad_(True) for t in inputs])
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+    if strict:
+        _check_requires_grad(outputs, "outputs", strict=strict)
+    jac = []
+    for i, out in enumerate(outputs):
+        n = out.numel()
+        basis = Tensor._make(np.eye(n, dtype=out._array.dtype).reshape((n,) + tuple(out.shape)))
+
+        def row(e, i=i):
+            _, vjp_fn = _func.vjp(lambda *xs: _as_tuple(func(*xs), "outputs", "jacobian")[1][i], *inputs)
+            return vjp_fn(e)
+        rows = _vmap(row)(basis)
+        jac.append(tuple(r.reshape(tuple(out.shape) + tuple(inp.shape)) for r, inp in zip(rows, inputs)))
+    return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):

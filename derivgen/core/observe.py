@@ -9,11 +9,16 @@ nothing of the runtime.
 An observer has four methods, each given what it needs and returning a token handed back at the end:
 ``op_start(name, args) -> token``, ``op_end(token, result)``, ``node_start(node) -> token`` and
 ``node_end(token, fused_with)`` (``fused_with``: the other nodes a fused region ran in the same kernel).
+
+An interceptor (``derivgen.func``'s vmap) is a callable ``(name, fn, kwargs) -> result or NotImplemented``
+asked before an op runs: it may compute the op's result itself (a batching rule), in which case the op
+function does not run and observers see the ops the rule runs instead.
 """
 import threading
 
 ACTIVE = False
 _observers = []
+_interceptors = []
 _lock = threading.Lock()
 
 
@@ -36,7 +41,22 @@ def remove_observer(observer):
     with _lock:
         if observer in _observers:
             _observers.remove(observer)
-        ACTIVE = bool(_observers)
+        ACTIVE = bool(_observers or _interceptors)
+
+
+def add_interceptor(interceptor):
+    global ACTIVE
+    with _lock:
+        _interceptors.append(interceptor)
+        ACTIVE = True
+
+
+def remove_interceptor(interceptor):
+    global ACTIVE
+    with _lock:
+        if interceptor in _interceptors:
+            _interceptors.remove(interceptor)
+        ACTIVE = bool(_observers or _interceptors)
 
 
 def wanted(fn):
@@ -46,7 +66,12 @@ def wanted(fn):
 
 
 def call_op(name, fn, kwargs):
-    """Run ``fn(**kwargs)`` (a generated op) between every observer's ``op_start`` and ``op_end``."""
+    """Run ``fn(**kwargs)`` (a generated op) between every observer's ``op_start`` and ``op_end``, unless
+    an interceptor computes the result."""
+    for intercept in list(_interceptors):
+        result = intercept(name, fn, kwargs)
+        if result is not NotImplemented:
+            return result
     observers = list(_observers)
     cur = _current
     prev, cur.fn = cur.fn, fn

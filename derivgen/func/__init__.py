@@ -2,18 +2,31 @@
 
 ``jvp`` and ``jacfwd`` run forward mode (dual tensors, ``derivgen.autograd.forward_ad``); ``vjp``,
 ``grad``, ``grad_and_value`` and ``jacrev`` run reverse mode; ``hessian`` is ``jacfwd(jacrev(f))`` as in
-torch. ``vmap`` is not provided. Functions take and return Tensors or tuples of Tensors; ``argnums``
-selects the differentiated positional arguments as torch's does.
+torch; ``vmap`` (``derivgen.func.vmap``) maps a function over a batch dimension. Functions take and return
+Tensors or tuples of Tensors; ``argnums`` selects the differentiated positional arguments as torch's does.
+
+Inside vmap, the reverse-mode transforms differentiate the physical values: each differentiated input
+becomes a leaf batched at every active vmap level (an input shared by the examples is expanded), so the
+gradient of the summed per-example outputs is the per-example gradient (``vmap(grad(f))``).
 """
 import numpy as np
 
 from derivgen.autograd import forward_ad as _fwAD
 from derivgen.core.grad_mode import enable_grad
 from derivgen.core.tensor import Tensor
-from derivgen.engine.api import grad as _autograd_grad
+from derivgen.func.batching import BatchedTensor, active_levels
+from derivgen.func.batching.dispatch import suspended_level
+from derivgen.core.registry import aten
+from derivgen.func.batching.registry import batch_size
+from derivgen.func.batching.autograd import example as _example
+from derivgen.func.batching.autograd import grad as _autograd_grad
+from derivgen.func.batching.autograd import levels_of as _levels_of
+from derivgen.func.batching.tensor import materialize_levels, rewrap_levels
+from derivgen.func.pytree import tree_flatten, tree_unflatten
+from derivgen.func.vmap import vmap
 from derivgen.generated import ops as _ops
 
-__all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian"]
+__all__ = ["jvp", "jacfwd", "vjp", "grad", "grad_and_value", "jacrev", "hessian", "vmap"]
 
 
 def _tuple(x):
@@ -27,12 +40,45 @@ def _check_tensors(values, fn_name, what):
 
 
 def _detached(t):
+    """A new leaf with ``t``'s values; inside vmap a BatchedTensor at every active level, whose innermost
+    physical value is the leaf (so gradients with respect to it are per example)."""
+    levels = active_levels()
+    if levels and isinstance(t, Tensor):
+        plain = materialize_levels(t, levels)
+        # no copy: an input shared by the examples stays a stride-0 view (a C-order copy would cost a
+        # write of every example's copy, and matmul on the broadcast view is one BLAS call)
+        return rewrap_levels(Tensor._make(plain._array), levels)
     return Tensor._make(t._array)
+
+
+def _per_example(fn, args):
+    """``fn(*args)`` one example at a time for the innermost vmap level batching ``args``, the results (a
+    pytree of Tensors) stacked at that level again; None when no argument is batched at an active level."""
+    levels = active_levels()
+    found = [lv for a in args for lv in _levels_of(a) if lv in levels]
+    if not found:
+        return None
+    level = max(found)
+    examples = [[_example(a, level, b) for a in args] for b in range(batch_size(level))]
+    with suspended_level(level):
+        per = [fn(*ex) for ex in examples]
+    flat = [tree_flatten(p)[0] for p in per]
+    spec = tree_flatten(per[0])[1]
+    stacked = [BatchedTensor(aten.stack([f[k] for f in flat], 0), level) if isinstance(flat[0][k], Tensor)
+               else flat[0][k] for k in range(len(flat[0]))]
+    return tree_unflatten(stacked, spec)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` by forward mode; ``strict=True`` refuses an output that does not
-    depend on the primals (torch's error)."""
+    depend on the primals (torch's error). Inside vmap, with batched primals or tangents, one JVP per
+    example: the forward-mode rules compute on arrays, not on batched tensors."""
+    if isinstance(primals, tuple) and isinstance(tangents, tuple) and len(primals) == len(tangents):
+        n = len(primals)
+        looped = _per_example(lambda *a: jvp(func, tuple(a[:n]), tuple(a[n:]), strict=strict, has_aux=has_aux),
+                              primals + tangents)
+        if looped is not None:
+            return looped
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
@@ -75,8 +121,7 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(*cotangents):
         cts = cotangents[0] if len(cotangents) == 1 and isinstance(cotangents[0], tuple) else cotangents
         grads = _autograd_grad(list(outs), list(leaves), list(cts), retain_graph=True, allow_unused=True)
-        return tuple(g if g is not None else Tensor._make(np.zeros(p._array.shape, p._array.dtype))
-                     for g, p in zip(grads, leaves))
+        return tuple(g if g is not None else _zeros_for(p) for g, p in zip(grads, leaves))
     prim = tuple(_detached(o) for o in outs)
     prim = prim if isinstance(out, tuple) else prim[0]
     return (prim, vjp_fn, aux) if has_aux else (prim, vjp_fn)
@@ -92,14 +137,30 @@ def _argnums_tuple(argnums, n):
     return tuple(a % n for a in nums)
 
 
+def _zeros_for(leaf):
+    """A zero gradient for ``leaf`` (batched as it is inside vmap)."""
+    levels = active_levels()
+    if levels and isinstance(leaf, BatchedTensor):
+        plain = materialize_levels(leaf, levels)
+        return rewrap_levels(Tensor._make(np.zeros(plain._array.shape, plain._array.dtype)), levels)
+    return Tensor._make(np.zeros(leaf._array.shape, leaf._array.dtype))
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
-    """``f -> (grad of f's scalar output with respect to args[argnums], value)``."""
+    """``f -> (grad of f's scalar output with respect to args[argnums], value)``; a differentiated argument
+    may be a pytree (tuple, list, dict) of Tensors, its gradient then has the same structure."""
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args))
         with enable_grad():
             args = list(args)
+            specs = []
+            leaves = []
             for i in nums:
-                args[i] = _detached(args[i]).requires_grad_(True)
+                flat, spec = tree_flatten(args[i])
+                flat = [_detached(t).requires_grad_(True) for t in flat]
+                args[i] = tree_unflatten(flat, spec)
+                specs.append((spec, len(flat)))
+                leaves += flat
             out = func(*args, **kwargs)
             aux = None
             if has_aux:
@@ -110,10 +171,13 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                                    f"tensor with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
                                    "instead?")
-            grads = _autograd_grad([out], [args[i] for i in nums], allow_unused=True)
-        grads = tuple(g if g is not None else Tensor._make(np.zeros(args[i]._array.shape, args[i]._array.dtype))
-                      for g, i in zip(grads, nums))
-        g = grads if isinstance(argnums, tuple) else grads[0]
+            flat_grads = _autograd_grad([out], leaves, allow_unused=True)
+        flat_grads = [g if g is not None else _zeros_for(leaf) for g, leaf in zip(flat_grads, leaves)]
+        grads, start = [], 0
+        for spec, n in specs:
+            grads.append(tree_unflatten(flat_grads[start:start + n], spec))
+            start += n
+        g = tuple(grads) if isinstance(argnums, tuple) else grads[0]
         value = _detached(out)
         return (g, (value, aux)) if has_aux else (g, value)
     return wrapper
@@ -139,8 +203,12 @@ def _stack_jacobian(columns, out_shape, in_shape, dtype):
 
 
 def jacfwd(func, argnums=0, has_aux=False):
-    """The Jacobian by forward mode: one JVP per input element (a basis tangent)."""
+    """The Jacobian by forward mode: one JVP per input element (a basis tangent). Inside vmap, with
+    batched arguments, one Jacobian per example: the forward-mode rules compute on arrays."""
     def wrapper(*args):
+        looped = _per_example(wrapper, args)
+        if looped is not None:
+            return looped
         nums = _argnums_tuple(argnums, len(args))
         per_input = []
         aux = None
@@ -181,10 +249,44 @@ def _tangent_array(o):
     return np.zeros(o._array.shape, o._array.dtype) if t is None else t._array
 
 
+def _jacrev_vectorized(func, args, nums, argnums, has_aux):
+    """torch's jacrev: vmap of the vector-Jacobian product over the one-hot cotangents of each output.
+    Under vmap the forward runs once for all rows and one backward pass gives them all."""
+    out = func(*args)
+    aux = None
+    if has_aux:
+        out, aux = out
+    outs = _tuple(out)
+    jacs = []
+    for index, o in enumerate(outs):
+        n = o.numel()
+        basis = Tensor._make(np.eye(n, dtype=o._array.dtype).reshape((n,) + tuple(o.shape)))
+
+        def row(e, index=index):
+            def partial(*diff):
+                call = list(args)
+                for i, d in zip(nums, diff):
+                    call[i] = d
+                res = func(*call)
+                return _tuple(res[0] if has_aux else res)[index]
+            return vjp(partial, *[args[i] for i in nums])[1](e)
+        rows = vmap(row)(basis) if n else tuple(Tensor._make(np.zeros((0,) + tuple(args[i].shape), o._array.dtype))
+                                                for i in nums)
+        jac = tuple(r.reshape(tuple(o.shape) + tuple(args[i].shape)) for r, i in zip(rows, nums))
+        jacs.append(jac if isinstance(argnums, tuple) else jac[0])
+    result = tuple(jacs) if isinstance(out, tuple) else jacs[0]
+    return (result, aux) if has_aux else result
+
+
 def jacrev(func, argnums=0, has_aux=False):
-    """The Jacobian by reverse mode: one vector-Jacobian product per output element."""
+    """The Jacobian by reverse mode: vmap of the vector-Jacobian product over the one-hot cotangents, as
+    torch; inside a dual level (``hessian``'s forward over reverse) one product per output element, with
+    a graph the tangents flow through."""
     def wrapper(*args):
         nums = _argnums_tuple(argnums, len(args))
+        if _fwAD._current_level() < 0 and not any(_fwAD.unpack_dual(a).tangent is not None
+                                                  for a in args if isinstance(a, Tensor)):
+            return _jacrev_vectorized(func, args, nums, argnums, has_aux)
         with enable_grad():
             call = list(args)
             leaves = []
