@@ -316,7 +316,6 @@ def test_grad_unreachable_discovery(torch):
     assert y.grad is None
 
 
-@pytest.mark.derivgen_gap('is_grads_batched=True (a vmap over grad_outputs) is not supported')
 def test_grad_batched_grad(torch):
     x = torch.randn(2, 2, requires_grad=True)
     out = x.clone()
@@ -1089,3 +1088,38 @@ def test_reentrant_child_error(torch):
     d = ReentrantFunc.apply(c)
     with pytest.raises(Exception, match="Simulate error"):
         d.sum().backward()
+
+
+def test_grad_batched_grad_matches_per_element_grads(torch):
+    x = torch.randn(2, 3, requires_grad=True)
+    y = torch.randn(3, requires_grad=True)
+    unused = torch.randn(4, requires_grad=True)
+    out1, out2 = (x * y).sin(), (y * y).sum(0, keepdim=True)
+    g1, g2 = torch.randn(5, 2, 3), torch.randn(5, 1)
+    gx, gy, gu = torch.autograd.grad((out1, out2), (x, y, unused), (g1, g2), retain_graph=True,
+                                     is_grads_batched=True, allow_unused=True)
+    assert gu is None
+    for b in range(5):
+        ex, ey = torch.autograd.grad((out1, out2), (x, y), (g1[b], g2[b]), retain_graph=True)
+        assert_equal(gx[b], ex)
+        assert_equal(gy[b], ey)
+    gm = torch.autograd.grad(out1, (x, unused), g1, retain_graph=True, is_grads_batched=True,
+                             materialize_grads=True)[1]
+    assert_equal(gm, torch.zeros(4))
+    with pytest.raises(RuntimeError, match=r"If `is_grads_batched=True`, we interpret the first dimension .* "
+                                           r"mismatch was detected: grad_output\[0\]"):
+        torch.autograd.grad(out1, x, torch.randn(5, 3, 2), retain_graph=True, is_grads_batched=True)
+    with pytest.raises(ValueError, match=r"vmap: Expected all tensors to have the same size in the mapped "
+                                         r"dimension, got sizes \[5, 4\] for the mapped dimension"):
+        torch.autograd.grad((out1, out2), x, (g1, torch.randn(4, 1)), retain_graph=True, is_grads_batched=True)
+
+
+def test_grad_batched_grad_create_graph(torch):
+    x = torch.randn(3, requires_grad=True)
+    v = torch.randn(4, 3, requires_grad=True)
+    (g,) = torch.autograd.grad(x ** 3, x, v, create_graph=True, is_grads_batched=True)
+    assert g.requires_grad
+    assert_equal(g, 3 * x.detach() ** 2 * v.detach())
+    gx, gv = torch.autograd.grad(g.sum(), (x, v))
+    assert_equal(gx, (6 * x * v).sum(0).detach())
+    assert_equal(gv, (3 * x ** 2).expand(4, 3).detach())
