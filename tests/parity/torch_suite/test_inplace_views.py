@@ -444,7 +444,6 @@ def test_inplace_view_non_contig(torch):
     assert_equal(root.grad.tolist(), [[1, 2], [1, 1], [1, 1]])
 
 
-@pytest.mark.derivgen_gap('unsafe_split / unsafe_split_with_sizes / unsafe_chunk are not implemented')
 def test_inplace_view_multi_output_unsafe(torch):
     for f in [lambda t: t.unsafe_split(1), lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
               lambda t: t.unsafe_chunk(3)]:
@@ -561,7 +560,6 @@ def test_inplace_on_view_saved_index(torch):
     assert_equal(b.grad, torch.tensor([0.0, 2.0, 0.0], dtype=torch.double))
 
 
-@pytest.mark.derivgen_gap('put_ is not implemented')
 def test_put(torch):
     root = torch.randn(4, 5, requires_grad=True)
     values = torch.randn(6, requires_grad=True)
@@ -670,3 +668,58 @@ def test_inplace_mul_saved_check(torch):
     with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been "
                                            "modified by an inplace operation"):
         c.sum().backward()
+
+
+def test_put_accumulate_and_take(torch):
+    root = torch.randn(4, 5, requires_grad=True)
+    values = torch.randn(2, 3, requires_grad=True)
+    idx = torch.tensor([[1, 2, 1], [-1, 0, 1]])
+
+    def put_accumulate(root, values):
+        return root.clone().put_(idx, values, accumulate=True)
+
+    torch.autograd.gradcheck(put_accumulate, [root, values])
+    torch.autograd.gradgradcheck(put_accumulate, [root, values])
+    torch.autograd.gradcheck(lambda r, v: torch.put(r, torch.tensor([3, -2, 0]), v[0]), [root, values])
+    taken = torch.take(root, idx)
+    assert taken.shape == idx.shape
+    assert taken.grad_fn.name() == "TakeBackward0"
+    assert root.clone().put_(idx, values).grad_fn.name() == "PutBackward0"
+    torch.autograd.gradcheck(lambda r: torch.take(r, idx), [root])
+    torch.autograd.gradgradcheck(lambda r: torch.take(r, idx), [root])
+
+
+def test_put_take_errors(torch):
+    x = torch.randn(4, 5)
+    with pytest.raises(IndexError, match="out of range: tried to access index 20 on a tensor of 20 elements."):
+        x.put_(torch.tensor([20]), torch.tensor([1.0]))
+    with pytest.raises(IndexError, match="out of range: tried to access index -21 on a tensor of 20 elements."):
+        x.take(torch.tensor([-21]))
+    with pytest.raises(IndexError, match=r"put_\(\): Expected source and index to have the same number of elements, "
+                                         r"but got source.numel\(\) = 1, index.numel\(\) = 2"):
+        x.put(torch.tensor([1, 2]), torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"put_\(\): Expected a long tensor for index, but got Int"):
+        x.put_(torch.tensor([1], dtype=torch.int32), torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"take\(\): Expected a long tensor for index, but got Double"):
+        x.take(torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"put_\(\): self and source expected to have the same dtype, but got "
+                                           r"self.dtype = Double and source.dtype = Long"):
+        x.put_(torch.tensor([1]), torch.tensor([1]))
+    leaf = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf.put_(torch.tensor([0]), torch.tensor([1.0]))
+
+
+def test_unsafe_split_outputs_are_not_views(torch):
+    a = torch.randn(4, 3, requires_grad=True)
+    b = a * 2
+    pieces = [b.unsafe_split(2), b.unsafe_split_with_sizes([1, 3]), b.unsafe_chunk(2, dim=1),
+              torch.unsafe_split(b, 3, 1), torch.unsafe_chunk(b, 3)]
+    names = ["UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0", "UnsafeSplitBackward0",
+             "UnsafeSplitBackward0", "UnsafeSplitBackward0"]
+    for outs, name in zip(pieces, names):
+        assert all(o.grad_fn.name() == name and o._base is None for o in outs)
+    assert [list(o.shape) for o in pieces[2]] == [[4, 2], [4, 1]]
+    assert [list(o.shape) for o in pieces[4]] == [[2, 3], [2, 3]]
+    torch.autograd.gradcheck(lambda t: t.unsafe_split_with_sizes([1, 3])[1] * 3, [a])
+    torch.autograd.gradgradcheck(lambda t: torch.unsafe_chunk(t * t, 2, 1), [a])
