@@ -29,9 +29,9 @@ import numpy as np
 
 from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
+from derivgen.core.node import Node, SavedVariable, gradient_edge
 from derivgen.core.tensor import Tensor
-from derivgen.ops.inplace import forbid_inplace_on_view
+from derivgen.ops.inplace import forbid_inplace_on_view, set_inplace_history
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -287,7 +287,8 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
                           "there is no need to pass it to mark_dirty().")
         var._grad = None
         var._hooks = None
-        rebase_history(var, ctx, nr)
+        # a dirty view rewrites its base's history (CopySlices wrapping this node), as any in-place op on a view
+        set_inplace_history(var, ctx, nr)
         return var
     if is_input:
         var = _alias(var)

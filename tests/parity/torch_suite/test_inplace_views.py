@@ -406,7 +406,6 @@ def test_inplace_view_modify_base(torch):
     torch.autograd.gradgradcheck(fn, [r])
 
 
-@pytest.mark.derivgen_gap('a custom Function that mark_dirty()s a view: the gradient of its other input is lost through CopySlices')
 def test_inplace_view_python(torch):
     a = torch.randn(4, 4, dtype=torch.double, requires_grad=True)
     b = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
