@@ -543,9 +543,10 @@ FUNCTIONS = {
     "softmax": softmax, "log_softmax": log_softmax, "max": max_or_maximum, "min": min_or_minimum,
 }
 from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
+from derivgen.ops.tensor_set import set_  # noqa: E402  (a Tensor method only)
 
 METHODS = {
-    "resize_": resize_, "resize_as_": resize_as_,
+    "resize_": resize_, "resize_as_": resize_as_, "set_": set_,
     "reshape": reshape, "flatten": flatten, "expand_as": expand_as, "view_as": view_as,
     "reshape_as": reshape_as, "type_as": type_as, "contiguous": contiguous, "to": to, "matmul": matmul,
     "square": square, "var": var, "std": std, "norm": norm, "split": split, "chunk": chunk,

@@ -104,7 +104,6 @@ def test_grad_to_node(torch):
     check_matches(out, x)
 
 
-@pytest.mark.derivgen_gap('Tensor.set_ is not implemented')
 def test_grad_to_node_set(torch):
     x = torch.rand(2, requires_grad=True)
     x_edge = torch.autograd.graph.get_gradient_edge(x)

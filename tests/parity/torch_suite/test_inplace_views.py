@@ -741,3 +741,51 @@ def test_sibling_view_grad_fn_regenerated_after_inplace_on_view(torch):
     assert v2.grad_fn.name() == "AsStridedBackward0"
     (v2 * torch.tensor([10.0, 100.0])).sum().backward()
     assert_equal(leaf.grad, torch.tensor([0.0, 30.0, 100.0, 0.0]))
+
+
+def test_set_overloads(torch):
+    source = torch.arange(6.0)
+    x = torch.zeros(2)
+    assert x.set_(source) is x
+    assert x.shape == (6,) and x._version == 1
+    x[0] = 10.0  # shares memory with source
+    assert source[0].item() == 10.0
+    tail = source[1:]
+    y = torch.zeros(1).set_(tail, 1, (2, 2))
+    assert_equal(y, torch.tensor([[2.0, 3.0], [4.0, 5.0]]))
+    z = torch.zeros(1).set_(source=tail, storage_offset=0, size=(2, 2), stride=(1, 2))
+    assert z.stride() == (1, 2)
+    assert_equal(z, torch.tensor([[1.0, 3.0], [2.0, 4.0]]))
+    empty = torch.ones(2, 3).set_()
+    assert empty.shape == (0,) and empty.dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Could not set tensor of type long int to a tensor of type double"):
+        torch.zeros(2).set_(torch.zeros(2, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match=r"unequal size length \(2\) and stride length \(1\)"):
+        torch.zeros(2).set_(source, 0, (2, 3), (1,))
+    with pytest.raises(RuntimeError, match="Tensor: invalid storage offset -1"):
+        torch.zeros(2).set_(tail, -2, (2, 2))
+    with pytest.raises(RuntimeError, match="passed in tensor to be used as storage must be contiguous"):
+        torch.zeros(2).set_(source.reshape(2, 3).t(), 0, (2,))
+
+
+def test_set_autograd(torch):
+    leaf = torch.rand(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf.set_(torch.rand(3))
+    plain = torch.rand(2)
+    source = torch.rand(3, requires_grad=True)
+    plain.set_(source)
+    assert plain.requires_grad and plain.grad_fn.name().endswith("autograd::NotImplemented")
+    assert plain.grad_fn.next_functions[0] == (None, 0)
+    assert plain.grad_fn.next_functions[1][0] is torch.autograd.graph.get_gradient_edge(source).node
+    with pytest.raises(RuntimeError, match="derivative for set_ is not implemented"):
+        plain.sum().backward()
+    nonleaf = torch.rand(2, requires_grad=True).clone()
+    with torch.no_grad():
+        before = nonleaf.grad_fn
+        nonleaf.set_(torch.rand(3))
+    assert nonleaf.grad_fn is before and nonleaf._version == 1
+    with torch.no_grad():
+        detached = torch.rand(2)
+        detached.set_(source)
+    assert not detached.requires_grad
