@@ -252,15 +252,16 @@ def has_tangents(args):
 
 
 def custom_function_jvp(user_jvp, ctx, args, outs):
-    """Forward mode through ``autograd.Function``: the user's ``jvp(ctx, *tangents)`` (zeros for a Tensor
-    input without a tangent, None for other arguments; ``ctx.saved_tensors`` gives what the forward
+    """Forward mode through ``autograd.Function``: the user's ``jvp(ctx, *tangents)`` (zeros for a floating
+    Tensor input without a tangent, None for other arguments; ``ctx.saved_tensors`` gives what the forward
     passed to ``ctx.save_for_forward``), one tangent per Tensor output. ``user_jvp`` is None when the
-    Function defines no jvp."""
+    Function defines no jvp. The tangents must alias as the outputs do (``_check_jvp_result``)."""
     if user_jvp is None:
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                   "with forward mode AD.")
-    tangents = [None if not isinstance(a, Tensor) else (tangent_of(a) if tangent_of(a) is not None else _zeros(a))
-                for a in args]
+    tangents = [(tangent_of(a) if tangent_of(a) is not None else _zeros(a))
+                if isinstance(a, Tensor) and a.dtype.is_floating_point else None for a in args]
+    versions = [t._version if t is not None else None for t in tangents]
     ctx._in_jvp = True
     try:
         with paused():
@@ -270,11 +271,69 @@ def custom_function_jvp(user_jvp, ctx, args, outs):
     res = list(res) if isinstance(res, tuple) else [res]
     if len(res) != len(outs):
         raise RuntimeError(f"jvp() returned an incorrect number of gradients (expected {len(outs)}, got {len(res)})")
-    for o, t in zip(outs, res):
-        if not isinstance(o, Tensor) or t is None:
+    nondiff = set(getattr(ctx, "_nondiff_outputs", ()))
+    dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
+    for i, (o, t) in enumerate(zip(outs, res)):
+        if not isinstance(o, Tensor):
+            continue
+        if i in nondiff or not o.dtype.is_floating_point:
+            if t is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   "position instead.")
+            continue
+        if t is None:
             continue
         if tuple(t.shape) != tuple(o.shape):
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(o.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
+        _check_jvp_result(o, t, args, tangents, versions, id(o) in dirty)
         set_tangent(o, t)
+
+
+def _check_jvp_result(out, tangent, args, tangents, versions, is_dirty):
+    """torch's aliasing rules for a custom Function's tangents: an input modified in place (mark_dirty) has
+    its tangent modified in place; an output that is a view of an input (or the input returned as-is) gets
+    a tangent that is a view of that input's tangent (or of its tangent's base, when the output's forward
+    base is the input's base)."""
+    if is_dirty:
+        k = next((k for k, a in enumerate(args) if a is out), None)
+        if k is not None and tangents[k] is not None and tangents[k]._version == versions[k]:
+            raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If "
+                               "the forward is modifying an input inplace, then the jvp function must modify the "
+                               "corresponding gradient inplace.")
+        return
+    base = _forward_base(out)
+    if base is out:
+        return
+    if tangent._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is not "
+                           "returning a view.")
+    for k, a in enumerate(args):
+        if tangents[k] is None:
+            continue
+        if a is base:
+            if _root(tangent) is not _root(tangents[k]):
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "given grad input.")
+            return
+        if _forward_base(a) is base:
+            if _root(tangent) is not _root(tangents[k]):
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "same base as the given grad input.")
+            return
+
+
+def _forward_base(t):
+    """The furthest base of view ``t`` that is still forward-differentiable (has a tangent): make_dual's view
+    of a primal without a tangent is a base of its own, as in torch's forward view tracking."""
+    while t._base is not None and tangent_of(t._base) is not None:
+        t = t._base
+    return t if t._base is None or tangent_of(t) is not None else t._base
+
+
+def _root(t):
+    while t._base is not None:
+        t = t._base
+    return t

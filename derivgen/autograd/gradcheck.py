@@ -147,6 +147,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_grad or check_batched_forward_grad:
         raise NotImplementedError("derivgen's gradcheck does not support check_batched_grad and "
                                   "check_batched_forward_grad")
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     tupled = _as_tuple(inputs)
     diff_inputs = list(_iter_tensors(tupled, True))
     if not diff_inputs:
@@ -160,31 +162,23 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     all_outs = _as_tuple(func(*tupled))
     positions = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor) and o.requires_grad]
     outputs = [all_outs[p] for p in positions]
+    # torch's order: the backward Jacobians, then the forward ones (a backward failure is the one reported),
+    # then the checks that need backward only
+    if check_backward_ad:
+        res = _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_inputs, eps, atol, rtol,
+                                       nondet_tol, fast_mode, raise_exception)
+        if res is not True:
+            return res
     if check_forward_ad:
         res = _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception)
         if res is not True:
             return res
-    if not check_backward_ad:
+        if check_undefined_grad:
+            res = _check_undefined_tangent(func, tupled, raise_exception)
+            if res is not True:
+                return res
+    if not check_backward_ad or not outputs:
         return True
-
-    if not outputs:
-        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
-        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
-            for n in cols:
-                if np.any(n != 0):
-                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
-        return True
-
-    if fast_mode:
-        ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
-        if not ok:
-            return _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception,
-                               prefix="Gradcheck failed in fast mode (v^T J u differs for random u, v); the full "
-                                      "Jacobians, recomputed in slow mode:\n\n")
-    else:
-        res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
-        if res is not True:
-            return res
     # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
     zeros = [Tensor._make(np.zeros(o._array.shape, o._array.dtype)) for o in outputs]
     grads = _grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
@@ -195,6 +189,35 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             return _fail("Gradient has dtype mismatch", raise_exception)
         if np.any(g._array != 0):
             return _fail("backward not multiplied by grad_output", raise_exception)
+    if check_undefined_grad:
+        res = _check_undefined_grad(outputs, raise_exception)
+        if res is not True:
+            return res
+    return True
+
+
+def _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
+                             fast_mode, raise_exception):
+    """The Jacobians from backward against central differences, and the backward's reentrancy."""
+    if not outputs:
+        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
+        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
+            for n in cols:
+                if np.any(n != 0):
+                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
+        return True
+    if fast_mode:
+        ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
+        if not ok:
+            res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception,
+                              prefix="Gradcheck failed in fast mode (v^T J u differs for random u, v); the full "
+                                     "Jacobians, recomputed in slow mode:\n\n")
+            if res is not True:
+                return res
+    else:
+        res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
+        if res is not True:
+            return res
     if nondet_tol >= 0:
         # reentrant: the same backward twice gives the same gradients
         rng = np.random.default_rng(0)
@@ -207,11 +230,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                              "multiple times gives different values, although analytical gradient matches "
                              f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.",
                              raise_exception)
-    if check_undefined_grad:
-        res = _check_undefined_grad(outputs, raise_exception)
-        if res is not True:
-            return res
     return True
+
+
+def _check_undefined_tangent(func, tupled, raise_exception):
+    from derivgen.autograd._forward_check import undefined_tangent_mismatch
+    msg = undefined_tangent_mismatch(func, tupled)
+    return True if msg is None else _fail(msg, raise_exception)
 
 
 def _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception):

@@ -202,7 +202,7 @@ def jacrev(func, argnums=0, has_aux=False):
                 flat = o.reshape(-1)
                 for k in range(flat.shape[0]):
                     gs = _autograd_grad([flat[k]], leaves, retain_graph=True, allow_unused=True,
-                                        create_graph=_fwAD._current_level() >= 0)
+                                        create_graph=_fwAD._current_level >= 0)
                     for r, g, leaf in zip(rows, gs, leaves):
                         r.append(g if g is not None else leaf * 0)
                 jac = []

@@ -544,6 +544,7 @@ FUNCTIONS = {
 }
 from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
 from derivgen.ops.tensor_set import set_  # noqa: E402  (a Tensor method only)
+from derivgen.ops.factories import NEW_METHODS  # noqa: E402  (Tensor methods only)
 
 METHODS = {
     "resize_": resize_, "resize_as_": resize_as_, "set_": set_,
@@ -554,6 +555,7 @@ METHODS = {
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "outer": outer,
     "softmax": softmax, "log_softmax": log_softmax, "where": where_method, "max": max_or_maximum, "min": min_or_minimum,
 }
+METHODS.update(NEW_METHODS)
 
 
 def is_tensor(obj):
