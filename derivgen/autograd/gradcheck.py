@@ -49,10 +49,23 @@ def _differentiable_outputs(x):
 
 
 def _output_arrays(func, inputs, positions):
-    """The float64 values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may
-    alias an input that is about to be perturbed again)."""
+    """The values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may alias an
+    input that is about to be perturbed again), in float64 unless the output is of another floating dtype
+    (kept so that a change of dtype under perturbation is seen; differences are taken in float64)."""
     outs = _as_tuple(func(*inputs))
-    return [np.array(outs[p]._array, dtype=np.float64, copy=True) for p in positions]
+    return [np.array(outs[p]._array, dtype=None if outs[p]._array.dtype.kind == "f" else np.float64, copy=True)
+            for p in positions]
+
+
+def _check_same_dtype_and_shape(a, b, eps):
+    if a.shape != b.shape:
+        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed by "
+                             f"{eps}, but got: shapes derivgen.Size({list(a.shape)}) and "
+                             f"derivgen.Size({list(b.shape)}).")
+    if a.dtype != b.dtype:
+        from derivgen.core.dtypes import from_numpy_dtype
+        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed by "
+                             f"{eps}, but got: dtypes {from_numpy_dtype(a.dtype)} and {from_numpy_dtype(b.dtype)}.")
 
 
 class _Perturbed:
@@ -89,6 +102,7 @@ def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
                 if cols is None:
                     cols = [np.zeros((n, p.size)) for p in plus]
                 for i, (p, m) in enumerate(zip(plus, minus)):
+                    _check_same_dtype_and_shape(m, p, eps)
                     cols[i][k] = ((p - m) / (2 * eps)).reshape(-1)
         if cols is None:  # an empty input
             cols = [np.zeros((0, np.size(o))) for o in _output_arrays(func, inputs, positions)]
@@ -285,6 +299,7 @@ def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
                 flat[:] = base - eps * us[j].reshape(-1)
                 minus = _output_arrays(func, tupled, [positions[i]])[0]
                 flat[:] = base
+            _check_same_dtype_and_shape(minus, plus, eps)
             n = float(np.sum((plus - minus) / (2 * eps) * vs[i]))
             if not abs(a - n) <= atol + rtol * abs(n):
                 return False

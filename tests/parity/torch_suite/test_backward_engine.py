@@ -1122,3 +1122,100 @@ def test_grad_batched_grad_create_graph(torch):
     gx, gv = torch.autograd.grad(g.sum(), (x, v))
     assert_equal(gx, (6 * x * v).sum(0).detach())
     assert_equal(gv, (3 * x ** 2).expand(4, 3).detach())
+
+
+def test_unused_grad_requires_grad_with_materialize(torch):
+    x = torch.ones(10, requires_grad=True)
+    y = torch.ones(10, requires_grad=True)
+    z = (x ** 2).sum()
+
+    g = torch.autograd.grad(z, (x, y), allow_unused=True, materialize_grads=True, create_graph=False)
+
+    assert not g[0].requires_grad
+    assert not g[1].requires_grad
+
+
+def test_power_function(torch):
+    inf = float("inf")
+    a = torch.tensor([0.0, 0.0, 0.0])
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    c = torch.sum(a ** b)
+    c.backward()
+    assert_equal(b.grad, torch.tensor([-inf, 0.0, 0.0]))
+
+    s = 0
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    c = torch.sum(s ** b)
+    c.backward()
+    assert_equal(b.grad, torch.tensor([-inf, 0.0, 0.0]))
+
+
+def test_reentrant_with_leaf_variable_hook(torch):
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def add_gradient_penalty_to_grad(grad):
+        handle.remove()
+        old_param_grad = grad
+        param.grad = None
+        # Add some sort of gradient penalty by directly updating the gradients
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            new_param = param.detach().requires_grad_()
+            out = ((g * 2) + new_param).sum()
+            out.backward()
+        res = g.grad + grad
+        param.grad = old_param_grad
+        return res
+
+    handle = param.register_hook(add_gradient_penalty_to_grad)
+    # Forward pass
+    tmp = param * param
+    loss = tmp.sum()
+    # Compute the gradients
+    loss.backward()
+
+
+def test_reentrant_with_non_leaf_variable_hook(torch):
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def manual_increase_gradient(grad):
+        handle.remove()
+        # Add some sort of gradient penalty by directly updating the gradients
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            out = ((g * 2) + 5).sum()
+            out.backward()
+        res = g.grad + grad
+        return res
+
+    # Forward pass
+    tmp = param * param
+    handle = tmp.register_hook(manual_increase_gradient)
+    loss = tmp.sum()
+    # Compute the gradients
+    loss.backward()
+    assert_equal(param.grad, 6 * param)
+
+
+def test_inplace_on_view_undefined_grad_output(torch):
+    a = torch.tensor([1.0], requires_grad=True)
+    c = a.clone()
+    v = c[:]
+    b = torch.tensor(1.0, requires_grad=True)
+
+    class InplaceFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, other):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    out = InplaceFunc.apply(v, b)
+    out.backward()
+    assert b.grad is None
+    assert a.grad.item() == 2
