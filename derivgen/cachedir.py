@@ -6,8 +6,8 @@ import shutil
 from derivgen.config import user_cache_dir
 
 # what derivgen writes into the cache directory: Numba's compiled kernels, fused kernel sources, and
-# libraries compiled from @derivgen.library.op
-OWN_ENTRIES = ("numba", "fused", "libraries")
+# libraries compiled from @derivgen.library.op, and the table rows whose backward passed the numerical check
+OWN_ENTRIES = ("numba", "fused", "libraries", "vjpcheck")
 
 
 def _size(path):

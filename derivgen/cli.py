@@ -22,7 +22,7 @@ def _default_table():
 
 
 def cmd_generate(args):
-    from .codegen.render import render_all, stale_files, write_files
+    from .codegen.render import render_table, stale_files, write_files
     from .codegen.swap import ImportCheckFailed
     from .table import TableError
     table = args.table or _default_table()
@@ -31,7 +31,7 @@ def cmd_generate(args):
     bar = ProgressBar("derivgen generate") if wanted(args.progress) else None
     start = time.perf_counter()
     try:
-        files = render_all(table, progress=bar)
+        generation = render_table(table, progress=bar)
     except TableError as exc:
         if bar is not None:
             bar.close()
@@ -40,6 +40,7 @@ def cmd_generate(args):
         return 2
     if bar is not None:
         bar.close()
+    files = generation.files
     if args.check:
         stale = stale_files(files, out)
         if stale:
@@ -51,12 +52,19 @@ def cmd_generate(args):
         print(f"derivgen: {out} is current ({len(files)} files, {time.perf_counter() - start:.2f} s)")
         return 0
     try:
-        changed = write_files(files, out)
+        changed = write_files(files, out, generation=generation)
     except ImportCheckFailed as exc:
         print(f"derivgen: error: the generated package does not import: {exc}", file=sys.stderr)
         print("derivgen: nothing in generated/ was changed", file=sys.stderr)
         return 2
+    except TableError as exc:  # a backward that does not match finite differences
+        print(f"derivgen: error: {exc}", file=sys.stderr)
+        print("derivgen: nothing in generated/ was changed", file=sys.stderr)
+        return 2
     took = time.perf_counter() - start
+    if generation.unchecked:
+        print(f"derivgen: not checked numerically (no samples in {os.path.basename(table)[:-5]}.samples.yaml): "
+              f"{', '.join(generation.unchecked)}", file=sys.stderr)
     if changed:
         print(f"derivgen: wrote {len(changed)} of {len(files)} files in {out} ({took:.2f} s)")
         for rel in changed:

@@ -13,6 +13,7 @@ import sympy as sp
 
 from ..symbolic.parse import is_opaque
 from .printers import GraphPrinter, KernelPrinter, ValuePrinter
+from .kernel_types import BOOL, FLOAT, kind_or_float
 
 _RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel", "range", "prange"}
 # builtins a kernel body may call: a parameter of that name is renamed only in kernels that call it, so
@@ -71,27 +72,15 @@ class KernelSpec:
         self.args_rows = call_args(lambda p: f"[i * {p}_rs, j]")
 
 
-_INT_CLOSED = (sp.Add, sp.Mul, sp.Abs, sp.Max, sp.Min, sp.sign, sp.Piecewise, sp.core.relational.Relational,
-               sp.logic.boolalg.Boolean, sp.functions.elementary.piecewise.ExprCondPair)
-
-
 def is_int_closed(e):
-    """True when integer inputs give integer results (only +, -, *, non-negative integer powers, abs,
-    max/min, sign, selections by comparisons (where, clamp) and integer literals), so an int64 kernel
-    is exact, as torch keeps such ops integral; otherwise ints compute as floats."""
-    for node in sp.preorder_traversal(e):
-        if isinstance(node, sp.Symbol) or node.is_Integer:
-            continue
-        if isinstance(node, _INT_CLOSED):
-            continue
-        if node.is_Pow and node.args[1].is_Integer and int(node.args[1]) >= 0:
-            continue
-        return False
-    return True
+    """True when integer inputs give integer results (see kernel_types: the kind is not FLOAT), so an
+    int64 kernel is exact, as torch keeps such ops integral; otherwise ints compute as floats."""
+    return kind_or_float(e) != FLOAT
 
 
 def is_boolean(e):
-    return isinstance(e, (sp.core.relational.Relational, sp.logic.boolalg.Boolean))
+    """True when ``e`` is a comparison or logic (its kernel writes a bool array)."""
+    return kind_or_float(e) == BOOL
 
 
 def is_kw(e):

@@ -15,7 +15,7 @@ from ..symbolic.derive import GRAD, derive_vjp, light_simplify
 from ..symbolic.prove import RowProof
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
-from .kernel_types import kernel_problem
+from .kernel_types import BOOL, kernel_problem, kind_or_float
 from .jvp import build_jvp
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
@@ -282,7 +282,16 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     for f in entry.formulas:
         if f.derived:
             x = sp.Symbol(f.names[0], real=True)
-            expr = light_simplify(derive_vjp(fwd, x, GRAD))
+            if kind_or_float(fwd) == BOOL:
+                raise entry.error("'derived' needs a forward with a numeric result: this one is a comparison "
+                                  "(bool), which has no derivative; list the arguments under non_differentiable "
+                                  "instead", f.line)
+            expr = derive_vjp(fwd, x, GRAD)
+            left = next((d for d in sp.preorder_traversal(expr) if isinstance(d, sp.Derivative)), None)
+            if left is not None:
+                raise entry.error(f"'derived': sympy cannot differentiate {sp.sstr(left.expr)} (it stays an "
+                                  f"unevaluated derivative); write the formula for '{f.names[0]}'", f.line)
+            expr = light_simplify(expr)
             model.formula_origins.append((tuple(f.names), "derived"))
         else:
             try:

@@ -1,17 +1,20 @@
 """Render ``generated/`` from the table: collect the models, lay them out with jinja2, and write
-(or, with ``check``, compare) the files. Nothing is written unless every row builds."""
+(or, with ``check``, compare) the files. Nothing is written unless every row builds, the new package
+imports, and the rows without a forward expression pass the numerical check of their backward."""
 import hashlib
 import os
+from typing import NamedTuple
 
 import jinja2
 
 from ..version import __version__
-from ..table import load_table
+from ..table import TableError, load_table
 from .literals import python_literal
 from .model import build_models
 from .names import check_kernel_names, check_names
-from .swap import replace_tree
-from .wrappers import render_inplace_wrapper, render_wrapper
+from .swap import FormulaCheckFailed, replace_tree
+from .vjp_samples import check_specs, remember, uncached
+from . import wrappers
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 _RUNTIME_HELPERS = ("jit.py",)
@@ -22,6 +25,7 @@ def _env():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
+    wrappers.install(env)
     return env
 
 
@@ -72,16 +76,29 @@ class _Op:
         self.commit = name.endswith("_") and not inplace
 
 
-def render_all(table_path, progress=None):
-    """Return {relative path: file text} for everything under generated/. ``progress(done, total, row)``
-    is called as each row is built."""
+class Generation(NamedTuple):
+    files: dict        # {relative path: file text} for everything under generated/
+    checks: list       # the numerical checks of the backward of the rows without a forward expression
+    unchecked: list    # names of such rows that have no samples (an argument without default or sample)
+    table_file: str
+
+
+def render_table(table_path, progress=None):
+    """Render the table (a ``Generation``). ``progress(done, total, row)`` is called as each row is built."""
     entries = load_table(table_path)
     check_names(entries)
     models = build_models(entries, progress)
     check_kernel_names(models)
+    checks, unchecked = check_specs(models, table_path)
     with open(table_path, "rb") as fh:
         table_sha = _sha(fh.read())
-    return render_models(models, os.path.basename(table_path), table_sha)
+    table_file = os.path.basename(table_path)
+    return Generation(render_models(models, table_file, table_sha), checks, unchecked, table_file)
+
+
+def render_all(table_path, progress=None):
+    """Return {relative path: file text} for everything under generated/."""
+    return render_table(table_path, progress).files
 
 
 def render_models(models, table_file, table_sha, library=None):
@@ -95,7 +112,6 @@ def render_models(models, table_file, table_sha, library=None):
 
     ops, by_name = [], {}
     for row in models:
-        row.wrapper = render_wrapper(row)
         row.inplace_fn = None
         row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
         row.origins_literal = repr(tuple(row.formula_origins))
@@ -114,9 +130,8 @@ def render_models(models, table_file, table_sha, library=None):
         _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
                       inplace=False)
         if row.entry.inplace:
-            fn_name, text = render_inplace_wrapper(row)
+            fn_name = wrappers.inplace_fn_name(row.entry.schema)
             row.inplace_fn = fn_name
-            row.wrapper += "\n\n\n" + text
             _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
     registered = {}
     for op in ops:
@@ -171,9 +186,19 @@ def stale_files(files, out_dir):
     return stale
 
 
-def write_files(files, out_dir, import_check=True):
+def write_files(files, out_dir, import_check=True, generation=None):
     """Make ``out_dir`` match ``files`` as a whole (see swap.py): an unchanged table changes no byte and
-    no modification time; a new tree that does not import replaces nothing. A user op library is checked
-    by running it instead (``derivgen library build``): it imports the user's own modules, which need
-    not be importable from here, so it passes ``import_check=False``."""
-    return replace_tree(files, out_dir, existing_files(out_dir), import_check)
+    no modification time; a new tree that does not import replaces nothing, nor does one with a row of
+    ``generation`` whose backward fails its numerical check (raised as the row's TableError). Checks
+    that passed before (same row, samples and runtime sources) are not run again. A user op library is
+    checked by running it instead (``derivgen library build``): it imports the user's own modules, which
+    need not be importable from here, so it passes ``import_check=False``."""
+    checks = uncached(generation.checks) if generation is not None and import_check else []
+    try:
+        changed = replace_tree(files, out_dir, existing_files(out_dir), import_check, checks)
+    except FormulaCheckFailed as exc:
+        name, line, reason = exc.problems[0]
+        raise TableError(reason, generation.table_file, line, name) from None
+    if changed:
+        remember(checks)
+    return changed

@@ -4,9 +4,13 @@ The new tree is built in a temporary folder next to the target (same file system
 atomic): files that do not change are hard links to the current ones (copies where links are not
 possible), so their bytes and modification times, and the Numba caches in ``__pycache__``, are kept.
 A fresh interpreter then imports the new tree as ``derivgen.generated``; only if that succeeds is the
-old folder renamed aside and the new one renamed into place. A failure at any step leaves
-``generated/`` exactly as it was. An unchanged table writes nothing at all.
+old folder renamed aside and the new one renamed into place. The same interpreter, which has the new
+runtime loaded anyway, also runs the numerical check of the backward of the rows without a forward
+expression (``derivgen.formula_check``, given the checks as JSON on stdin); a row that fails it
+replaces nothing either. A failure at any step leaves ``generated/`` exactly as it was. An unchanged
+table writes nothing at all.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +20,7 @@ import tempfile
 IMPORT_TIMEOUT_S = 300
 
 _IMPORT_CHECK = """
-import importlib.util, sys
+import importlib.util, json, sys
 path = sys.argv[1]
 
 class _NewTree:
@@ -33,11 +37,27 @@ if derivgen._generated_error is not None:
     raise derivgen._generated_error
 from derivgen.generated import kernels, nodes, ops
 assert ops.__file__.startswith(path), ops.__file__
+checks = json.loads(sys.stdin.read() or "[]")
+if checks:
+    from derivgen.formula_check import check_rows
+    problems = check_rows(checks)
+else:
+    problems = []
+print()
+print(json.dumps(problems))
 """
 
 
 class ImportCheckFailed(Exception):
     pass
+
+
+class FormulaCheckFailed(Exception):
+    """Rows whose backward does not match finite differences: ``problems`` is [(row name, line, sentence)]."""
+
+    def __init__(self, problems):
+        super().__init__(problems[0][2])
+        self.problems = problems
 
 
 def changed_files(files, out_dir, existing):
@@ -70,16 +90,21 @@ def _write(path, text):
         fh.write(text)
 
 
-def check_import(new_dir):
-    """Import ``new_dir`` as derivgen.generated in a fresh interpreter; raise ImportCheckFailed."""
+def check_import(new_dir, checks=()):
+    """Import ``new_dir`` as derivgen.generated in a fresh interpreter and run ``checks`` there; raise
+    ImportCheckFailed, or FormulaCheckFailed."""
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", _IMPORT_CHECK, new_dir], capture_output=True, text=True,
-                          env=env, timeout=IMPORT_TIMEOUT_S)
+                          env=env, timeout=IMPORT_TIMEOUT_S, input=json.dumps(list(checks)))
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise ImportCheckFailed(lines[-1] if lines else f"exit status {proc.returncode}")
+    # the last line is the check's result (a kernel compiling may have printed before it)
+    problems = json.loads(proc.stdout.strip().splitlines()[-1])
+    if problems:
+        raise FormulaCheckFailed([tuple(p) for p in problems])
 
 
 def _folder_mode(out_dir):
@@ -92,9 +117,10 @@ def _folder_mode(out_dir):
         return 0o777 & ~umask
 
 
-def replace_tree(files, out_dir, existing, import_check=True):
+def replace_tree(files, out_dir, existing, import_check=True, checks=()):
     """Make ``out_dir`` hold exactly ``files`` (plus its caches). Return the changed paths, each
-    removed one suffixed ' (removed)'; [] when nothing had to change."""
+    removed one suffixed ' (removed)'; [] when nothing had to change. ``checks`` run with the import
+    check (see derivgen.formula_check)."""
     changed, removed = changed_files(files, out_dir, existing)
     if not changed and not removed:
         return []
@@ -111,7 +137,7 @@ def replace_tree(files, out_dir, existing, import_check=True):
         for rel in removed:
             os.unlink(os.path.join(new_dir, rel))
         if import_check:
-            check_import(new_dir)
+            check_import(new_dir, checks)
         if os.path.isdir(out_dir):
             old_dir = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
             os.rmdir(old_dir)

@@ -10,6 +10,7 @@ import numpy as np
 
 from derivgen.config import settings as _cfg
 from derivgen.kernels.buffers import empty as _empty
+from derivgen.kernels.errors import translate_kernel_call
 from derivgen.kernels.promotion import array_result_dtype
 
 # Arrays of at least settings.parallel_threshold elements (DERIVGEN_PARALLEL_THRESHOLD, default 262144)
@@ -290,10 +291,11 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars", "scalar", "_entry", "rows")
+                 "n_scalars", "scalar", "_entry", "rows", "name")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
-                 rows=None):
+                 rows=None, name="kernel"):
+        self.name = name              # the generated kernel's name (mul_Tensor_backward_self), for errors
         self.k1d = k1d
         self.rows = rows              # the _rows variant (kernels of two or more arrays)
         self.k2d = k2d
@@ -418,16 +420,25 @@ class Elementwise:
         return self((a, b, c), scalars)
 
     def __call__(self, arrays, scalars=(), out=None):
-        """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote)."""
-        if out is None:
-            res = self._fast(arrays, scalars)
-            if res is not None:
-                return res
-        dt = arrays[0].dtype
-        for a in arrays:
-            if a.dtype != dt:
-                dt = array_result_dtype(arrays)
-                break
-        compute = self._compute(dt)
-        return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute), out,
-                               self.k1d_parallel, self.k2d_parallel, self.rows)
+        """Backward use: numpy arrays in, the promoted dtype out (0-dim arrays do not promote).
+
+        Every call of a generated kernel outside an op's forward (a node's backward) ends here (the
+        fixed-arity methods above fall back to it for anything but their checked fast case, which
+        cannot fail): this is where an exception escaping Numba or numpy becomes torch's RuntimeError
+        naming the kernel and its arrays (a try costs nothing when nothing is raised)."""
+        try:
+            if out is None:
+                res = self._fast(arrays, scalars)
+                if res is not None:
+                    return res
+            dt = arrays[0].dtype
+            for a in arrays:
+                if a.dtype != dt:
+                    dt = array_result_dtype(arrays)
+                    break
+            compute = self._compute(dt)
+            return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute),
+                                   out, self.k1d_parallel, self.k2d_parallel, self.rows)
+        except Exception as exc:
+            translate_kernel_call(exc, self.name, arrays)
+            raise

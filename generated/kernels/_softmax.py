@@ -65,7 +65,8 @@ def _softmax_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 _softmax_backward_self = ElementwiseOp(
     _softmax_backward_self_1d, _softmax_backward_self_2d, _softmax_backward_self_1d_parallel, _softmax_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=_softmax_backward_self_rows)
+    rows=_softmax_backward_self_rows,
+    name="_softmax_backward_self")
 
 
 # _softmax_backward_self_1: result*(grad - sum_dim_IntList(grad*result, dim, True))
@@ -110,4 +111,5 @@ def _softmax_backward_self_1_rows(out, grad, grad_rs, _t2, _t2_rs, result, resul
 _softmax_backward_self_1 = ElementwiseOp(
     _softmax_backward_self_1_1d, _softmax_backward_self_1_2d, _softmax_backward_self_1_1d_parallel, _softmax_backward_self_1_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=_softmax_backward_self_1_rows)
+    rows=_softmax_backward_self_1_rows,
+    name="_softmax_backward_self_1")

@@ -57,7 +57,8 @@ def abs_forward_2d_parallel(out, self, _zero):
 
 abs_forward = ElementwiseOp(
     abs_forward_1d, abs_forward_2d, abs_forward_1d_parallel, abs_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="abs_forward")
 
 
 # abs_backward_self: grad*sign(self)
@@ -102,7 +103,8 @@ def abs_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 abs_backward_self = ElementwiseOp(
     abs_backward_self_1d, abs_backward_self_2d, abs_backward_self_1d_parallel, abs_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=abs_backward_self_rows)
+    rows=abs_backward_self_rows,
+    name="abs_backward_self")
 
 
 # abs_jvp: result: derived from forward abs(self)
@@ -147,7 +149,8 @@ def abs_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 abs_jvp = ElementwiseOp(
     abs_jvp_1d, abs_jvp_2d, abs_jvp_1d_parallel, abs_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=abs_jvp_rows)
+    rows=abs_jvp_rows,
+    name="abs_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

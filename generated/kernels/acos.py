@@ -57,7 +57,8 @@ def acos_forward_2d_parallel(out, self, _zero):
 
 acos_forward = ElementwiseOp(
     acos_forward_1d, acos_forward_2d, acos_forward_1d_parallel, acos_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="acos_forward")
 
 
 # acos_backward_self: -grad/sqrt(1 - self**2)
@@ -102,7 +103,8 @@ def acos_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 acos_backward_self = ElementwiseOp(
     acos_backward_self_1d, acos_backward_self_2d, acos_backward_self_1d_parallel, acos_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=acos_backward_self_rows)
+    rows=acos_backward_self_rows,
+    name="acos_backward_self")
 
 
 # acos_jvp: result: derived from forward acos(self)
@@ -147,7 +149,8 @@ def acos_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 acos_jvp = ElementwiseOp(
     acos_jvp_1d, acos_jvp_2d, acos_jvp_1d_parallel, acos_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=acos_jvp_rows)
+    rows=acos_jvp_rows,
+    name="acos_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

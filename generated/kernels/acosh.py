@@ -57,7 +57,8 @@ def acosh_forward_2d_parallel(out, self, _zero):
 
 acosh_forward = ElementwiseOp(
     acosh_forward_1d, acosh_forward_2d, acosh_forward_1d_parallel, acosh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="acosh_forward")
 
 
 # acosh_backward_self: grad/sqrt(self**2 - 1)
@@ -102,7 +103,8 @@ def acosh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 acosh_backward_self = ElementwiseOp(
     acosh_backward_self_1d, acosh_backward_self_2d, acosh_backward_self_1d_parallel, acosh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=acosh_backward_self_rows)
+    rows=acosh_backward_self_rows,
+    name="acosh_backward_self")
 
 
 # acosh_jvp: result: derived from forward acosh(self)
@@ -147,7 +149,8 @@ def acosh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 acosh_jvp = ElementwiseOp(
     acosh_jvp_1d, acosh_jvp_2d, acosh_jvp_1d_parallel, acosh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=acosh_jvp_rows)
+    rows=acosh_jvp_rows,
+    name="acosh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

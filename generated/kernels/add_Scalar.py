@@ -57,7 +57,8 @@ def add_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
 
 add_Scalar_forward = ElementwiseOp(
     add_Scalar_forward_1d, add_Scalar_forward_2d, add_Scalar_forward_1d_parallel, add_Scalar_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2,
+    name="add_Scalar_forward")
 
 
 # add_Scalar_jvp: result: derived from forward self + alpha * other
@@ -94,7 +95,8 @@ def add_Scalar_jvp_2d_parallel(out, self_t, _zero):
 
 add_Scalar_jvp = ElementwiseOp(
     add_Scalar_jvp_1d, add_Scalar_jvp_2d, add_Scalar_jvp_1d_parallel, add_Scalar_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="add_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

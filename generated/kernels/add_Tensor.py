@@ -65,7 +65,8 @@ def add_Tensor_forward_rows(out, self, self_rs, other, other_rs, alpha, _zero):
 add_Tensor_forward = ElementwiseOp(
     add_Tensor_forward_1d, add_Tensor_forward_2d, add_Tensor_forward_1d_parallel, add_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=add_Tensor_forward_rows)
+    rows=add_Tensor_forward_rows,
+    name="add_Tensor_forward")
 
 
 # add_Tensor_backward_other_case1: alpha*grad
@@ -102,7 +103,8 @@ def add_Tensor_backward_other_case1_2d_parallel(out, grad, alpha, _zero):
 
 add_Tensor_backward_other_case1 = ElementwiseOp(
     add_Tensor_backward_other_case1_1d, add_Tensor_backward_other_case1_2d, add_Tensor_backward_other_case1_1d_parallel, add_Tensor_backward_other_case1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="add_Tensor_backward_other_case1")
 
 
 # add_Tensor_jvp: result: derived from forward self + alpha * other
@@ -147,7 +149,8 @@ def add_Tensor_jvp_rows(out, self_t, self_t_rs, other_t, other_t_rs, alpha, _zer
 add_Tensor_jvp = ElementwiseOp(
     add_Tensor_jvp_1d, add_Tensor_jvp_2d, add_Tensor_jvp_1d_parallel, add_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=add_Tensor_jvp_rows)
+    rows=add_Tensor_jvp_rows,
+    name="add_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def addcdiv_forward_rows(out, self, self_rs, tensor1, tensor1_rs, tensor2, tenso
 addcdiv_forward = ElementwiseOp(
     addcdiv_forward_1d, addcdiv_forward_2d, addcdiv_forward_1d_parallel, addcdiv_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=addcdiv_forward_rows)
+    rows=addcdiv_forward_rows,
+    name="addcdiv_forward")
 
 
 # addcdiv_backward_tensor1: grad*value/tensor2
@@ -110,7 +111,8 @@ def addcdiv_backward_tensor1_rows(out, grad, grad_rs, tensor2, tensor2_rs, value
 addcdiv_backward_tensor1 = ElementwiseOp(
     addcdiv_backward_tensor1_1d, addcdiv_backward_tensor1_2d, addcdiv_backward_tensor1_1d_parallel, addcdiv_backward_tensor1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=addcdiv_backward_tensor1_rows)
+    rows=addcdiv_backward_tensor1_rows,
+    name="addcdiv_backward_tensor1")
 
 
 # addcdiv_backward_tensor2: -grad*tensor1*value/tensor2**2
@@ -155,7 +157,8 @@ def addcdiv_backward_tensor2_rows(out, grad, grad_rs, tensor1, tensor1_rs, tenso
 addcdiv_backward_tensor2 = ElementwiseOp(
     addcdiv_backward_tensor2_1d, addcdiv_backward_tensor2_2d, addcdiv_backward_tensor2_1d_parallel, addcdiv_backward_tensor2_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=addcdiv_backward_tensor2_rows)
+    rows=addcdiv_backward_tensor2_rows,
+    name="addcdiv_backward_tensor2")
 
 
 # addcdiv_jvp: result: derived from forward self + value * tensor1 / tensor2
@@ -200,7 +203,8 @@ def addcdiv_jvp_rows(out, tensor1, tensor1_rs, tensor2, tensor2_rs, self_t, self
 addcdiv_jvp = ElementwiseOp(
     addcdiv_jvp_1d, addcdiv_jvp_2d, addcdiv_jvp_1d_parallel, addcdiv_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=5, n_scalars=1,
-    rows=addcdiv_jvp_rows)
+    rows=addcdiv_jvp_rows,
+    name="addcdiv_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def addcmul_forward_rows(out, self, self_rs, tensor1, tensor1_rs, tensor2, tenso
 addcmul_forward = ElementwiseOp(
     addcmul_forward_1d, addcmul_forward_2d, addcmul_forward_1d_parallel, addcmul_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=addcmul_forward_rows)
+    rows=addcmul_forward_rows,
+    name="addcmul_forward")
 
 
 # addcmul_backward_tensor1: grad*tensor2*value
@@ -110,7 +111,8 @@ def addcmul_backward_tensor1_rows(out, grad, grad_rs, tensor2, tensor2_rs, value
 addcmul_backward_tensor1 = ElementwiseOp(
     addcmul_backward_tensor1_1d, addcmul_backward_tensor1_2d, addcmul_backward_tensor1_1d_parallel, addcmul_backward_tensor1_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=addcmul_backward_tensor1_rows)
+    rows=addcmul_backward_tensor1_rows,
+    name="addcmul_backward_tensor1")
 
 
 # addcmul_backward_tensor2: grad*tensor1*value
@@ -155,7 +157,8 @@ def addcmul_backward_tensor2_rows(out, grad, grad_rs, tensor1, tensor1_rs, value
 addcmul_backward_tensor2 = ElementwiseOp(
     addcmul_backward_tensor2_1d, addcmul_backward_tensor2_2d, addcmul_backward_tensor2_1d_parallel, addcmul_backward_tensor2_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=addcmul_backward_tensor2_rows)
+    rows=addcmul_backward_tensor2_rows,
+    name="addcmul_backward_tensor2")
 
 
 # addcmul_jvp: result: derived from forward self + value * tensor1 * tensor2
@@ -200,7 +203,8 @@ def addcmul_jvp_rows(out, tensor1, tensor1_rs, tensor2, tensor2_rs, self_t, self
 addcmul_jvp = ElementwiseOp(
     addcmul_jvp_1d, addcmul_jvp_2d, addcmul_jvp_1d_parallel, addcmul_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=5, n_scalars=1,
-    rows=addcmul_jvp_rows)
+    rows=addcmul_jvp_rows,
+    name="addcmul_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

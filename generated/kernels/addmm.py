@@ -57,7 +57,8 @@ def addmm_backward_self_2d_parallel(out, grad, beta, _zero):
 
 addmm_backward_self = ElementwiseOp(
     addmm_backward_self_1d, addmm_backward_self_2d, addmm_backward_self_1d_parallel, addmm_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="addmm_backward_self")
 
 
 # addmm_backward_mat1: alpha*mm(grad, t(mat2))
@@ -94,7 +95,8 @@ def addmm_backward_mat1_2d_parallel(out, _t3, alpha, _zero):
 
 addmm_backward_mat1 = ElementwiseOp(
     addmm_backward_mat1_1d, addmm_backward_mat1_2d, addmm_backward_mat1_1d_parallel, addmm_backward_mat1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="addmm_backward_mat1")
 
 
 # addmm_backward_mat2: alpha*mm(t(mat1), grad)
@@ -131,4 +133,5 @@ def addmm_backward_mat2_2d_parallel(out, _t6, alpha, _zero):
 
 addmm_backward_mat2 = ElementwiseOp(
     addmm_backward_mat2_1d, addmm_backward_mat2_2d, addmm_backward_mat2_1d_parallel, addmm_backward_mat2_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="addmm_backward_mat2")

@@ -57,7 +57,8 @@ def asin_forward_2d_parallel(out, self, _zero):
 
 asin_forward = ElementwiseOp(
     asin_forward_1d, asin_forward_2d, asin_forward_1d_parallel, asin_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="asin_forward")
 
 
 # asin_backward_self: grad/sqrt(1 - self**2)
@@ -102,7 +103,8 @@ def asin_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 asin_backward_self = ElementwiseOp(
     asin_backward_self_1d, asin_backward_self_2d, asin_backward_self_1d_parallel, asin_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=asin_backward_self_rows)
+    rows=asin_backward_self_rows,
+    name="asin_backward_self")
 
 
 # asin_jvp: result: derived from forward asin(self)
@@ -147,7 +149,8 @@ def asin_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 asin_jvp = ElementwiseOp(
     asin_jvp_1d, asin_jvp_2d, asin_jvp_1d_parallel, asin_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=asin_jvp_rows)
+    rows=asin_jvp_rows,
+    name="asin_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

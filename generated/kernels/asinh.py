@@ -57,7 +57,8 @@ def asinh_forward_2d_parallel(out, self, _zero):
 
 asinh_forward = ElementwiseOp(
     asinh_forward_1d, asinh_forward_2d, asinh_forward_1d_parallel, asinh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="asinh_forward")
 
 
 # asinh_backward_self: grad/sqrt(self**2 + 1)
@@ -102,7 +103,8 @@ def asinh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 asinh_backward_self = ElementwiseOp(
     asinh_backward_self_1d, asinh_backward_self_2d, asinh_backward_self_1d_parallel, asinh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=asinh_backward_self_rows)
+    rows=asinh_backward_self_rows,
+    name="asinh_backward_self")
 
 
 # asinh_jvp: result: derived from forward asinh(self)
@@ -147,7 +149,8 @@ def asinh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 asinh_jvp = ElementwiseOp(
     asinh_jvp_1d, asinh_jvp_2d, asinh_jvp_1d_parallel, asinh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=asinh_jvp_rows)
+    rows=asinh_jvp_rows,
+    name="asinh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

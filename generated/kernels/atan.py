@@ -57,7 +57,8 @@ def atan_forward_2d_parallel(out, self, _zero):
 
 atan_forward = ElementwiseOp(
     atan_forward_1d, atan_forward_2d, atan_forward_1d_parallel, atan_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="atan_forward")
 
 
 # atan_backward_self: grad/(self**2 + 1)
@@ -102,7 +103,8 @@ def atan_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 atan_backward_self = ElementwiseOp(
     atan_backward_self_1d, atan_backward_self_2d, atan_backward_self_1d_parallel, atan_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atan_backward_self_rows)
+    rows=atan_backward_self_rows,
+    name="atan_backward_self")
 
 
 # atan_jvp: result: derived from forward atan(self)
@@ -147,7 +149,8 @@ def atan_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 atan_jvp = ElementwiseOp(
     atan_jvp_1d, atan_jvp_2d, atan_jvp_1d_parallel, atan_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atan_jvp_rows)
+    rows=atan_jvp_rows,
+    name="atan_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def atan2_forward_rows(out, self, self_rs, other, other_rs, _zero):
 atan2_forward = ElementwiseOp(
     atan2_forward_1d, atan2_forward_2d, atan2_forward_1d_parallel, atan2_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atan2_forward_rows)
+    rows=atan2_forward_rows,
+    name="atan2_forward")
 
 
 # atan2_backward_self: grad*other/(other**2 + self**2)
@@ -110,7 +111,8 @@ def atan2_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_rs,
 atan2_backward_self = ElementwiseOp(
     atan2_backward_self_1d, atan2_backward_self_2d, atan2_backward_self_1d_parallel, atan2_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=atan2_backward_self_rows)
+    rows=atan2_backward_self_rows,
+    name="atan2_backward_self")
 
 
 # atan2_backward_other: -grad*self/(other**2 + self**2)
@@ -155,7 +157,8 @@ def atan2_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_rs
 atan2_backward_other = ElementwiseOp(
     atan2_backward_other_1d, atan2_backward_other_2d, atan2_backward_other_1d_parallel, atan2_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=atan2_backward_other_rows)
+    rows=atan2_backward_other_rows,
+    name="atan2_backward_other")
 
 
 # atan2_jvp: result: derived from forward atan2(self, other)
@@ -200,7 +203,8 @@ def atan2_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other
 atan2_jvp = ElementwiseOp(
     atan2_jvp_1d, atan2_jvp_2d, atan2_jvp_1d_parallel, atan2_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=atan2_jvp_rows)
+    rows=atan2_jvp_rows,
+    name="atan2_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

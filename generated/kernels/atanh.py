@@ -57,7 +57,8 @@ def atanh_forward_2d_parallel(out, self, _zero):
 
 atanh_forward = ElementwiseOp(
     atanh_forward_1d, atanh_forward_2d, atanh_forward_1d_parallel, atanh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="atanh_forward")
 
 
 # atanh_backward_self: grad/(1 - self**2)
@@ -102,7 +103,8 @@ def atanh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 atanh_backward_self = ElementwiseOp(
     atanh_backward_self_1d, atanh_backward_self_2d, atanh_backward_self_1d_parallel, atanh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atanh_backward_self_rows)
+    rows=atanh_backward_self_rows,
+    name="atanh_backward_self")
 
 
 # atanh_jvp: result: derived from forward atanh(self)
@@ -147,7 +149,8 @@ def atanh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 atanh_jvp = ElementwiseOp(
     atanh_jvp_1d, atanh_jvp_2d, atanh_jvp_1d_parallel, atanh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=atanh_jvp_rows)
+    rows=atanh_jvp_rows,
+    name="atanh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

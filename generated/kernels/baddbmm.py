@@ -57,7 +57,8 @@ def baddbmm_backward_self_2d_parallel(out, grad, beta, _zero):
 
 baddbmm_backward_self = ElementwiseOp(
     baddbmm_backward_self_1d, baddbmm_backward_self_2d, baddbmm_backward_self_1d_parallel, baddbmm_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="baddbmm_backward_self")
 
 
 # baddbmm_backward_batch1: alpha*bmm(grad, transpose(batch2, 1, 2))
@@ -94,7 +95,8 @@ def baddbmm_backward_batch1_2d_parallel(out, _t3, alpha, _zero):
 
 baddbmm_backward_batch1 = ElementwiseOp(
     baddbmm_backward_batch1_1d, baddbmm_backward_batch1_2d, baddbmm_backward_batch1_1d_parallel, baddbmm_backward_batch1_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="baddbmm_backward_batch1")
 
 
 # baddbmm_backward_batch2: alpha*bmm(transpose(batch1, 1, 2), grad)
@@ -131,4 +133,5 @@ def baddbmm_backward_batch2_2d_parallel(out, _t6, alpha, _zero):
 
 baddbmm_backward_batch2 = ElementwiseOp(
     baddbmm_backward_batch2_1d, baddbmm_backward_batch2_2d, baddbmm_backward_batch2_1d_parallel, baddbmm_backward_batch2_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="baddbmm_backward_batch2")

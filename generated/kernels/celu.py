@@ -57,7 +57,8 @@ def celu_forward_2d_parallel(out, self, alpha, _zero):
 
 celu_forward = ElementwiseOp(
     celu_forward_1d, celu_forward_2d, celu_forward_1d_parallel, celu_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="celu_forward")
 
 
 # celu_backward_self: Piecewise((grad, self > 0), (grad*exp(self/alpha), True))
@@ -102,7 +103,8 @@ def celu_backward_self_rows(out, grad, grad_rs, self, self_rs, alpha, _zero):
 celu_backward_self = ElementwiseOp(
     celu_backward_self_1d, celu_backward_self_2d, celu_backward_self_1d_parallel, celu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=celu_backward_self_rows)
+    rows=celu_backward_self_rows,
+    name="celu_backward_self")
 
 
 # celu_jvp: result: derived from forward where(self > 0, self, expm1(self / alpha) * alpha)
@@ -147,7 +149,8 @@ def celu_jvp_rows(out, self, self_rs, self_t, self_t_rs, alpha, _zero):
 celu_jvp = ElementwiseOp(
     celu_jvp_1d, celu_jvp_2d, celu_jvp_1d_parallel, celu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=celu_jvp_rows)
+    rows=celu_jvp_rows,
+    name="celu_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def clamp_min_forward_2d_parallel(out, self, min, _zero):
 
 clamp_min_forward = ElementwiseOp(
     clamp_min_forward_1d, clamp_min_forward_2d, clamp_min_forward_1d_parallel, clamp_min_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="clamp_min_forward")
 
 
 # clamp_min_backward_self: Piecewise((grad, min <= self), (0, True))
@@ -102,7 +103,8 @@ def clamp_min_backward_self_rows(out, grad, grad_rs, self, self_rs, min, _zero):
 clamp_min_backward_self = ElementwiseOp(
     clamp_min_backward_self_1d, clamp_min_backward_self_2d, clamp_min_backward_self_1d_parallel, clamp_min_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=clamp_min_backward_self_rows)
+    rows=clamp_min_backward_self_rows,
+    name="clamp_min_backward_self")
 
 
 # clamp_min_jvp: result: derived from forward where(self < min, min, self)
@@ -147,7 +149,8 @@ def clamp_min_jvp_rows(out, self, self_rs, self_t, self_t_rs, min, _zero):
 clamp_min_jvp = ElementwiseOp(
     clamp_min_jvp_1d, clamp_min_jvp_2d, clamp_min_jvp_1d_parallel, clamp_min_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=clamp_min_jvp_rows)
+    rows=clamp_min_jvp_rows,
+    name="clamp_min_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

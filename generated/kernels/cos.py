@@ -57,7 +57,8 @@ def cos_forward_2d_parallel(out, self, _zero):
 
 cos_forward = ElementwiseOp(
     cos_forward_1d, cos_forward_2d, cos_forward_1d_parallel, cos_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="cos_forward")
 
 
 # cos_backward_self: -grad*sin(self)
@@ -102,7 +103,8 @@ def cos_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 cos_backward_self = ElementwiseOp(
     cos_backward_self_1d, cos_backward_self_2d, cos_backward_self_1d_parallel, cos_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=cos_backward_self_rows)
+    rows=cos_backward_self_rows,
+    name="cos_backward_self")
 
 
 # cos_jvp: result: derived from forward cos(self)
@@ -147,7 +149,8 @@ def cos_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 cos_jvp = ElementwiseOp(
     cos_jvp_1d, cos_jvp_2d, cos_jvp_1d_parallel, cos_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=cos_jvp_rows)
+    rows=cos_jvp_rows,
+    name="cos_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

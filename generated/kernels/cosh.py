@@ -57,7 +57,8 @@ def cosh_forward_2d_parallel(out, self, _zero):
 
 cosh_forward = ElementwiseOp(
     cosh_forward_1d, cosh_forward_2d, cosh_forward_1d_parallel, cosh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="cosh_forward")
 
 
 # cosh_backward_self: grad*sinh(self)
@@ -102,7 +103,8 @@ def cosh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 cosh_backward_self = ElementwiseOp(
     cosh_backward_self_1d, cosh_backward_self_2d, cosh_backward_self_1d_parallel, cosh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=cosh_backward_self_rows)
+    rows=cosh_backward_self_rows,
+    name="cosh_backward_self")
 
 
 # cosh_jvp: result: derived from forward cosh(self)
@@ -147,7 +149,8 @@ def cosh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 cosh_jvp = ElementwiseOp(
     cosh_jvp_1d, cosh_jvp_2d, cosh_jvp_1d_parallel, cosh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=cosh_jvp_rows)
+    rows=cosh_jvp_rows,
+    name="cosh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def div_Scalar_forward_2d_parallel(out, self, other, _zero):
 
 div_Scalar_forward = ElementwiseOp(
     div_Scalar_forward_1d, div_Scalar_forward_2d, div_Scalar_forward_1d_parallel, div_Scalar_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="div_Scalar_forward")
 
 
 # div_Scalar_backward_self: grad/other
@@ -94,7 +95,8 @@ def div_Scalar_backward_self_2d_parallel(out, grad, other, _zero):
 
 div_Scalar_backward_self = ElementwiseOp(
     div_Scalar_backward_self_1d, div_Scalar_backward_self_2d, div_Scalar_backward_self_1d_parallel, div_Scalar_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="div_Scalar_backward_self")
 
 
 # div_Scalar_jvp: result: derived from forward self / other
@@ -131,7 +133,8 @@ def div_Scalar_jvp_2d_parallel(out, self_t, other, _zero):
 
 div_Scalar_jvp = ElementwiseOp(
     div_Scalar_jvp_1d, div_Scalar_jvp_2d, div_Scalar_jvp_1d_parallel, div_Scalar_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="div_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,4 +57,5 @@ def div_Scalar_mode_backward_self_2d_parallel(out, grad, other, _zero):
 
 div_Scalar_mode_backward_self = ElementwiseOp(
     div_Scalar_mode_backward_self_1d, div_Scalar_mode_backward_self_2d, div_Scalar_mode_backward_self_1d_parallel, div_Scalar_mode_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="div_Scalar_mode_backward_self")

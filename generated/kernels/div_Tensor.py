@@ -65,7 +65,8 @@ def div_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 div_Tensor_forward = ElementwiseOp(
     div_Tensor_forward_1d, div_Tensor_forward_2d, div_Tensor_forward_1d_parallel, div_Tensor_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=div_Tensor_forward_rows)
+    rows=div_Tensor_forward_rows,
+    name="div_Tensor_forward")
 
 
 # div_Tensor_backward_self: grad/other
@@ -110,7 +111,8 @@ def div_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, _zero):
 div_Tensor_backward_self = ElementwiseOp(
     div_Tensor_backward_self_1d, div_Tensor_backward_self_2d, div_Tensor_backward_self_1d_parallel, div_Tensor_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=div_Tensor_backward_self_rows)
+    rows=div_Tensor_backward_self_rows,
+    name="div_Tensor_backward_self")
 
 
 # div_Tensor_backward_other: -grad*self/other**2
@@ -155,7 +157,8 @@ def div_Tensor_backward_other_rows(out, grad, grad_rs, other, other_rs, self, se
 div_Tensor_backward_other = ElementwiseOp(
     div_Tensor_backward_other_1d, div_Tensor_backward_other_2d, div_Tensor_backward_other_1d_parallel, div_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=div_Tensor_backward_other_rows)
+    rows=div_Tensor_backward_other_rows,
+    name="div_Tensor_backward_other")
 
 
 # div_Tensor_jvp: result: derived from forward self / other
@@ -201,7 +204,8 @@ def div_Tensor_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, 
 div_Tensor_jvp = ElementwiseOp(
     div_Tensor_jvp_1d, div_Tensor_jvp_2d, div_Tensor_jvp_1d_parallel, div_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=div_Tensor_jvp_rows)
+    rows=div_Tensor_jvp_rows,
+    name="div_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

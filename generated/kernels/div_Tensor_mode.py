@@ -65,7 +65,8 @@ def div_Tensor_mode_backward_self_rows(out, grad, grad_rs, other, other_rs, _zer
 div_Tensor_mode_backward_self = ElementwiseOp(
     div_Tensor_mode_backward_self_1d, div_Tensor_mode_backward_self_2d, div_Tensor_mode_backward_self_1d_parallel, div_Tensor_mode_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=div_Tensor_mode_backward_self_rows)
+    rows=div_Tensor_mode_backward_self_rows,
+    name="div_Tensor_mode_backward_self")
 
 
 # div_Tensor_mode_backward_other: -grad*self/other**2
@@ -110,4 +111,5 @@ def div_Tensor_mode_backward_other_rows(out, grad, grad_rs, other, other_rs, sel
 div_Tensor_mode_backward_other = ElementwiseOp(
     div_Tensor_mode_backward_other_1d, div_Tensor_mode_backward_other_2d, div_Tensor_mode_backward_other_1d_parallel, div_Tensor_mode_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=div_Tensor_mode_backward_other_rows)
+    rows=div_Tensor_mode_backward_other_rows,
+    name="div_Tensor_mode_backward_other")

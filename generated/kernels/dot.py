@@ -65,7 +65,8 @@ def dot_backward_self_rows(out, grad, grad_rs, tensor, tensor_rs, _zero):
 dot_backward_self = ElementwiseOp(
     dot_backward_self_1d, dot_backward_self_2d, dot_backward_self_1d_parallel, dot_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=dot_backward_self_rows)
+    rows=dot_backward_self_rows,
+    name="dot_backward_self")
 
 
 # dot_backward_tensor: grad*self
@@ -110,4 +111,5 @@ def dot_backward_tensor_rows(out, grad, grad_rs, self, self_rs, _zero):
 dot_backward_tensor = ElementwiseOp(
     dot_backward_tensor_1d, dot_backward_tensor_2d, dot_backward_tensor_1d_parallel, dot_backward_tensor_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=dot_backward_tensor_rows)
+    rows=dot_backward_tensor_rows,
+    name="dot_backward_tensor")

@@ -57,7 +57,8 @@ def elu_forward_2d_parallel(out, self, alpha, scale, input_scale, _zero):
 
 elu_forward = ElementwiseOp(
     elu_forward_1d, elu_forward_2d, elu_forward_1d_parallel, elu_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=3)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=3,
+    name="elu_forward")
 
 
 # elu_backward_self: Piecewise((grad*scale, self > 0), (alpha*grad*input_scale*scale*exp(input_scale*self), True))
@@ -103,7 +104,8 @@ def elu_backward_self_rows(out, grad, grad_rs, self, self_rs, alpha, input_scale
 elu_backward_self = ElementwiseOp(
     elu_backward_self_1d, elu_backward_self_2d, elu_backward_self_1d_parallel, elu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=3,
-    rows=elu_backward_self_rows)
+    rows=elu_backward_self_rows,
+    name="elu_backward_self")
 
 
 # elu_jvp: result: derived from forward where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
@@ -148,7 +150,8 @@ def elu_jvp_rows(out, self, self_rs, self_t, self_t_rs, alpha, scale, input_scal
 elu_jvp = ElementwiseOp(
     elu_jvp_1d, elu_jvp_2d, elu_jvp_1d_parallel, elu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=3,
-    rows=elu_jvp_rows)
+    rows=elu_jvp_rows,
+    name="elu_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

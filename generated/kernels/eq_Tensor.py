@@ -65,4 +65,5 @@ def eq_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 eq_Tensor_forward = ElementwiseOp(
     eq_Tensor_forward_1d, eq_Tensor_forward_2d, eq_Tensor_forward_1d_parallel, eq_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=eq_Tensor_forward_rows)
+    rows=eq_Tensor_forward_rows,
+    name="eq_Tensor_forward")

@@ -57,7 +57,8 @@ def erf_forward_2d_parallel(out, self, _zero):
 
 erf_forward = ElementwiseOp(
     erf_forward_1d, erf_forward_2d, erf_forward_1d_parallel, erf_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="erf_forward")
 
 
 # erf_backward_self: 2*grad*exp(-self**2)/sqrt(pi)
@@ -102,7 +103,8 @@ def erf_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 erf_backward_self = ElementwiseOp(
     erf_backward_self_1d, erf_backward_self_2d, erf_backward_self_1d_parallel, erf_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=erf_backward_self_rows)
+    rows=erf_backward_self_rows,
+    name="erf_backward_self")
 
 
 # erf_jvp: result: derived from forward erf(self)
@@ -147,7 +149,8 @@ def erf_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 erf_jvp = ElementwiseOp(
     erf_jvp_1d, erf_jvp_2d, erf_jvp_1d_parallel, erf_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=erf_jvp_rows)
+    rows=erf_jvp_rows,
+    name="erf_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

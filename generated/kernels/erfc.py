@@ -57,7 +57,8 @@ def erfc_forward_2d_parallel(out, self, _zero):
 
 erfc_forward = ElementwiseOp(
     erfc_forward_1d, erfc_forward_2d, erfc_forward_1d_parallel, erfc_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="erfc_forward")
 
 
 # erfc_backward_self: -2*grad*exp(-self**2)/sqrt(pi)
@@ -102,7 +103,8 @@ def erfc_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 erfc_backward_self = ElementwiseOp(
     erfc_backward_self_1d, erfc_backward_self_2d, erfc_backward_self_1d_parallel, erfc_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=erfc_backward_self_rows)
+    rows=erfc_backward_self_rows,
+    name="erfc_backward_self")
 
 
 # erfc_jvp: result: derived from forward erfc(self)
@@ -147,7 +149,8 @@ def erfc_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 erfc_jvp = ElementwiseOp(
     erfc_jvp_1d, erfc_jvp_2d, erfc_jvp_1d_parallel, erfc_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=erfc_jvp_rows)
+    rows=erfc_jvp_rows,
+    name="erfc_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

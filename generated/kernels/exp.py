@@ -57,7 +57,8 @@ def exp_forward_2d_parallel(out, self, _zero):
 
 exp_forward = ElementwiseOp(
     exp_forward_1d, exp_forward_2d, exp_forward_1d_parallel, exp_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="exp_forward")
 
 
 # exp_backward_self: grad*result
@@ -102,7 +103,8 @@ def exp_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 exp_backward_self = ElementwiseOp(
     exp_backward_self_1d, exp_backward_self_2d, exp_backward_self_1d_parallel, exp_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=exp_backward_self_rows)
+    rows=exp_backward_self_rows,
+    name="exp_backward_self")
 
 
 # exp_jvp: result: derived from forward exp(self)
@@ -147,7 +149,8 @@ def exp_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 exp_jvp = ElementwiseOp(
     exp_jvp_1d, exp_jvp_2d, exp_jvp_1d_parallel, exp_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=exp_jvp_rows)
+    rows=exp_jvp_rows,
+    name="exp_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def exp2_forward_2d_parallel(out, self, _zero):
 
 exp2_forward = ElementwiseOp(
     exp2_forward_1d, exp2_forward_2d, exp2_forward_1d_parallel, exp2_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="exp2_forward")
 
 
 # exp2_backward_self: 0.693147180559945*grad*result
@@ -102,7 +103,8 @@ def exp2_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 exp2_backward_self = ElementwiseOp(
     exp2_backward_self_1d, exp2_backward_self_2d, exp2_backward_self_1d_parallel, exp2_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=exp2_backward_self_rows)
+    rows=exp2_backward_self_rows,
+    name="exp2_backward_self")
 
 
 # exp2_jvp: result: derived from forward exp2(self)
@@ -147,7 +149,8 @@ def exp2_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 exp2_jvp = ElementwiseOp(
     exp2_jvp_1d, exp2_jvp_2d, exp2_jvp_1d_parallel, exp2_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=exp2_jvp_rows)
+    rows=exp2_jvp_rows,
+    name="exp2_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

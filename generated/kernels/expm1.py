@@ -57,7 +57,8 @@ def expm1_forward_2d_parallel(out, self, _zero):
 
 expm1_forward = ElementwiseOp(
     expm1_forward_1d, expm1_forward_2d, expm1_forward_1d_parallel, expm1_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="expm1_forward")
 
 
 # expm1_backward_self: grad*(result + 1)
@@ -102,7 +103,8 @@ def expm1_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 expm1_backward_self = ElementwiseOp(
     expm1_backward_self_1d, expm1_backward_self_2d, expm1_backward_self_1d_parallel, expm1_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=expm1_backward_self_rows)
+    rows=expm1_backward_self_rows,
+    name="expm1_backward_self")
 
 
 # expm1_jvp: result: derived from forward expm1(self)
@@ -147,7 +149,8 @@ def expm1_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 expm1_jvp = ElementwiseOp(
     expm1_jvp_1d, expm1_jvp_2d, expm1_jvp_1d_parallel, expm1_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=expm1_jvp_rows)
+    rows=expm1_jvp_rows,
+    name="expm1_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def fmax_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, other, other_rs, se
 fmax_backward_self = ElementwiseOp(
     fmax_backward_self_1d, fmax_backward_self_2d, fmax_backward_self_1d_parallel, fmax_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmax_backward_self_rows)
+    rows=fmax_backward_self_rows,
+    name="fmax_backward_self")
 
 
 # fmax_backward_other: Piecewise((0, (other <= self) | Ne(isnan(other), 0)), (grad, True))
@@ -110,4 +111,5 @@ def fmax_backward_other_rows(out, grad, grad_rs, _t3, _t3_rs, other, other_rs, s
 fmax_backward_other = ElementwiseOp(
     fmax_backward_other_1d, fmax_backward_other_2d, fmax_backward_other_1d_parallel, fmax_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmax_backward_other_rows)
+    rows=fmax_backward_other_rows,
+    name="fmax_backward_other")

@@ -65,7 +65,8 @@ def fmin_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, other, other_rs, se
 fmin_backward_self = ElementwiseOp(
     fmin_backward_self_1d, fmin_backward_self_2d, fmin_backward_self_1d_parallel, fmin_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmin_backward_self_rows)
+    rows=fmin_backward_self_rows,
+    name="fmin_backward_self")
 
 
 # fmin_backward_other: Piecewise((0, (other >= self) | Ne(isnan(other), 0)), (grad, True))
@@ -110,4 +111,5 @@ def fmin_backward_other_rows(out, grad, grad_rs, _t3, _t3_rs, other, other_rs, s
 fmin_backward_other = ElementwiseOp(
     fmin_backward_other_1d, fmin_backward_other_2d, fmin_backward_other_1d_parallel, fmin_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmin_backward_other_rows)
+    rows=fmin_backward_other_rows,
+    name="fmin_backward_other")

@@ -65,7 +65,8 @@ def fmod_Tensor_backward_other_rows(out, other, other_rs, self, self_rs, _zero):
 fmod_Tensor_backward_other = ElementwiseOp(
     fmod_Tensor_backward_other_1d, fmod_Tensor_backward_other_2d, fmod_Tensor_backward_other_1d_parallel, fmod_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=fmod_Tensor_backward_other_rows)
+    rows=fmod_Tensor_backward_other_rows,
+    name="fmod_Tensor_backward_other")
 
 
 # fmod_Tensor_backward_other_1: -grad*floor(Abs(self/other))*sign(self/other)
@@ -110,4 +111,5 @@ def fmod_Tensor_backward_other_1_rows(out, grad, grad_rs, _t2, _t2_rs, other, ot
 fmod_Tensor_backward_other_1 = ElementwiseOp(
     fmod_Tensor_backward_other_1_1d, fmod_Tensor_backward_other_1_2d, fmod_Tensor_backward_other_1_1d_parallel, fmod_Tensor_backward_other_1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=fmod_Tensor_backward_other_1_rows)
+    rows=fmod_Tensor_backward_other_1_rows,
+    name="fmod_Tensor_backward_other_1")

@@ -65,4 +65,5 @@ def ge_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 ge_Tensor_forward = ElementwiseOp(
     ge_Tensor_forward_1d, ge_Tensor_forward_2d, ge_Tensor_forward_1d_parallel, ge_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=ge_Tensor_forward_rows)
+    rows=ge_Tensor_forward_rows,
+    name="ge_Tensor_forward")

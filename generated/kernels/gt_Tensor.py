@@ -65,4 +65,5 @@ def gt_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 gt_Tensor_forward = ElementwiseOp(
     gt_Tensor_forward_1d, gt_Tensor_forward_2d, gt_Tensor_forward_1d_parallel, gt_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=gt_Tensor_forward_rows)
+    rows=gt_Tensor_forward_rows,
+    name="gt_Tensor_forward")

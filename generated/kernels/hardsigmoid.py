@@ -57,7 +57,8 @@ def hardsigmoid_forward_2d_parallel(out, self, _zero):
 
 hardsigmoid_forward = ElementwiseOp(
     hardsigmoid_forward_1d, hardsigmoid_forward_2d, hardsigmoid_forward_1d_parallel, hardsigmoid_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="hardsigmoid_forward")
 
 
 # hardsigmoid_backward_self: Piecewise((grad/6, (self > -3) & (self < 3)), (0, True))
@@ -102,7 +103,8 @@ def hardsigmoid_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 hardsigmoid_backward_self = ElementwiseOp(
     hardsigmoid_backward_self_1d, hardsigmoid_backward_self_2d, hardsigmoid_backward_self_1d_parallel, hardsigmoid_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardsigmoid_backward_self_rows)
+    rows=hardsigmoid_backward_self_rows,
+    name="hardsigmoid_backward_self")
 
 
 # hardsigmoid_jvp: result: derived from forward where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))
@@ -147,7 +149,8 @@ def hardsigmoid_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 hardsigmoid_jvp = ElementwiseOp(
     hardsigmoid_jvp_1d, hardsigmoid_jvp_2d, hardsigmoid_jvp_1d_parallel, hardsigmoid_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardsigmoid_jvp_rows)
+    rows=hardsigmoid_jvp_rows,
+    name="hardsigmoid_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

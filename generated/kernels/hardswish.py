@@ -57,7 +57,8 @@ def hardswish_forward_2d_parallel(out, self, _zero):
 
 hardswish_forward = ElementwiseOp(
     hardswish_forward_1d, hardswish_forward_2d, hardswish_forward_1d_parallel, hardswish_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="hardswish_forward")
 
 
 # hardswish_backward_self: Piecewise((0, self <= -3), (Piecewise((grad*(self/3 + 0.5), self < 3), (grad, True)), True))
@@ -102,7 +103,8 @@ def hardswish_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 hardswish_backward_self = ElementwiseOp(
     hardswish_backward_self_1d, hardswish_backward_self_2d, hardswish_backward_self_1d_parallel, hardswish_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardswish_backward_self_rows)
+    rows=hardswish_backward_self_rows,
+    name="hardswish_backward_self")
 
 
 # hardswish_jvp: result: derived from forward where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))
@@ -147,7 +149,8 @@ def hardswish_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 hardswish_jvp = ElementwiseOp(
     hardswish_jvp_1d, hardswish_jvp_2d, hardswish_jvp_1d_parallel, hardswish_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hardswish_jvp_rows)
+    rows=hardswish_jvp_rows,
+    name="hardswish_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def hardtanh_forward_2d_parallel(out, self, min_val, max_val, _zero):
 
 hardtanh_forward = ElementwiseOp(
     hardtanh_forward_1d, hardtanh_forward_2d, hardtanh_forward_1d_parallel, hardtanh_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2,
+    name="hardtanh_forward")
 
 
 # hardtanh_backward_self: Piecewise((0, (min_val >= self) | (max_val <= self)), (grad, True))
@@ -102,7 +103,8 @@ def hardtanh_backward_self_rows(out, grad, grad_rs, self, self_rs, max_val, min_
 hardtanh_backward_self = ElementwiseOp(
     hardtanh_backward_self_1d, hardtanh_backward_self_2d, hardtanh_backward_self_1d_parallel, hardtanh_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=2,
-    rows=hardtanh_backward_self_rows)
+    rows=hardtanh_backward_self_rows,
+    name="hardtanh_backward_self")
 
 
 # hardtanh_jvp: result: derived from forward minimum(maximum(self, min_val), max_val)
@@ -147,7 +149,8 @@ def hardtanh_jvp_rows(out, self, self_rs, self_t, self_t_rs, min_val, max_val, _
 hardtanh_jvp = ElementwiseOp(
     hardtanh_jvp_1d, hardtanh_jvp_2d, hardtanh_jvp_1d_parallel, hardtanh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
-    rows=hardtanh_jvp_rows)
+    rows=hardtanh_jvp_rows,
+    name="hardtanh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def huber_loss_backward_self_rows(out, self, self_rs, target, target_rs, _zero):
 huber_loss_backward_self = ElementwiseOp(
     huber_loss_backward_self_1d, huber_loss_backward_self_2d, huber_loss_backward_self_1d_parallel, huber_loss_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=huber_loss_backward_self_rows)
+    rows=huber_loss_backward_self_rows,
+    name="huber_loss_backward_self")
 
 
 # huber_loss_backward_self_1: grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
@@ -110,7 +111,8 @@ def huber_loss_backward_self_1_rows(out, grad, grad_rs, _t3, _t3_rs, _t1, _zero)
 huber_loss_backward_self_1 = ElementwiseOp(
     huber_loss_backward_self_1_1d, huber_loss_backward_self_1_2d, huber_loss_backward_self_1_1d_parallel, huber_loss_backward_self_1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=huber_loss_backward_self_1_rows)
+    rows=huber_loss_backward_self_1_rows,
+    name="huber_loss_backward_self_1")
 
 
 # huber_loss_backward_target: self - target
@@ -155,7 +157,8 @@ def huber_loss_backward_target_rows(out, self, self_rs, target, target_rs, _zero
 huber_loss_backward_target = ElementwiseOp(
     huber_loss_backward_target_1d, huber_loss_backward_target_2d, huber_loss_backward_target_1d_parallel, huber_loss_backward_target_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=huber_loss_backward_target_rows)
+    rows=huber_loss_backward_target_rows,
+    name="huber_loss_backward_target")
 
 
 # huber_loss_backward_target_1: -grad*clamp(self - target, -delta, delta)/reduction_divisor(self_sym_numel, reduction)
@@ -200,4 +203,5 @@ def huber_loss_backward_target_1_rows(out, grad, grad_rs, _t7, _t7_rs, _t5, _zer
 huber_loss_backward_target_1 = ElementwiseOp(
     huber_loss_backward_target_1_1d, huber_loss_backward_target_1_2d, huber_loss_backward_target_1_1d_parallel, huber_loss_backward_target_1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=huber_loss_backward_target_1_rows)
+    rows=huber_loss_backward_target_1_rows,
+    name="huber_loss_backward_target_1")

@@ -65,7 +65,8 @@ def hypot_forward_rows(out, self, self_rs, other, other_rs, _zero):
 hypot_forward = ElementwiseOp(
     hypot_forward_1d, hypot_forward_2d, hypot_forward_1d_parallel, hypot_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=hypot_forward_rows)
+    rows=hypot_forward_rows,
+    name="hypot_forward")
 
 
 # hypot_backward_self: grad*self/result
@@ -110,7 +111,8 @@ def hypot_backward_self_rows(out, grad, grad_rs, result, result_rs, self, self_r
 hypot_backward_self = ElementwiseOp(
     hypot_backward_self_1d, hypot_backward_self_2d, hypot_backward_self_1d_parallel, hypot_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=hypot_backward_self_rows)
+    rows=hypot_backward_self_rows,
+    name="hypot_backward_self")
 
 
 # hypot_backward_other: grad*other/result
@@ -155,7 +157,8 @@ def hypot_backward_other_rows(out, grad, grad_rs, other, other_rs, result, resul
 hypot_backward_other = ElementwiseOp(
     hypot_backward_other_1d, hypot_backward_other_2d, hypot_backward_other_1d_parallel, hypot_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=hypot_backward_other_rows)
+    rows=hypot_backward_other_rows,
+    name="hypot_backward_other")
 
 
 # hypot_jvp: result: derived from forward sqrt(self * self + other * other)
@@ -200,7 +203,8 @@ def hypot_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, other
 hypot_jvp = ElementwiseOp(
     hypot_jvp_1d, hypot_jvp_2d, hypot_jvp_1d_parallel, hypot_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=hypot_jvp_rows)
+    rows=hypot_jvp_rows,
+    name="hypot_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,4 +57,5 @@ def index_add_backward_source_2d_parallel(out, _t2, alpha, _zero):
 
 index_add_backward_source = ElementwiseOp(
     index_add_backward_source_1d, index_add_backward_source_2d, index_add_backward_source_1d_parallel, index_add_backward_source_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="index_add_backward_source")

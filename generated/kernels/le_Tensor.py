@@ -65,4 +65,5 @@ def le_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 le_Tensor_forward = ElementwiseOp(
     le_Tensor_forward_1d, le_Tensor_forward_2d, le_Tensor_forward_1d_parallel, le_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=le_Tensor_forward_rows)
+    rows=le_Tensor_forward_rows,
+    name="le_Tensor_forward")

@@ -57,7 +57,8 @@ def leaky_relu_forward_2d_parallel(out, self, negative_slope, _zero):
 
 leaky_relu_forward = ElementwiseOp(
     leaky_relu_forward_1d, leaky_relu_forward_2d, leaky_relu_forward_1d_parallel, leaky_relu_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="leaky_relu_forward")
 
 
 # leaky_relu_backward_self: Piecewise((grad, self > 0), (grad*negative_slope, True))
@@ -102,7 +103,8 @@ def leaky_relu_backward_self_rows(out, grad, grad_rs, self, self_rs, negative_sl
 leaky_relu_backward_self = ElementwiseOp(
     leaky_relu_backward_self_1d, leaky_relu_backward_self_2d, leaky_relu_backward_self_1d_parallel, leaky_relu_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=leaky_relu_backward_self_rows)
+    rows=leaky_relu_backward_self_rows,
+    name="leaky_relu_backward_self")
 
 
 # leaky_relu_jvp: result: derived from forward where(self > 0, self, self * negative_slope)
@@ -147,7 +149,8 @@ def leaky_relu_jvp_rows(out, self, self_rs, self_t, self_t_rs, negative_slope, _
 leaky_relu_jvp = ElementwiseOp(
     leaky_relu_jvp_1d, leaky_relu_jvp_2d, leaky_relu_jvp_1d_parallel, leaky_relu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=leaky_relu_jvp_rows)
+    rows=leaky_relu_jvp_rows,
+    name="leaky_relu_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -66,7 +66,8 @@ def lerp_Scalar_forward_rows(out, self, self_rs, end, end_rs, weight, _zero):
 lerp_Scalar_forward = ElementwiseOp(
     lerp_Scalar_forward_1d, lerp_Scalar_forward_2d, lerp_Scalar_forward_1d_parallel, lerp_Scalar_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=lerp_Scalar_forward_rows)
+    rows=lerp_Scalar_forward_rows,
+    name="lerp_Scalar_forward")
 
 
 # lerp_Scalar_backward_self: grad*(1 - weight)
@@ -103,7 +104,8 @@ def lerp_Scalar_backward_self_2d_parallel(out, grad, weight, _zero):
 
 lerp_Scalar_backward_self = ElementwiseOp(
     lerp_Scalar_backward_self_1d, lerp_Scalar_backward_self_2d, lerp_Scalar_backward_self_1d_parallel, lerp_Scalar_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="lerp_Scalar_backward_self")
 
 
 # lerp_Scalar_backward_end: grad*weight
@@ -140,7 +142,8 @@ def lerp_Scalar_backward_end_2d_parallel(out, grad, weight, _zero):
 
 lerp_Scalar_backward_end = ElementwiseOp(
     lerp_Scalar_backward_end_1d, lerp_Scalar_backward_end_2d, lerp_Scalar_backward_end_1d_parallel, lerp_Scalar_backward_end_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="lerp_Scalar_backward_end")
 
 
 # lerp_Scalar_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
@@ -185,7 +188,8 @@ def lerp_Scalar_jvp_rows(out, self_t, self_t_rs, end_t, end_t_rs, weight, _zero)
 lerp_Scalar_jvp = ElementwiseOp(
     lerp_Scalar_jvp_1d, lerp_Scalar_jvp_2d, lerp_Scalar_jvp_1d_parallel, lerp_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=lerp_Scalar_jvp_rows)
+    rows=lerp_Scalar_jvp_rows,
+    name="lerp_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

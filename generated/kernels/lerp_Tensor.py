@@ -66,7 +66,8 @@ def lerp_Tensor_forward_rows(out, self, self_rs, end, end_rs, weight, weight_rs,
 lerp_Tensor_forward = ElementwiseOp(
     lerp_Tensor_forward_1d, lerp_Tensor_forward_2d, lerp_Tensor_forward_1d_parallel, lerp_Tensor_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=lerp_Tensor_forward_rows)
+    rows=lerp_Tensor_forward_rows,
+    name="lerp_Tensor_forward")
 
 
 # lerp_Tensor_backward_self: grad*(1 - weight)
@@ -111,7 +112,8 @@ def lerp_Tensor_backward_self_rows(out, grad, grad_rs, weight, weight_rs, _zero)
 lerp_Tensor_backward_self = ElementwiseOp(
     lerp_Tensor_backward_self_1d, lerp_Tensor_backward_self_2d, lerp_Tensor_backward_self_1d_parallel, lerp_Tensor_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=lerp_Tensor_backward_self_rows)
+    rows=lerp_Tensor_backward_self_rows,
+    name="lerp_Tensor_backward_self")
 
 
 # lerp_Tensor_backward_end: grad*weight
@@ -156,7 +158,8 @@ def lerp_Tensor_backward_end_rows(out, grad, grad_rs, weight, weight_rs, _zero):
 lerp_Tensor_backward_end = ElementwiseOp(
     lerp_Tensor_backward_end_1d, lerp_Tensor_backward_end_2d, lerp_Tensor_backward_end_1d_parallel, lerp_Tensor_backward_end_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=lerp_Tensor_backward_end_rows)
+    rows=lerp_Tensor_backward_end_rows,
+    name="lerp_Tensor_backward_end")
 
 
 # lerp_Tensor_backward_weight: grad*(end - self)
@@ -201,7 +204,8 @@ def lerp_Tensor_backward_weight_rows(out, grad, grad_rs, end, end_rs, self, self
 lerp_Tensor_backward_weight = ElementwiseOp(
     lerp_Tensor_backward_weight_1d, lerp_Tensor_backward_weight_2d, lerp_Tensor_backward_weight_1d_parallel, lerp_Tensor_backward_weight_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=lerp_Tensor_backward_weight_rows)
+    rows=lerp_Tensor_backward_weight_rows,
+    name="lerp_Tensor_backward_weight")
 
 
 # lerp_Tensor_jvp: result: derived from forward where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))
@@ -246,7 +250,8 @@ def lerp_Tensor_jvp_rows(out, self, self_rs, end, end_rs, weight, weight_rs, sel
 lerp_Tensor_jvp = ElementwiseOp(
     lerp_Tensor_jvp_1d, lerp_Tensor_jvp_2d, lerp_Tensor_jvp_1d_parallel, lerp_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=6, n_scalars=0,
-    rows=lerp_Tensor_jvp_rows)
+    rows=lerp_Tensor_jvp_rows,
+    name="lerp_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def log_forward_2d_parallel(out, self, _zero):
 
 log_forward = ElementwiseOp(
     log_forward_1d, log_forward_2d, log_forward_1d_parallel, log_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="log_forward")
 
 
 # log_backward_self: grad/self
@@ -102,7 +103,8 @@ def log_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 log_backward_self = ElementwiseOp(
     log_backward_self_1d, log_backward_self_2d, log_backward_self_1d_parallel, log_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log_backward_self_rows)
+    rows=log_backward_self_rows,
+    name="log_backward_self")
 
 
 # log_jvp: result: derived from forward log(self)
@@ -147,7 +149,8 @@ def log_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 log_jvp = ElementwiseOp(
     log_jvp_1d, log_jvp_2d, log_jvp_1d_parallel, log_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log_jvp_rows)
+    rows=log_jvp_rows,
+    name="log_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

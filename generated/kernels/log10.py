@@ -57,7 +57,8 @@ def log10_forward_2d_parallel(out, self, _zero):
 
 log10_forward = ElementwiseOp(
     log10_forward_1d, log10_forward_2d, log10_forward_1d_parallel, log10_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="log10_forward")
 
 
 # log10_backward_self: 0.434294481903252*grad/self
@@ -102,7 +103,8 @@ def log10_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 log10_backward_self = ElementwiseOp(
     log10_backward_self_1d, log10_backward_self_2d, log10_backward_self_1d_parallel, log10_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log10_backward_self_rows)
+    rows=log10_backward_self_rows,
+    name="log10_backward_self")
 
 
 # log10_jvp: result: derived from forward log10(self)
@@ -147,7 +149,8 @@ def log10_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 log10_jvp = ElementwiseOp(
     log10_jvp_1d, log10_jvp_2d, log10_jvp_1d_parallel, log10_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log10_jvp_rows)
+    rows=log10_jvp_rows,
+    name="log10_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

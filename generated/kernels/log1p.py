@@ -57,7 +57,8 @@ def log1p_forward_2d_parallel(out, self, _zero):
 
 log1p_forward = ElementwiseOp(
     log1p_forward_1d, log1p_forward_2d, log1p_forward_1d_parallel, log1p_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="log1p_forward")
 
 
 # log1p_backward_self: grad/(self + 1)
@@ -102,7 +103,8 @@ def log1p_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 log1p_backward_self = ElementwiseOp(
     log1p_backward_self_1d, log1p_backward_self_2d, log1p_backward_self_1d_parallel, log1p_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log1p_backward_self_rows)
+    rows=log1p_backward_self_rows,
+    name="log1p_backward_self")
 
 
 # log1p_jvp: result: derived from forward log1p(self)
@@ -147,7 +149,8 @@ def log1p_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 log1p_jvp = ElementwiseOp(
     log1p_jvp_1d, log1p_jvp_2d, log1p_jvp_1d_parallel, log1p_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log1p_jvp_rows)
+    rows=log1p_jvp_rows,
+    name="log1p_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def log2_forward_2d_parallel(out, self, _zero):
 
 log2_forward = ElementwiseOp(
     log2_forward_1d, log2_forward_2d, log2_forward_1d_parallel, log2_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="log2_forward")
 
 
 # log2_backward_self: 1.44269504088896*grad/self
@@ -102,7 +103,8 @@ def log2_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 log2_backward_self = ElementwiseOp(
     log2_backward_self_1d, log2_backward_self_2d, log2_backward_self_1d_parallel, log2_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log2_backward_self_rows)
+    rows=log2_backward_self_rows,
+    name="log2_backward_self")
 
 
 # log2_jvp: result: derived from forward log2(self)
@@ -147,7 +149,8 @@ def log2_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 log2_jvp = ElementwiseOp(
     log2_jvp_1d, log2_jvp_2d, log2_jvp_1d_parallel, log2_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=log2_jvp_rows)
+    rows=log2_jvp_rows,
+    name="log2_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,4 +65,5 @@ def logical_and_forward_rows(out, self, self_rs, other, other_rs, _zero):
 logical_and_forward = ElementwiseOp(
     logical_and_forward_1d, logical_and_forward_2d, logical_and_forward_1d_parallel, logical_and_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=logical_and_forward_rows)
+    rows=logical_and_forward_rows,
+    name="logical_and_forward")

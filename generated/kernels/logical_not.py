@@ -57,4 +57,5 @@ def logical_not_forward_2d_parallel(out, self, _zero):
 
 logical_not_forward = ElementwiseOp(
     logical_not_forward_1d, logical_not_forward_2d, logical_not_forward_1d_parallel, logical_not_forward_2d_parallel,
-    int_closed=True, returns_bool=True, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=True, n_arrays=1, n_scalars=0,
+    name="logical_not_forward")

@@ -65,4 +65,5 @@ def logsumexp_backward_self_rows(out, _t1, _t1_rs, _t2, _t2_rs, self, self_rs, _
 logsumexp_backward_self = ElementwiseOp(
     logsumexp_backward_self_1d, logsumexp_backward_self_2d, logsumexp_backward_self_1d_parallel, logsumexp_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=logsumexp_backward_self_rows)
+    rows=logsumexp_backward_self_rows,
+    name="logsumexp_backward_self")

@@ -65,4 +65,5 @@ def lt_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 lt_Tensor_forward = ElementwiseOp(
     lt_Tensor_forward_1d, lt_Tensor_forward_2d, lt_Tensor_forward_1d_parallel, lt_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=lt_Tensor_forward_rows)
+    rows=lt_Tensor_forward_rows,
+    name="lt_Tensor_forward")

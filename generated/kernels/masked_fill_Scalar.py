@@ -65,7 +65,8 @@ def masked_fill_Scalar_forward_rows(out, self, self_rs, mask, mask_rs, value, _z
 masked_fill_Scalar_forward = ElementwiseOp(
     masked_fill_Scalar_forward_1d, masked_fill_Scalar_forward_2d, masked_fill_Scalar_forward_1d_parallel, masked_fill_Scalar_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=masked_fill_Scalar_forward_rows)
+    rows=masked_fill_Scalar_forward_rows,
+    name="masked_fill_Scalar_forward")
 
 
 # masked_fill_Scalar_backward_self: Piecewise((0, mask), (grad, True))
@@ -110,7 +111,8 @@ def masked_fill_Scalar_backward_self_rows(out, grad, grad_rs, mask, mask_rs, _ze
 masked_fill_Scalar_backward_self = ElementwiseOp(
     masked_fill_Scalar_backward_self_1d, masked_fill_Scalar_backward_self_2d, masked_fill_Scalar_backward_self_1d_parallel, masked_fill_Scalar_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=masked_fill_Scalar_backward_self_rows)
+    rows=masked_fill_Scalar_backward_self_rows,
+    name="masked_fill_Scalar_backward_self")
 
 
 # masked_fill_Scalar_jvp: result: derived from forward where(mask, value, self)
@@ -155,7 +157,8 @@ def masked_fill_Scalar_jvp_rows(out, mask, mask_rs, self_t, self_t_rs, _zero):
 masked_fill_Scalar_jvp = ElementwiseOp(
     masked_fill_Scalar_jvp_1d, masked_fill_Scalar_jvp_2d, masked_fill_Scalar_jvp_1d_parallel, masked_fill_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=masked_fill_Scalar_jvp_rows)
+    rows=masked_fill_Scalar_jvp_rows,
+    name="masked_fill_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

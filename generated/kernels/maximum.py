@@ -65,7 +65,8 @@ def maximum_forward_rows(out, self, self_rs, other, other_rs, _zero):
 maximum_forward = ElementwiseOp(
     maximum_forward_1d, maximum_forward_2d, maximum_forward_1d_parallel, maximum_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=maximum_forward_rows)
+    rows=maximum_forward_rows,
+    name="maximum_forward")
 
 
 # maximum_backward_self: Piecewise((grad/2, Eq(other, self)), (Piecewise((0, other > self), (grad, True)), True))
@@ -110,7 +111,8 @@ def maximum_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_r
 maximum_backward_self = ElementwiseOp(
     maximum_backward_self_1d, maximum_backward_self_2d, maximum_backward_self_1d_parallel, maximum_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=maximum_backward_self_rows)
+    rows=maximum_backward_self_rows,
+    name="maximum_backward_self")
 
 
 # maximum_backward_other: Piecewise((grad/2, Eq(other, self)), (Piecewise((0, other < self), (grad, True)), True))
@@ -155,7 +157,8 @@ def maximum_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_
 maximum_backward_other = ElementwiseOp(
     maximum_backward_other_1d, maximum_backward_other_2d, maximum_backward_other_1d_parallel, maximum_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=maximum_backward_other_rows)
+    rows=maximum_backward_other_rows,
+    name="maximum_backward_other")
 
 
 # maximum_jvp: result: derived from forward maximum(self, other)
@@ -201,7 +204,8 @@ def maximum_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, oth
 maximum_jvp = ElementwiseOp(
     maximum_jvp_1d, maximum_jvp_2d, maximum_jvp_1d_parallel, maximum_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=maximum_jvp_rows)
+    rows=maximum_jvp_rows,
+    name="maximum_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,4 +57,5 @@ def mean_backward_self_2d_parallel(out, _t1, self_sym_numel, _zero):
 
 mean_backward_self = ElementwiseOp(
     mean_backward_self_1d, mean_backward_self_2d, mean_backward_self_1d_parallel, mean_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="mean_backward_self")

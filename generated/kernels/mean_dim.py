@@ -57,4 +57,5 @@ def mean_dim_backward_self_2d_parallel(out, grad, _t1, _zero):
 
 mean_dim_backward_self = ElementwiseOp(
     mean_dim_backward_self_1d, mean_dim_backward_self_2d, mean_dim_backward_self_1d_parallel, mean_dim_backward_self_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="mean_dim_backward_self")

@@ -65,7 +65,8 @@ def minimum_forward_rows(out, self, self_rs, other, other_rs, _zero):
 minimum_forward = ElementwiseOp(
     minimum_forward_1d, minimum_forward_2d, minimum_forward_1d_parallel, minimum_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=minimum_forward_rows)
+    rows=minimum_forward_rows,
+    name="minimum_forward")
 
 
 # minimum_backward_self: Piecewise((grad/2, Eq(other, self)), (Piecewise((0, other < self), (grad, True)), True))
@@ -110,7 +111,8 @@ def minimum_backward_self_rows(out, grad, grad_rs, other, other_rs, self, self_r
 minimum_backward_self = ElementwiseOp(
     minimum_backward_self_1d, minimum_backward_self_2d, minimum_backward_self_1d_parallel, minimum_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=minimum_backward_self_rows)
+    rows=minimum_backward_self_rows,
+    name="minimum_backward_self")
 
 
 # minimum_backward_other: Piecewise((grad/2, Eq(other, self)), (Piecewise((0, other > self), (grad, True)), True))
@@ -155,7 +157,8 @@ def minimum_backward_other_rows(out, grad, grad_rs, other, other_rs, self, self_
 minimum_backward_other = ElementwiseOp(
     minimum_backward_other_1d, minimum_backward_other_2d, minimum_backward_other_1d_parallel, minimum_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=minimum_backward_other_rows)
+    rows=minimum_backward_other_rows,
+    name="minimum_backward_other")
 
 
 # minimum_jvp: result: derived from forward minimum(self, other)
@@ -201,7 +204,8 @@ def minimum_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, oth
 minimum_jvp = ElementwiseOp(
     minimum_jvp_1d, minimum_jvp_2d, minimum_jvp_1d_parallel, minimum_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=minimum_jvp_rows)
+    rows=minimum_jvp_rows,
+    name="minimum_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def mish_forward_2d_parallel(out, self, _zero):
 
 mish_forward = ElementwiseOp(
     mish_forward_1d, mish_forward_2d, mish_forward_1d_parallel, mish_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="mish_forward")
 
 
 # mish_backward_self: grad*(self*(1 - tanh(log1p(exp(self)))**2)/(1 + exp(-self)) + tanh(log1p(exp(self))))
@@ -103,7 +104,8 @@ def mish_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 mish_backward_self = ElementwiseOp(
     mish_backward_self_1d, mish_backward_self_2d, mish_backward_self_1d_parallel, mish_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=mish_backward_self_rows)
+    rows=mish_backward_self_rows,
+    name="mish_backward_self")
 
 
 # mish_jvp: result: derived from forward self * tanh(log1p(exp(self)))
@@ -150,7 +152,8 @@ def mish_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 mish_jvp = ElementwiseOp(
     mish_jvp_1d, mish_jvp_2d, mish_jvp_1d_parallel, mish_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=mish_jvp_rows)
+    rows=mish_jvp_rows,
+    name="mish_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def mse_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target, targe
 mse_loss_backward_self = ElementwiseOp(
     mse_loss_backward_self_1d, mse_loss_backward_self_2d, mse_loss_backward_self_1d_parallel, mse_loss_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=mse_loss_backward_self_rows)
+    rows=mse_loss_backward_self_rows,
+    name="mse_loss_backward_self")
 
 
 # mse_loss_backward_target: -2*grad*(self - target)/reduction_divisor(self_sym_numel, reduction)
@@ -110,4 +111,5 @@ def mse_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, target, tar
 mse_loss_backward_target = ElementwiseOp(
     mse_loss_backward_target_1d, mse_loss_backward_target_2d, mse_loss_backward_target_1d_parallel, mse_loss_backward_target_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=mse_loss_backward_target_rows)
+    rows=mse_loss_backward_target_rows,
+    name="mse_loss_backward_target")

@@ -57,7 +57,8 @@ def mul_Scalar_forward_2d_parallel(out, self, other, _zero):
 
 mul_Scalar_forward = ElementwiseOp(
     mul_Scalar_forward_1d, mul_Scalar_forward_2d, mul_Scalar_forward_1d_parallel, mul_Scalar_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="mul_Scalar_forward")
 
 
 # mul_Scalar_backward_self: grad*other
@@ -94,7 +95,8 @@ def mul_Scalar_backward_self_2d_parallel(out, grad, other, _zero):
 
 mul_Scalar_backward_self = ElementwiseOp(
     mul_Scalar_backward_self_1d, mul_Scalar_backward_self_2d, mul_Scalar_backward_self_1d_parallel, mul_Scalar_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="mul_Scalar_backward_self")
 
 
 # mul_Scalar_jvp: result: derived from forward self * other
@@ -131,7 +133,8 @@ def mul_Scalar_jvp_2d_parallel(out, self_t, other, _zero):
 
 mul_Scalar_jvp = ElementwiseOp(
     mul_Scalar_jvp_1d, mul_Scalar_jvp_2d, mul_Scalar_jvp_1d_parallel, mul_Scalar_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="mul_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def mul_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 mul_Tensor_forward = ElementwiseOp(
     mul_Tensor_forward_1d, mul_Tensor_forward_2d, mul_Tensor_forward_1d_parallel, mul_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=mul_Tensor_forward_rows)
+    rows=mul_Tensor_forward_rows,
+    name="mul_Tensor_forward")
 
 
 # mul_Tensor_backward_self: grad*other
@@ -110,7 +111,8 @@ def mul_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, _zero):
 mul_Tensor_backward_self = ElementwiseOp(
     mul_Tensor_backward_self_1d, mul_Tensor_backward_self_2d, mul_Tensor_backward_self_1d_parallel, mul_Tensor_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=mul_Tensor_backward_self_rows)
+    rows=mul_Tensor_backward_self_rows,
+    name="mul_Tensor_backward_self")
 
 
 # mul_Tensor_backward_other: grad*self
@@ -155,7 +157,8 @@ def mul_Tensor_backward_other_rows(out, grad, grad_rs, self, self_rs, _zero):
 mul_Tensor_backward_other = ElementwiseOp(
     mul_Tensor_backward_other_1d, mul_Tensor_backward_other_2d, mul_Tensor_backward_other_1d_parallel, mul_Tensor_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=mul_Tensor_backward_other_rows)
+    rows=mul_Tensor_backward_other_rows,
+    name="mul_Tensor_backward_other")
 
 
 # mul_Tensor_jvp: result: derived from forward self * other
@@ -200,7 +203,8 @@ def mul_Tensor_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs, 
 mul_Tensor_jvp = ElementwiseOp(
     mul_Tensor_jvp_1d, mul_Tensor_jvp_2d, mul_Tensor_jvp_1d_parallel, mul_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=mul_Tensor_jvp_rows)
+    rows=mul_Tensor_jvp_rows,
+    name="mul_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

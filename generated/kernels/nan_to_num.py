@@ -65,4 +65,5 @@ def nan_to_num_backward_self_rows(out, grad, grad_rs, _t1, _t1_rs, _zero):
 nan_to_num_backward_self = ElementwiseOp(
     nan_to_num_backward_self_1d, nan_to_num_backward_self_2d, nan_to_num_backward_self_1d_parallel, nan_to_num_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=nan_to_num_backward_self_rows)
+    rows=nan_to_num_backward_self_rows,
+    name="nan_to_num_backward_self")

@@ -65,4 +65,5 @@ def ne_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 ne_Tensor_forward = ElementwiseOp(
     ne_Tensor_forward_1d, ne_Tensor_forward_2d, ne_Tensor_forward_1d_parallel, ne_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=True, n_arrays=2, n_scalars=0,
-    rows=ne_Tensor_forward_rows)
+    rows=ne_Tensor_forward_rows,
+    name="ne_Tensor_forward")

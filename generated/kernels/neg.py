@@ -57,7 +57,8 @@ def neg_forward_2d_parallel(out, self, _zero):
 
 neg_forward = ElementwiseOp(
     neg_forward_1d, neg_forward_2d, neg_forward_1d_parallel, neg_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="neg_forward")
 
 
 # neg_backward_self: -grad
@@ -94,7 +95,8 @@ def neg_backward_self_2d_parallel(out, grad, _zero):
 
 neg_backward_self = ElementwiseOp(
     neg_backward_self_1d, neg_backward_self_2d, neg_backward_self_1d_parallel, neg_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="neg_backward_self")
 
 
 # neg_jvp: result: derived from forward -self
@@ -131,7 +133,8 @@ def neg_jvp_2d_parallel(out, self_t, _zero):
 
 neg_jvp = ElementwiseOp(
     neg_jvp_1d, neg_jvp_2d, neg_jvp_1d_parallel, neg_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="neg_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def pow_Scalar_forward_2d_parallel(out, exponent, self, _zero):
 
 pow_Scalar_forward = ElementwiseOp(
     pow_Scalar_forward_1d, pow_Scalar_forward_2d, pow_Scalar_forward_1d_parallel, pow_Scalar_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="pow_Scalar_forward")
 
 
 # pow_Scalar_backward_exponent_case0: Piecewise((0, exponent >= 0), (grad*result*log(self), True))
@@ -102,7 +103,8 @@ def pow_Scalar_backward_exponent_case0_rows(out, grad, grad_rs, exponent, expone
 pow_Scalar_backward_exponent_case0 = ElementwiseOp(
     pow_Scalar_backward_exponent_case0_1d, pow_Scalar_backward_exponent_case0_2d, pow_Scalar_backward_exponent_case0_1d_parallel, pow_Scalar_backward_exponent_case0_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=1,
-    rows=pow_Scalar_backward_exponent_case0_rows)
+    rows=pow_Scalar_backward_exponent_case0_rows,
+    name="pow_Scalar_backward_exponent_case0")
 
 
 # pow_Scalar_backward_exponent_case1: grad*result*log(self)
@@ -147,7 +149,8 @@ def pow_Scalar_backward_exponent_case1_rows(out, grad, grad_rs, result, result_r
 pow_Scalar_backward_exponent_case1 = ElementwiseOp(
     pow_Scalar_backward_exponent_case1_1d, pow_Scalar_backward_exponent_case1_2d, pow_Scalar_backward_exponent_case1_1d_parallel, pow_Scalar_backward_exponent_case1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=pow_Scalar_backward_exponent_case1_rows)
+    rows=pow_Scalar_backward_exponent_case1_rows,
+    name="pow_Scalar_backward_exponent_case1")
 
 
 # pow_Scalar_jvp: result: derived from forward self ** exponent
@@ -192,7 +195,8 @@ def pow_Scalar_jvp_rows(out, exponent, exponent_rs, exponent_t, exponent_t_rs, s
 pow_Scalar_jvp = ElementwiseOp(
     pow_Scalar_jvp_1d, pow_Scalar_jvp_2d, pow_Scalar_jvp_1d_parallel, pow_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=pow_Scalar_jvp_rows)
+    rows=pow_Scalar_jvp_rows,
+    name="pow_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

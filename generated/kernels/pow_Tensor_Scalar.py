@@ -57,7 +57,8 @@ def pow_Tensor_Scalar_forward_2d_parallel(out, self, exponent, _zero):
 
 pow_Tensor_Scalar_forward = ElementwiseOp(
     pow_Tensor_Scalar_forward_1d, pow_Tensor_Scalar_forward_2d, pow_Tensor_Scalar_forward_1d_parallel, pow_Tensor_Scalar_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="pow_Tensor_Scalar_forward")
 
 
 # pow_Tensor_Scalar_backward_self: Piecewise((exponent*grad*self**(exponent - 1), Ne(exponent, 0)), (0, True))
@@ -102,7 +103,8 @@ def pow_Tensor_Scalar_backward_self_rows(out, grad, grad_rs, self, self_rs, expo
 pow_Tensor_Scalar_backward_self = ElementwiseOp(
     pow_Tensor_Scalar_backward_self_1d, pow_Tensor_Scalar_backward_self_2d, pow_Tensor_Scalar_backward_self_1d_parallel, pow_Tensor_Scalar_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=pow_Tensor_Scalar_backward_self_rows)
+    rows=pow_Tensor_Scalar_backward_self_rows,
+    name="pow_Tensor_Scalar_backward_self")
 
 
 # pow_Tensor_Scalar_jvp: result: derived from forward self ** exponent
@@ -147,7 +149,8 @@ def pow_Tensor_Scalar_jvp_rows(out, self, self_rs, self_t, self_t_rs, exponent, 
 pow_Tensor_Scalar_jvp = ElementwiseOp(
     pow_Tensor_Scalar_jvp_1d, pow_Tensor_Scalar_jvp_2d, pow_Tensor_Scalar_jvp_1d_parallel, pow_Tensor_Scalar_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=pow_Tensor_Scalar_jvp_rows)
+    rows=pow_Tensor_Scalar_jvp_rows,
+    name="pow_Tensor_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

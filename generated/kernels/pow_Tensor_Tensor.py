@@ -65,7 +65,8 @@ def pow_Tensor_Tensor_forward_rows(out, self, self_rs, exponent, exponent_rs, _z
 pow_Tensor_Tensor_forward = ElementwiseOp(
     pow_Tensor_Tensor_forward_1d, pow_Tensor_Tensor_forward_2d, pow_Tensor_Tensor_forward_1d_parallel, pow_Tensor_Tensor_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=pow_Tensor_Tensor_forward_rows)
+    rows=pow_Tensor_Tensor_forward_rows,
+    name="pow_Tensor_Tensor_forward")
 
 
 # pow_Tensor_Tensor_backward_self: Piecewise((0, Eq(exponent, 0)), (exponent*grad*self**(exponent - 1), True))
@@ -110,7 +111,8 @@ def pow_Tensor_Tensor_backward_self_rows(out, grad, grad_rs, exponent, exponent_
 pow_Tensor_Tensor_backward_self = ElementwiseOp(
     pow_Tensor_Tensor_backward_self_1d, pow_Tensor_Tensor_backward_self_2d, pow_Tensor_Tensor_backward_self_1d_parallel, pow_Tensor_Tensor_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=pow_Tensor_Tensor_backward_self_rows)
+    rows=pow_Tensor_Tensor_backward_self_rows,
+    name="pow_Tensor_Tensor_backward_self")
 
 
 # pow_Tensor_Tensor_backward_exponent: Piecewise((0, Eq(self, 0) & (exponent >= 0)), (grad*result*log(self), True))
@@ -155,7 +157,8 @@ def pow_Tensor_Tensor_backward_exponent_rows(out, grad, grad_rs, exponent, expon
 pow_Tensor_Tensor_backward_exponent = ElementwiseOp(
     pow_Tensor_Tensor_backward_exponent_1d, pow_Tensor_Tensor_backward_exponent_2d, pow_Tensor_Tensor_backward_exponent_1d_parallel, pow_Tensor_Tensor_backward_exponent_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=pow_Tensor_Tensor_backward_exponent_rows)
+    rows=pow_Tensor_Tensor_backward_exponent_rows,
+    name="pow_Tensor_Tensor_backward_exponent")
 
 
 # pow_Tensor_Tensor_jvp: result: derived from forward self ** exponent
@@ -200,7 +203,8 @@ def pow_Tensor_Tensor_jvp_rows(out, self, self_rs, exponent, exponent_rs, self_t
 pow_Tensor_Tensor_jvp = ElementwiseOp(
     pow_Tensor_Tensor_jvp_1d, pow_Tensor_Tensor_jvp_2d, pow_Tensor_Tensor_jvp_1d_parallel, pow_Tensor_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=pow_Tensor_Tensor_jvp_rows)
+    rows=pow_Tensor_Tensor_jvp_rows,
+    name="pow_Tensor_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

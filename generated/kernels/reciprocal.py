@@ -57,7 +57,8 @@ def reciprocal_forward_2d_parallel(out, self, _zero):
 
 reciprocal_forward = ElementwiseOp(
     reciprocal_forward_1d, reciprocal_forward_2d, reciprocal_forward_1d_parallel, reciprocal_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="reciprocal_forward")
 
 
 # reciprocal_backward_self: -grad*result**2
@@ -102,7 +103,8 @@ def reciprocal_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 reciprocal_backward_self = ElementwiseOp(
     reciprocal_backward_self_1d, reciprocal_backward_self_2d, reciprocal_backward_self_1d_parallel, reciprocal_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=reciprocal_backward_self_rows)
+    rows=reciprocal_backward_self_rows,
+    name="reciprocal_backward_self")
 
 
 # reciprocal_jvp: result: derived from forward 1 / self
@@ -147,7 +149,8 @@ def reciprocal_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 reciprocal_jvp = ElementwiseOp(
     reciprocal_jvp_1d, reciprocal_jvp_2d, reciprocal_jvp_1d_parallel, reciprocal_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=reciprocal_jvp_rows)
+    rows=reciprocal_jvp_rows,
+    name="reciprocal_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

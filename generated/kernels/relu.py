@@ -57,7 +57,8 @@ def relu_forward_2d_parallel(out, self, _zero):
 
 relu_forward = ElementwiseOp(
     relu_forward_1d, relu_forward_2d, relu_forward_1d_parallel, relu_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="relu_forward")
 
 
 # relu_backward_self: Piecewise((0, result <= 0), (grad, True))
@@ -102,7 +103,8 @@ def relu_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 relu_backward_self = ElementwiseOp(
     relu_backward_self_1d, relu_backward_self_2d, relu_backward_self_1d_parallel, relu_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=relu_backward_self_rows)
+    rows=relu_backward_self_rows,
+    name="relu_backward_self")
 
 
 # relu_jvp: result: derived from forward maximum(self, 0)
@@ -147,7 +149,8 @@ def relu_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 relu_jvp = ElementwiseOp(
     relu_jvp_1d, relu_jvp_2d, relu_jvp_1d_parallel, relu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=relu_jvp_rows)
+    rows=relu_jvp_rows,
+    name="relu_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def remainder_Tensor_backward_other_rows(out, other, other_rs, self, self_rs, _z
 remainder_Tensor_backward_other = ElementwiseOp(
     remainder_Tensor_backward_other_1d, remainder_Tensor_backward_other_2d, remainder_Tensor_backward_other_1d_parallel, remainder_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=remainder_Tensor_backward_other_rows)
+    rows=remainder_Tensor_backward_other_rows,
+    name="remainder_Tensor_backward_other")
 
 
 # remainder_Tensor_backward_other_1: -grad*floor(self/other)
@@ -110,4 +111,5 @@ def remainder_Tensor_backward_other_1_rows(out, grad, grad_rs, _t2, _t2_rs, _zer
 remainder_Tensor_backward_other_1 = ElementwiseOp(
     remainder_Tensor_backward_other_1_1d, remainder_Tensor_backward_other_1_2d, remainder_Tensor_backward_other_1_1d_parallel, remainder_Tensor_backward_other_1_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=remainder_Tensor_backward_other_1_rows)
+    rows=remainder_Tensor_backward_other_1_rows,
+    name="remainder_Tensor_backward_other_1")

@@ -57,7 +57,8 @@ def rsqrt_forward_2d_parallel(out, self, _zero):
 
 rsqrt_forward = ElementwiseOp(
     rsqrt_forward_1d, rsqrt_forward_2d, rsqrt_forward_1d_parallel, rsqrt_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="rsqrt_forward")
 
 
 # rsqrt_backward_self: -0.5*grad*result**3
@@ -102,7 +103,8 @@ def rsqrt_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 rsqrt_backward_self = ElementwiseOp(
     rsqrt_backward_self_1d, rsqrt_backward_self_2d, rsqrt_backward_self_1d_parallel, rsqrt_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=rsqrt_backward_self_rows)
+    rows=rsqrt_backward_self_rows,
+    name="rsqrt_backward_self")
 
 
 # rsqrt_jvp: result: derived from forward rsqrt(self)
@@ -147,7 +149,8 @@ def rsqrt_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 rsqrt_jvp = ElementwiseOp(
     rsqrt_jvp_1d, rsqrt_jvp_2d, rsqrt_jvp_1d_parallel, rsqrt_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=rsqrt_jvp_rows)
+    rows=rsqrt_jvp_rows,
+    name="rsqrt_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

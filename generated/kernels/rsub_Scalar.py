@@ -57,7 +57,8 @@ def rsub_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
 
 rsub_Scalar_forward = ElementwiseOp(
     rsub_Scalar_forward_1d, rsub_Scalar_forward_2d, rsub_Scalar_forward_1d_parallel, rsub_Scalar_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2,
+    name="rsub_Scalar_forward")
 
 
 # rsub_Scalar_backward_self: -alpha*grad
@@ -94,7 +95,8 @@ def rsub_Scalar_backward_self_2d_parallel(out, grad, alpha, _zero):
 
 rsub_Scalar_backward_self = ElementwiseOp(
     rsub_Scalar_backward_self_1d, rsub_Scalar_backward_self_2d, rsub_Scalar_backward_self_1d_parallel, rsub_Scalar_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="rsub_Scalar_backward_self")
 
 
 # rsub_Scalar_jvp: result: derived from forward other - alpha * self
@@ -131,7 +133,8 @@ def rsub_Scalar_jvp_2d_parallel(out, self_t, alpha, _zero):
 
 rsub_Scalar_jvp = ElementwiseOp(
     rsub_Scalar_jvp_1d, rsub_Scalar_jvp_2d, rsub_Scalar_jvp_1d_parallel, rsub_Scalar_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="rsub_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

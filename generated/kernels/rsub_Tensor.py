@@ -65,7 +65,8 @@ def rsub_Tensor_forward_rows(out, self, self_rs, other, other_rs, alpha, _zero):
 rsub_Tensor_forward = ElementwiseOp(
     rsub_Tensor_forward_1d, rsub_Tensor_forward_2d, rsub_Tensor_forward_1d_parallel, rsub_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=rsub_Tensor_forward_rows)
+    rows=rsub_Tensor_forward_rows,
+    name="rsub_Tensor_forward")
 
 
 # rsub_Tensor_backward_self: -alpha*grad
@@ -102,7 +103,8 @@ def rsub_Tensor_backward_self_2d_parallel(out, grad, alpha, _zero):
 
 rsub_Tensor_backward_self = ElementwiseOp(
     rsub_Tensor_backward_self_1d, rsub_Tensor_backward_self_2d, rsub_Tensor_backward_self_1d_parallel, rsub_Tensor_backward_self_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="rsub_Tensor_backward_self")
 
 
 # rsub_Tensor_jvp: result: derived from forward other - alpha * self
@@ -147,7 +149,8 @@ def rsub_Tensor_jvp_rows(out, self_t, self_t_rs, other_t, other_t_rs, alpha, _ze
 rsub_Tensor_jvp = ElementwiseOp(
     rsub_Tensor_jvp_1d, rsub_Tensor_jvp_2d, rsub_Tensor_jvp_1d_parallel, rsub_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=rsub_Tensor_jvp_rows)
+    rows=rsub_Tensor_jvp_rows,
+    name="rsub_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

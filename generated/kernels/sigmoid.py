@@ -57,7 +57,8 @@ def sigmoid_forward_2d_parallel(out, self, _zero):
 
 sigmoid_forward = ElementwiseOp(
     sigmoid_forward_1d, sigmoid_forward_2d, sigmoid_forward_1d_parallel, sigmoid_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sigmoid_forward")
 
 
 # sigmoid_backward_self: grad*result*(1 - result)
@@ -102,7 +103,8 @@ def sigmoid_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 sigmoid_backward_self = ElementwiseOp(
     sigmoid_backward_self_1d, sigmoid_backward_self_2d, sigmoid_backward_self_1d_parallel, sigmoid_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sigmoid_backward_self_rows)
+    rows=sigmoid_backward_self_rows,
+    name="sigmoid_backward_self")
 
 
 # sigmoid_jvp: result: derived from forward sigmoid(self)
@@ -148,7 +150,8 @@ def sigmoid_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 sigmoid_jvp = ElementwiseOp(
     sigmoid_jvp_1d, sigmoid_jvp_2d, sigmoid_jvp_1d_parallel, sigmoid_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sigmoid_jvp_rows)
+    rows=sigmoid_jvp_rows,
+    name="sigmoid_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

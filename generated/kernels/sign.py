@@ -57,7 +57,8 @@ def sign_forward_2d_parallel(out, self, _zero):
 
 sign_forward = ElementwiseOp(
     sign_forward_1d, sign_forward_2d, sign_forward_1d_parallel, sign_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sign_forward")
 
 
 # sign_jvp: result: derived from forward sign(self)
@@ -102,7 +103,8 @@ def sign_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 sign_jvp = ElementwiseOp(
     sign_jvp_1d, sign_jvp_2d, sign_jvp_1d_parallel, sign_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sign_jvp_rows)
+    rows=sign_jvp_rows,
+    name="sign_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def silu_forward_2d_parallel(out, self, _zero):
 
 silu_forward = ElementwiseOp(
     silu_forward_1d, silu_forward_2d, silu_forward_1d_parallel, silu_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="silu_forward")
 
 
 # silu_backward_self: grad*(self*(1 - 1/(1 + exp(-self))) + 1)/(1 + exp(-self))
@@ -103,7 +104,8 @@ def silu_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 silu_backward_self = ElementwiseOp(
     silu_backward_self_1d, silu_backward_self_2d, silu_backward_self_1d_parallel, silu_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=silu_backward_self_rows)
+    rows=silu_backward_self_rows,
+    name="silu_backward_self")
 
 
 # silu_jvp: result: derived from forward self * sigmoid(self)
@@ -150,7 +152,8 @@ def silu_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 silu_jvp = ElementwiseOp(
     silu_jvp_1d, silu_jvp_2d, silu_jvp_1d_parallel, silu_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=silu_jvp_rows)
+    rows=silu_jvp_rows,
+    name="silu_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def sin_forward_2d_parallel(out, self, _zero):
 
 sin_forward = ElementwiseOp(
     sin_forward_1d, sin_forward_2d, sin_forward_1d_parallel, sin_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sin_forward")
 
 
 # sin_backward_self: grad*cos(self)
@@ -102,7 +103,8 @@ def sin_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 sin_backward_self = ElementwiseOp(
     sin_backward_self_1d, sin_backward_self_2d, sin_backward_self_1d_parallel, sin_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sin_backward_self_rows)
+    rows=sin_backward_self_rows,
+    name="sin_backward_self")
 
 
 # sin_jvp: result: derived from forward sin(self)
@@ -147,7 +149,8 @@ def sin_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 sin_jvp = ElementwiseOp(
     sin_jvp_1d, sin_jvp_2d, sin_jvp_1d_parallel, sin_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sin_jvp_rows)
+    rows=sin_jvp_rows,
+    name="sin_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

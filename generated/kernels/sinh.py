@@ -57,7 +57,8 @@ def sinh_forward_2d_parallel(out, self, _zero):
 
 sinh_forward = ElementwiseOp(
     sinh_forward_1d, sinh_forward_2d, sinh_forward_1d_parallel, sinh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sinh_forward")
 
 
 # sinh_backward_self: grad*cosh(self)
@@ -102,7 +103,8 @@ def sinh_backward_self_rows(out, grad, grad_rs, self, self_rs, _zero):
 sinh_backward_self = ElementwiseOp(
     sinh_backward_self_1d, sinh_backward_self_2d, sinh_backward_self_1d_parallel, sinh_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sinh_backward_self_rows)
+    rows=sinh_backward_self_rows,
+    name="sinh_backward_self")
 
 
 # sinh_jvp: result: derived from forward sinh(self)
@@ -147,7 +149,8 @@ def sinh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 sinh_jvp = ElementwiseOp(
     sinh_jvp_1d, sinh_jvp_2d, sinh_jvp_1d_parallel, sinh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sinh_jvp_rows)
+    rows=sinh_jvp_rows,
+    name="sinh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -66,7 +66,8 @@ def smooth_l1_loss_backward_self_rows(out, grad, grad_rs, self, self_rs, target,
 smooth_l1_loss_backward_self = ElementwiseOp(
     smooth_l1_loss_backward_self_1d, smooth_l1_loss_backward_self_2d, smooth_l1_loss_backward_self_1d_parallel, smooth_l1_loss_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2,
-    rows=smooth_l1_loss_backward_self_rows)
+    rows=smooth_l1_loss_backward_self_rows,
+    name="smooth_l1_loss_backward_self")
 
 
 # smooth_l1_loss_backward_target: Piecewise((grad, beta < -self + target), (Piecewise((-grad, beta < self - target), (-grad*(self - target)/beta, True)), True))/reduction_divisor(self_sym_numel, reduction)
@@ -112,4 +113,5 @@ def smooth_l1_loss_backward_target_rows(out, grad, grad_rs, self, self_rs, targe
 smooth_l1_loss_backward_target = ElementwiseOp(
     smooth_l1_loss_backward_target_1d, smooth_l1_loss_backward_target_2d, smooth_l1_loss_backward_target_1d_parallel, smooth_l1_loss_backward_target_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=2,
-    rows=smooth_l1_loss_backward_target_rows)
+    rows=smooth_l1_loss_backward_target_rows,
+    name="smooth_l1_loss_backward_target")

@@ -58,7 +58,8 @@ def softplus_forward_2d_parallel(out, self, beta, threshold, _zero):
 
 softplus_forward = ElementwiseOp(
     softplus_forward_1d, softplus_forward_2d, softplus_forward_1d_parallel, softplus_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=2,
+    name="softplus_forward")
 
 
 # softplus_backward_self: Piecewise((grad, threshold < beta*self), (grad/(1 + exp(-beta*self)), True))
@@ -104,7 +105,8 @@ def softplus_backward_self_rows(out, grad, grad_rs, self, self_rs, beta, thresho
 softplus_backward_self = ElementwiseOp(
     softplus_backward_self_1d, softplus_backward_self_2d, softplus_backward_self_1d_parallel, softplus_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
-    rows=softplus_backward_self_rows)
+    rows=softplus_backward_self_rows,
+    name="softplus_backward_self")
 
 
 # softplus_jvp: result: derived from forward where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)
@@ -151,7 +153,8 @@ def softplus_jvp_rows(out, self, self_rs, self_t, self_t_rs, beta, threshold, _z
 softplus_jvp = ElementwiseOp(
     softplus_jvp_1d, softplus_jvp_2d, softplus_jvp_1d_parallel, softplus_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=2,
-    rows=softplus_jvp_rows)
+    rows=softplus_jvp_rows,
+    name="softplus_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def sqrt_forward_2d_parallel(out, self, _zero):
 
 sqrt_forward = ElementwiseOp(
     sqrt_forward_1d, sqrt_forward_2d, sqrt_forward_1d_parallel, sqrt_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sqrt_forward")
 
 
 # sqrt_backward_self: grad/(2*result)
@@ -102,7 +103,8 @@ def sqrt_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 sqrt_backward_self = ElementwiseOp(
     sqrt_backward_self_1d, sqrt_backward_self_2d, sqrt_backward_self_1d_parallel, sqrt_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sqrt_backward_self_rows)
+    rows=sqrt_backward_self_rows,
+    name="sqrt_backward_self")
 
 
 # sqrt_jvp: result: derived from forward sqrt(self)
@@ -147,7 +149,8 @@ def sqrt_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 sqrt_jvp = ElementwiseOp(
     sqrt_jvp_1d, sqrt_jvp_2d, sqrt_jvp_1d_parallel, sqrt_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=sqrt_jvp_rows)
+    rows=sqrt_jvp_rows,
+    name="sqrt_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,4 +65,5 @@ def std_correction_backward_self_rows(out, grad, grad_rs, result, result_rs, _ze
 std_correction_backward_self = ElementwiseOp(
     std_correction_backward_self_1d, std_correction_backward_self_2d, std_correction_backward_self_1d_parallel, std_correction_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=std_correction_backward_self_rows)
+    rows=std_correction_backward_self_rows,
+    name="std_correction_backward_self")

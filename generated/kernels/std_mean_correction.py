@@ -65,7 +65,8 @@ def std_mean_correction_backward_self_rows(out, grads_0, grads_0_rs, result0, re
 std_mean_correction_backward_self = ElementwiseOp(
     std_mean_correction_backward_self_1d, std_mean_correction_backward_self_2d, std_mean_correction_backward_self_1d_parallel, std_mean_correction_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=std_mean_correction_backward_self_rows)
+    rows=std_mean_correction_backward_self_rows,
+    name="std_mean_correction_backward_self")
 
 
 # std_mean_correction_backward_self_1: var_backward(Piecewise((0, Eq(result0, 0)), (grads_0/(2*result0), True)), self, dim, correction, keepdim) + sum_backward(grads_1, self_sym_sizes, dim, keepdim)/reduced_numel(self_sym_sizes, dim)
@@ -110,4 +111,5 @@ def std_mean_correction_backward_self_1_rows(out, _t2, _t2_rs, _t4, _t4_rs, _t1,
 std_mean_correction_backward_self_1 = ElementwiseOp(
     std_mean_correction_backward_self_1_1d, std_mean_correction_backward_self_1_2d, std_mean_correction_backward_self_1_1d_parallel, std_mean_correction_backward_self_1_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=std_mean_correction_backward_self_1_rows)
+    rows=std_mean_correction_backward_self_1_rows,
+    name="std_mean_correction_backward_self_1")

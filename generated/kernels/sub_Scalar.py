@@ -57,7 +57,8 @@ def sub_Scalar_forward_2d_parallel(out, self, other, alpha, _zero):
 
 sub_Scalar_forward = ElementwiseOp(
     sub_Scalar_forward_1d, sub_Scalar_forward_2d, sub_Scalar_forward_1d_parallel, sub_Scalar_forward_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=2,
+    name="sub_Scalar_forward")
 
 
 # sub_Scalar_jvp: result: derived from forward self - alpha * other
@@ -94,7 +95,8 @@ def sub_Scalar_jvp_2d_parallel(out, self_t, _zero):
 
 sub_Scalar_jvp = ElementwiseOp(
     sub_Scalar_jvp_1d, sub_Scalar_jvp_2d, sub_Scalar_jvp_1d_parallel, sub_Scalar_jvp_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="sub_Scalar_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def sub_Tensor_forward_rows(out, self, self_rs, other, other_rs, alpha, _zero):
 sub_Tensor_forward = ElementwiseOp(
     sub_Tensor_forward_1d, sub_Tensor_forward_2d, sub_Tensor_forward_1d_parallel, sub_Tensor_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=sub_Tensor_forward_rows)
+    rows=sub_Tensor_forward_rows,
+    name="sub_Tensor_forward")
 
 
 # sub_Tensor_backward_other: -alpha*grad
@@ -102,7 +103,8 @@ def sub_Tensor_backward_other_2d_parallel(out, grad, alpha, _zero):
 
 sub_Tensor_backward_other = ElementwiseOp(
     sub_Tensor_backward_other_1d, sub_Tensor_backward_other_2d, sub_Tensor_backward_other_1d_parallel, sub_Tensor_backward_other_2d_parallel,
-    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1)
+    int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
+    name="sub_Tensor_backward_other")
 
 
 # sub_Tensor_jvp: result: derived from forward self - alpha * other
@@ -147,7 +149,8 @@ def sub_Tensor_jvp_rows(out, self_t, self_t_rs, other_t, other_t_rs, alpha, _zer
 sub_Tensor_jvp = ElementwiseOp(
     sub_Tensor_jvp_1d, sub_Tensor_jvp_2d, sub_Tensor_jvp_1d_parallel, sub_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=sub_Tensor_jvp_rows)
+    rows=sub_Tensor_jvp_rows,
+    name="sub_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def tan_forward_2d_parallel(out, self, _zero):
 
 tan_forward = ElementwiseOp(
     tan_forward_1d, tan_forward_2d, tan_forward_1d_parallel, tan_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="tan_forward")
 
 
 # tan_backward_self: grad*(result**2 + 1)
@@ -102,7 +103,8 @@ def tan_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 tan_backward_self = ElementwiseOp(
     tan_backward_self_1d, tan_backward_self_2d, tan_backward_self_1d_parallel, tan_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=tan_backward_self_rows)
+    rows=tan_backward_self_rows,
+    name="tan_backward_self")
 
 
 # tan_jvp: result: derived from forward tan(self)
@@ -147,7 +149,8 @@ def tan_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 tan_jvp = ElementwiseOp(
     tan_jvp_1d, tan_jvp_2d, tan_jvp_1d_parallel, tan_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=tan_jvp_rows)
+    rows=tan_jvp_rows,
+    name="tan_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -57,7 +57,8 @@ def tanh_forward_2d_parallel(out, self, _zero):
 
 tanh_forward = ElementwiseOp(
     tanh_forward_1d, tanh_forward_2d, tanh_forward_1d_parallel, tanh_forward_2d_parallel,
-    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0)
+    int_closed=False, returns_bool=False, n_arrays=1, n_scalars=0,
+    name="tanh_forward")
 
 
 # tanh_backward_self: grad*(1 - result**2)
@@ -102,7 +103,8 @@ def tanh_backward_self_rows(out, grad, grad_rs, result, result_rs, _zero):
 tanh_backward_self = ElementwiseOp(
     tanh_backward_self_1d, tanh_backward_self_2d, tanh_backward_self_1d_parallel, tanh_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=tanh_backward_self_rows)
+    rows=tanh_backward_self_rows,
+    name="tanh_backward_self")
 
 
 # tanh_jvp: result: derived from forward tanh(self)
@@ -147,7 +149,8 @@ def tanh_jvp_rows(out, self, self_rs, self_t, self_t_rs, _zero):
 tanh_jvp = ElementwiseOp(
     tanh_jvp_1d, tanh_jvp_2d, tanh_jvp_1d_parallel, tanh_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=tanh_jvp_rows)
+    rows=tanh_jvp_rows,
+    name="tanh_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

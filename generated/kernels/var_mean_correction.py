@@ -65,4 +65,5 @@ def var_mean_correction_backward_self_rows(out, _t2, _t2_rs, _t3, _t3_rs, _t1, _
 var_mean_correction_backward_self = ElementwiseOp(
     var_mean_correction_backward_self_1d, var_mean_correction_backward_self_2d, var_mean_correction_backward_self_1d_parallel, var_mean_correction_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=1,
-    rows=var_mean_correction_backward_self_rows)
+    rows=var_mean_correction_backward_self_rows,
+    name="var_mean_correction_backward_self")

@@ -65,7 +65,8 @@ def where_self_forward_rows(out, condition, condition_rs, self, self_rs, other, 
 where_self_forward = ElementwiseOp(
     where_self_forward_1d, where_self_forward_2d, where_self_forward_1d_parallel, where_self_forward_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=where_self_forward_rows)
+    rows=where_self_forward_rows,
+    name="where_self_forward")
 
 
 # where_self_backward_self: Piecewise((grad, condition), (0, True))
@@ -110,7 +111,8 @@ def where_self_backward_self_rows(out, grad, grad_rs, condition, condition_rs, _
 where_self_backward_self = ElementwiseOp(
     where_self_backward_self_1d, where_self_backward_self_2d, where_self_backward_self_1d_parallel, where_self_backward_self_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=where_self_backward_self_rows)
+    rows=where_self_backward_self_rows,
+    name="where_self_backward_self")
 
 
 # where_self_backward_other: Piecewise((0, condition), (grad, True))
@@ -155,7 +157,8 @@ def where_self_backward_other_rows(out, grad, grad_rs, condition, condition_rs, 
 where_self_backward_other = ElementwiseOp(
     where_self_backward_other_1d, where_self_backward_other_2d, where_self_backward_other_1d_parallel, where_self_backward_other_2d_parallel,
     int_closed=True, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=where_self_backward_other_rows)
+    rows=where_self_backward_other_rows,
+    name="where_self_backward_other")
 
 
 # where_self_jvp: result: derived from forward where(condition, self, other)
@@ -200,7 +203,8 @@ def where_self_jvp_rows(out, condition, condition_rs, self_t, self_t_rs, other_t
 where_self_jvp = ElementwiseOp(
     where_self_jvp_1d, where_self_jvp_2d, where_self_jvp_1d_parallel, where_self_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=where_self_jvp_rows)
+    rows=where_self_jvp_rows,
+    name="where_self_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

@@ -65,7 +65,8 @@ def xlogy_Tensor_forward_rows(out, self, self_rs, other, other_rs, _zero):
 xlogy_Tensor_forward = ElementwiseOp(
     xlogy_Tensor_forward_1d, xlogy_Tensor_forward_2d, xlogy_Tensor_forward_1d_parallel, xlogy_Tensor_forward_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=2, n_scalars=0,
-    rows=xlogy_Tensor_forward_rows)
+    rows=xlogy_Tensor_forward_rows,
+    name="xlogy_Tensor_forward")
 
 
 # xlogy_Tensor_backward_self: Piecewise((0, Eq(self, 0) & (other <= 0)), (grad*log(other), True))
@@ -110,7 +111,8 @@ def xlogy_Tensor_backward_self_rows(out, grad, grad_rs, other, other_rs, self, s
 xlogy_Tensor_backward_self = ElementwiseOp(
     xlogy_Tensor_backward_self_1d, xlogy_Tensor_backward_self_2d, xlogy_Tensor_backward_self_1d_parallel, xlogy_Tensor_backward_self_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=xlogy_Tensor_backward_self_rows)
+    rows=xlogy_Tensor_backward_self_rows,
+    name="xlogy_Tensor_backward_self")
 
 
 # xlogy_Tensor_backward_other: grad*self/other
@@ -155,7 +157,8 @@ def xlogy_Tensor_backward_other_rows(out, grad, grad_rs, other, other_rs, self, 
 xlogy_Tensor_backward_other = ElementwiseOp(
     xlogy_Tensor_backward_other_1d, xlogy_Tensor_backward_other_2d, xlogy_Tensor_backward_other_1d_parallel, xlogy_Tensor_backward_other_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=3, n_scalars=0,
-    rows=xlogy_Tensor_backward_other_rows)
+    rows=xlogy_Tensor_backward_other_rows,
+    name="xlogy_Tensor_backward_other")
 
 
 # xlogy_Tensor_jvp: result: derived from forward where(self == 0, 0, self * log(other))
@@ -201,7 +204,8 @@ def xlogy_Tensor_jvp_rows(out, self, self_rs, other, other_rs, self_t, self_t_rs
 xlogy_Tensor_jvp = ElementwiseOp(
     xlogy_Tensor_jvp_1d, xlogy_Tensor_jvp_2d, xlogy_Tensor_jvp_1d_parallel, xlogy_Tensor_jvp_2d_parallel,
     int_closed=False, returns_bool=False, n_arrays=4, n_scalars=0,
-    rows=xlogy_Tensor_jvp_rows)
+    rows=xlogy_Tensor_jvp_rows,
+    name="xlogy_Tensor_jvp")
 
 
 # The forward's one-element function and each input's one-element vector-Jacobian product:

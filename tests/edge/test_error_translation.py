@@ -68,3 +68,69 @@ def test_own_errors_pass_through_unchanged():
     with pytest.raises(RuntimeError, match=r"^mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)$"):
         derivgen.ones(2, 3).mm(derivgen.ones(2, 3))
     assert not errors.is_foreign(RuntimeError("x"))
+
+
+# ---- backward kernels: the generated kernel calls of a node's backward translate at the same point --
+
+def _huge_saved(t):
+    """``sin``'s backward reads its saved input, which an unpack hook hands back broadcast to 24 TiB: the
+    kernel's output cannot be allocated (numpy's MemoryError in derivgen, the allocator's in torch)."""
+    x = t.tensor([0.5, 1.0, 2.0], dtype=t.float64, requires_grad=True)
+    with t.autograd.graph.saved_tensors_hooks(lambda s: s, lambda s: s.expand(1 << 20, 1 << 20, 3)):
+        y = x.sin()
+    y.sum().backward()
+
+
+def test_numpy_error_in_a_backward_kernel_is_torchs_runtime_error(torch):
+    with pytest.raises(RuntimeError) as info:
+        _huge_saved(torch)
+    if torch is derivgen:
+        text = str(info.value).splitlines()[0]
+        assert text.startswith("sin_backward_self(): tensors [3] Double, [1048576, 1048576, 3] Double: "
+                               "MemoryError: Unable to allocate 24.0 TiB"), text
+        assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_numba_error_in_a_backward_kernel_is_translated():
+    """float16 arrays reach Numba, which has no float16 arithmetic on the CPU: the kernel call raises a
+    RuntimeError naming the kernel, the shapes and the dtypes, never Numba's own exception."""
+    from derivgen.generated import kernels
+    half = np.ones((2, 3), np.float16)
+    with pytest.raises(RuntimeError) as info:
+        kernels.mul_Tensor_backward_self.call2(half, half)
+    assert str(info.value).splitlines()[0] == ("mul_Tensor_backward_self(): tensors [2, 3] float16, [2, 3] float16: "
+                                               "NotImplementedError: float16")
+    assert not errors.is_foreign(info.value)
+
+
+def test_own_errors_in_a_backward_kernel_pass_through_unchanged():
+    from derivgen.generated import kernels
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size of tensor b \(4\) "
+                                           r"at non-singleton dimension 0$"):
+        kernels.mul_Tensor_backward_self((np.ones(3), np.ones(4)))
+
+
+LAYOUT_HOOKS = {
+    "expanded": lambda g: g[:1].expand(2, 3),
+    "transposed": lambda g: g.t().contiguous().t(),
+    "strided": lambda g: g.repeat(1, 2)[:, ::2],
+    "zero_dim_broadcast": lambda g: g.sum().expand(2, 3),
+}
+LAYOUT_OPS = {"sin": lambda y: y.sin(), "mul": lambda y: y * y, "pow": lambda y: y ** 3,
+              "div": lambda y: 1 / y, "tanh": lambda y: y.tanh(), "mm": lambda y: y.mm(y.t())}
+
+
+@pytest.mark.parametrize("op", LAYOUT_OPS)
+@pytest.mark.parametrize("hook", LAYOUT_HOOKS)
+def test_backward_kernels_take_gradients_of_any_layout(op, hook):
+    """A hook may return an expanded, transposed or strided gradient: the backward kernels read it as
+    torch's do (same gradient), never failing inside Numba."""
+    import torch
+    grads = []
+    for t in (derivgen, torch):
+        x = t.tensor([[0.5, 1.0, 2.0], [1.5, 0.3, 0.7]], dtype=t.float64, requires_grad=True)
+        y = x * 1.0
+        y.register_hook(LAYOUT_HOOKS[hook])
+        LAYOUT_OPS[op](y).sum().backward()
+        grads.append(x.grad.tolist())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

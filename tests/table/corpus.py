@@ -164,6 +164,23 @@ FORMULAS = [
      "in forward: cannot be compiled into an elementwise kernel: 'self_dim' has no per-element value in a kernel"),
     ("forward-injection", row(forward="self.__class__").encode(), 2, "mysin",
      "in forward: attribute '__class__' is not allowed"),
+    ("forward-imaginary", row("f(Tensor self) -> Tensor", "self * sqrt(-1)", self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the constant I is not a real number"),
+    ("forward-log-of-negative", row("f(Tensor self) -> Tensor", "self * log(-1)", self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the constant I is not a real number"),
+    ("forward-tuple-in-where", row("f(Tensor self) -> Tensor", "where(self > 0, (self, self), self)",
+                                   self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: a tuple is not a number"),
+    ("forward-division-by-zero", row("f(Tensor self) -> Tensor", "where(self > 0, 1/0, self)",
+                                     self="grad").encode(), 2, "f",
+     "in forward: cannot be compiled into an elementwise kernel: the expression is undefined (nan)"),
+    ("derived-of-a-comparison", row("gt(Tensor self, Tensor other) -> Tensor", "self > other",
+                                    self="derived").encode(), 3, "gt",
+     "'derived' needs a forward with a numeric result: this one is a comparison (bool), which has no "
+     "derivative; list the arguments under non_differentiable instead"),
+    ("derived-of-floor", row("myfloor(Tensor self) -> Tensor", "floor(self)", self="derived").encode(), 3, "myfloor",
+     "'derived': sympy cannot differentiate floor(self) (it stays an unevaluated derivative); write the formula "
+     "for 'self'"),
 ]
 
 BOUNDS = [
@@ -261,5 +278,54 @@ PROOFS = [
      "self=1.54773: formula gives 1.066141597 but d(forward) gives 6.396849581"),
 ]
 
+
+
+def _shipped_table():
+    from tests.support.paths import TABLE
+    with open(TABLE, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def shipped_with(old, new):
+    """The shipped table with ``old`` (ending in one formula line) replaced, and that line's number."""
+    text = _shipped_table()
+    assert text.count(old + "\n") == 1, old
+    line = text[: text.index(old + "\n") + len(old)].count("\n") + 1
+    return text.replace(old + "\n", new + "\n").encode(), line
+
+
+def _backward_case(case_id, entry, old, new, reason):
+    data, line = shipped_with(old, new)
+    return (case_id, data, line, entry, reason)
+
+
+# Rows without a forward expression: the new package computes each backward's float64 VJP on samples
+# derived from the schema (no samples file beside these tables) and compares it with finite differences.
+BACKWARD_CHECKS = [
+    _backward_case("sum-twice-the-gradient", "sum", "  self: grad.expand(self.sym_sizes())",
+                   "  self: grad.expand(self.sym_sizes()) * 2",
+                   "backward formula for 'self' does not match finite differences at self[0, 0]: formula gives "
+                   "-4.650062 but finite differences give -2.325031 (sample: self [3, 4] float64)"),
+    _backward_case("clone-negated", "clone",
+                   "memory_format=None) -> Tensor\n  result: auto_linear\n  self: grad",
+                   "memory_format=None) -> Tensor\n  result: auto_linear\n  self: -grad",
+                   "backward formula for 'self' does not match finite differences at self[0, 0]: formula gives "
+                   "2.325031 but finite differences give -2.325031 (sample: self [3, 4] float64)"),
+    _backward_case("tril-ignores-the-mask", "tril", "  self: tril(grad, diagonal)", "  self: grad",
+                   "backward formula for 'self' does not match finite differences at self[0, 1]: formula gives "
+                   "-0.2187917 but finite differences give 0 (sample: self [3, 4] float64)"),
+    _backward_case("fmax-wrong-input", "fmax", "  other: where(self >= other or isnan(other), 0, grad)",
+                   "  other: where(self >= other or isnan(other), grad, 0)",
+                   "backward formula for 'other' does not match finite differences at other[0, 0]: formula gives "
+                   "0.9034702 but finite differences give 0 (sample: self [3, 4] float64, other [3, 4] "
+                   "float64)"),
+    _backward_case("cat-pieces-swapped", "cat", "  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)",
+                   "  tensors: cat_tensors_backward(grad.flip([dim]), to_args_sizes(tensors), dim)",
+                   "backward formula for 'tensors' does not match finite differences at tensors[0][0, 0]: formula "
+                   "gives 0.2644556 but finite differences give 0.9034702 (sample: tensors[0] [3, 4] float64, "
+                   "tensors[1] [3, 4] float64)"),
+]
+
 CATEGORIES = {"encoding": ENCODING, "yaml": YAML_STRUCTURE, "schema": SCHEMA, "names": NAMES,
-              "formulas": FORMULAS, "bounds": BOUNDS, "flags": FLAGS, "proofs": PROOFS}
+              "formulas": FORMULAS, "bounds": BOUNDS, "flags": FLAGS, "proofs": PROOFS,
+              "backward": BACKWARD_CHECKS}

@@ -27,7 +27,8 @@ def test_a_package_that_does_not_import_replaces_nothing(tmp_path, monkeypatch, 
     before = _state(out)
     broken = {"__init__.py": "from . import ops\n", "ops.py": "def broken(:\n", "nodes.py": "",
               "kernels/__init__.py": ""}
-    monkeypatch.setattr(render, "render_all", lambda table, progress=None: dict(broken))
+    monkeypatch.setattr(render, "render_table",
+                        lambda table, progress=None: render.Generation(dict(broken), [], [], "formulas.yaml"))
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("derivgen: error: the generated package does not import: SyntaxError")
@@ -61,6 +62,6 @@ def test_nothing_to_change_creates_no_temporary_folder(tmp_path, monkeypatch):
     out = tmp_path / "generated"
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 0
     calls = []
-    monkeypatch.setattr(swap, "check_import", lambda path: calls.append(path))
+    monkeypatch.setattr(swap, "check_import", lambda path, checks=(): calls.append(path))
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 0
     assert calls == [] and os.listdir(tmp_path) == ["generated"]
