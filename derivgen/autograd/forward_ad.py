@@ -26,16 +26,16 @@ class _Levels:
     lock = threading.Lock()
 
 
-def _current_level():
-    return _Levels.current
+_current_level = -1  # torch's module attribute: the active level, -1 when none (read, never set, by callers)
 
 
 def enter_dual_level():
     """Start a new forward AD level and return its index."""
+    global _current_level
     with _Levels.lock:
         if _Levels.current >= 0:
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
-        _Levels.current = 0
+        _Levels.current = _current_level = 0
         _rules.duals.clear()
         _rules.level = 0
         _observe.add_observer(_rules.OBSERVER)
@@ -44,6 +44,7 @@ def enter_dual_level():
 
 def exit_dual_level(*, level=None):
     """End the forward AD level ``level`` (the current one by default); its tangents are cleared."""
+    global _current_level
     with _Levels.lock:
         if level is None:
             level = _Levels.current
@@ -60,7 +61,7 @@ def exit_dual_level(*, level=None):
                 if grads:
                     grads.pop(level, None)
         _rules.duals.clear()
-        _Levels.current = -1
+        _Levels.current = _current_level = -1
         _rules.level = -1
 
 

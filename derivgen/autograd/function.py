@@ -28,9 +28,9 @@ import numpy as np
 
 from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.node import Node, SavedVariable, gradient_edge, rebase_history
+from derivgen.core.node import Node, SavedVariable, gradient_edge
 from derivgen.core.tensor import Tensor
-from derivgen.ops.inplace import forbid_inplace_on_view
+from derivgen.ops.inplace import check_inplace, forbid_inplace_on_view, set_inplace_history
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -240,6 +240,10 @@ class Function(metaclass=FunctionMeta):
         nondiff_ids = {id(t) for t in ctx.non_differentiable}
         for t in ctx.dirty_tensors:
             t._vc[0] += 1
+        out_ids = {id(o) for o in outs}
+        if any(id(t) not in out_ids for t in ctx.dirty_tensors):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
 
         if executable:
             tensor_args = [a for a in args if isinstance(a, Tensor)]
@@ -279,7 +283,7 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
         if not var.requires_grad:
             out = _alias(var) if is_input and not is_dirty else var
             if out._base is not None and not is_dirty:  # torch marks the view even when nothing requires grad
-                forbid_inplace_on_view(out, _CUSTOM_FUNCTION_VIEW_ERROR)
+                forbid_inplace_on_view(out, _custom_function_view_error(ctx))
             return out
         if is_input:
             return _alias(var)
@@ -290,11 +294,19 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
         if var.grad_fn is None and var._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         if not is_input:
-            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, "
-                          "there is no need to pass it to mark_dirty().")
+            message = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                       "mutated should be passed to ctx.mark_dirty().")
+            if var._base is not None:  # a view of an intermediate: there is no history of its base to rewrite
+                raise RuntimeError(message)
+            warnings.warn(message)
+        if var._base is not None:
+            check_inplace(var)  # a view of a leaf, an output of a multi-view op: torch's in-place errors
+            if n_outputs > 1:
+                raise RuntimeError(_DIRTY_VIEW_MULTI_OUTPUT_ERROR)
         var._grad = None
         var._hooks = None
-        rebase_history(var, ctx, nr)
+        # a dirty view rewrites its base's history (CopySlices wrapping this node), as any in-place op on a view
+        set_inplace_history(var, ctx, nr)
         return var
     if is_input:
         var = _alias(var)
@@ -302,9 +314,21 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     var.output_nr = nr
     var._requires_grad = False
     if var._base is not None:  # a view made inside forward (or an input returned as-is)
-        forbid_inplace_on_view(var, _CUSTOM_FUNCTION_VIEW_ERROR)
+        forbid_inplace_on_view(var, _custom_function_view_error(ctx))
     return var
 
+
+def _custom_function_view_error(ctx):
+    # torch names the Function here (``Output 0 of MyFn``), not its node (``MyFnBackward``)
+    return _CUSTOM_FUNCTION_VIEW_ERROR.replace("{node}", type(ctx)._forward_cls.__name__)
+
+
+_DIRTY_VIEW_MULTI_OUTPUT_ERROR = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more "
+    "than one Tensor. This is not supported by the current autograd engine. You should either make sure the input is "
+    "not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting it "
+    "into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
 
 _CUSTOM_FUNCTION_VIEW_ERROR = (
     "Output {nr} of {node} is a view and is being modified inplace. This view was created inside a custom Function "

@@ -261,8 +261,19 @@ def _stack_rows(rows, shape, create_graph):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``: for output i and input j a Tensor of shape
     ``output_i.shape + input_j.shape`` (nested in tuples like the outputs and inputs)."""
-    if strategy != "reverse-mode":
-        raise NotImplementedError("derivgen's jacobian supports strategy='reverse-mode' only")
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError("torch.autograd.functional.jacobian: `create_graph=True` and "
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacfwd(func, inputs, strict, vectorize)
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                           "together. Please either set `strict=False` or `vectorize=False`.")
     if vectorize and not create_graph:
         return _vectorized_jacobian(func, inputs, strict)
     with enable_grad():
@@ -322,6 +333,53 @@ def _vectorized_jacobian(func, inputs, strict):
     return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
 
 
+def _jacfwd(func, inputs, strict, vectorize):
+    """The Jacobian by forward mode: one dual call per element of the inputs (a one-hot tangent over all of
+    them), each output's tangent giving a column. torch computes the same columns in one vmapped call,
+    which is why it accepts only ``vectorize=True`` here; so does this. The Jacobian has the output's dtype."""
+    from derivgen.autograd import forward_ad as fwAD
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
+                           "supported together (yet). Please either set `strict=False` or "
+                           "`strategy=\"reverse-mode\"`.")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+                                  "implemented for `vectorize=True`.")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    columns = []  # per input: per element: the output tangents (None where an output has none)
+    outputs = is_outputs_tuple = None
+    for j, x in enumerate(inputs):
+        cols = []
+        for k in range(x.numel()):
+            with fwAD.dual_level():
+                duals = []
+                for jj, y in enumerate(inputs):
+                    tangent = np.zeros(y._array.size, y._array.dtype)
+                    if jj == j:
+                        tangent[k] = 1
+                    duals.append(fwAD.make_dual(Tensor._make(y._array), Tensor._make(tangent.reshape(y._array.shape))))
+                out = func(*duals)
+                is_outputs_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "jacobian")
+                outputs = tuple(Tensor._make(fwAD.unpack_dual(o).primal._array) for o in outs)
+                cols.append([None if fwAD.unpack_dual(o).tangent is None else fwAD.unpack_dual(o).tangent._array
+                             for o in outs])
+        columns.append(cols)
+    if outputs is None:  # every input is empty: call once for the outputs' shapes
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+    jac = tuple(tuple(Tensor._make(_assemble(out, x, [c[i] for c in columns[j]]))
+                      for j, x in enumerate(inputs)) for i, out in enumerate(outputs))
+    return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _assemble(out, x, cols):
+    """``out.shape + x.shape`` from one tangent of ``out`` per element of ``x`` (None: zeros)."""
+    arr = np.zeros((out._array.size, x._array.size), out._array.dtype)
+    for k, c in enumerate(cols):
+        if c is not None:
+            arr[:, k] = np.asarray(c).reshape(-1)
+    return arr.reshape(tuple(out.shape) + tuple(x.shape))
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar ``func``: the Jacobian of its gradient (shape ``input.shape * 2``)."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
@@ -336,12 +394,19 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
             raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
         return out.reshape(())
 
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
     def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            # forward over reverse: the dual inputs must require grad for the inner (reverse) Jacobian
+            inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(ensure_single_output_function, inp, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, strategy=outer_jacobian_strategy)
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 

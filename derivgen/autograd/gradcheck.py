@@ -52,10 +52,23 @@ def _differentiable_outputs(x):
 
 
 def _output_arrays(func, inputs, positions):
-    """The float64 values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may
-    alias an input that is about to be perturbed again)."""
+    """The values of the outputs at ``positions`` of ``func(*inputs)`` (copied: an output may alias an
+    input that is about to be perturbed again), in float64 unless the output is of another floating dtype
+    (kept so that a change of dtype under perturbation is seen; differences are taken in float64)."""
     outs = _as_tuple(func(*inputs))
-    return [np.array(outs[p]._array, dtype=np.float64, copy=True) for p in positions]
+    return [np.array(outs[p]._array, dtype=None if outs[p]._array.dtype.kind == "f" else np.float64, copy=True)
+            for p in positions]
+
+
+def _check_same_dtype_and_shape(a, b, eps):
+    if a.shape != b.shape:
+        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed by "
+                             f"{eps}, but got: shapes derivgen.Size({list(a.shape)}) and "
+                             f"derivgen.Size({list(b.shape)}).")
+    if a.dtype != b.dtype:
+        from derivgen.core.dtypes import from_numpy_dtype
+        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed by "
+                             f"{eps}, but got: dtypes {from_numpy_dtype(a.dtype)} and {from_numpy_dtype(b.dtype)}.")
 
 
 class _Perturbed:
@@ -92,6 +105,7 @@ def get_numerical_jacobian(func, inputs, positions, diff_inputs, eps):
                 if cols is None:
                     cols = [np.zeros((n, p.size)) for p in plus]
                 for i, (p, m) in enumerate(zip(plus, minus)):
+                    _check_same_dtype_and_shape(m, p, eps)
                     cols[i][k] = ((p - m) / (2 * eps)).reshape(-1)
         if cols is None:  # an empty input
             cols = [np.zeros((0, np.size(o))) for o in _output_arrays(func, inputs, positions)]
@@ -147,6 +161,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """Check the gradients of ``func(*inputs)`` with respect to the inputs that require grad against
     central differences. Returns True, or raises ``GradcheckError`` (False with
     ``raise_exception=False``). Use float64 inputs: the default tolerances assume double precision."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     tupled = _as_tuple(inputs)
     diff_inputs = list(_iter_tensors(tupled, True))
     if not diff_inputs:
@@ -160,35 +176,27 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     all_outs = _as_tuple(func(*tupled))
     positions = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor) and o.requires_grad]
     outputs = [all_outs[p] for p in positions]
+    # torch's order: the backward Jacobians, then the forward ones (a backward failure is the one reported),
+    # then the checks that need backward only
+    if check_backward_ad:
+        res = _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_inputs, eps, atol, rtol,
+                                       nondet_tol, fast_mode, raise_exception)
+        if res is not True:
+            return res
     if check_forward_ad:
         res = _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception)
         if res is not True:
             return res
+        if check_undefined_grad:
+            res = _check_undefined_tangent(func, tupled, raise_exception)
+            if res is not True:
+                return res
         if check_batched_forward_grad:
             res = _batched_forward_grad(func, tupled, raise_exception)
             if res is not True:
                 return res
-    if not check_backward_ad:
+    if not check_backward_ad or not outputs:
         return True
-
-    if not outputs:
-        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
-        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
-            for n in cols:
-                if np.any(n != 0):
-                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
-        return True
-
-    if fast_mode:
-        ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
-        if not ok:
-            return _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception,
-                               prefix="Gradcheck failed in fast mode (v^T J u differs for random u, v); the full "
-                                      "Jacobians, recomputed in slow mode:\n\n")
-    else:
-        res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
-        if res is not True:
-            return res
     # the gradients must scale with grad_output (torch's _test_backward_mul_by_grad_output)
     zeros = [Tensor._make(np.zeros(o._array.shape, o._array.dtype)) for o in outputs]
     grads = _grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
@@ -199,6 +207,40 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             return _fail("Gradient has dtype mismatch", raise_exception)
         if np.any(g._array != 0):
             return _fail("backward not multiplied by grad_output", raise_exception)
+    if check_undefined_grad:
+        res = _check_undefined_grad(outputs, raise_exception)
+        if res is not True:
+            return res
+    if check_batched_grad:
+        for i, o in enumerate(outputs):
+            res = _batched_grad(tupled, o, i, raise_exception)
+            if res is not True:
+                return res
+    return True
+
+
+def _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
+                             fast_mode, raise_exception):
+    """The Jacobians from backward against central differences, and the backward's reentrancy."""
+    if not outputs:
+        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
+        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
+            for n in cols:
+                if np.any(n != 0):
+                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
+        return True
+    if fast_mode:
+        ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
+        if not ok:
+            res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception,
+                              prefix="Gradcheck failed in fast mode (v^T J u differs for random u, v); the full "
+                                     "Jacobians, recomputed in slow mode:\n\n")
+            if res is not True:
+                return res
+    else:
+        res = _slow_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol, raise_exception)
+        if res is not True:
+            return res
     if nondet_tol >= 0:
         # reentrant: the same backward twice gives the same gradients
         rng = np.random.default_rng(0)
@@ -211,16 +253,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                              "multiple times gives different values, although analytical gradient matches "
                              f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.",
                              raise_exception)
-    if check_undefined_grad:
-        res = _check_undefined_grad(outputs, raise_exception)
-        if res is not True:
-            return res
-    if check_batched_grad:
-        for i, o in enumerate(outputs):
-            res = _batched_grad(tupled, o, i, raise_exception)
-            if res is not True:
-                return res
     return True
+
+
+def _check_undefined_tangent(func, tupled, raise_exception):
+    from derivgen.autograd._forward_check import undefined_tangent_mismatch
+    msg = undefined_tangent_mismatch(func, tupled)
+    return True if msg is None else _fail(msg, raise_exception)
 
 
 FAILED_BATCHED_GRAD_MSG = """
@@ -382,6 +421,7 @@ def _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol):
                 flat[:] = base - eps * us[j].reshape(-1)
                 minus = _output_arrays(func, tupled, [positions[i]])[0]
                 flat[:] = base
+            _check_same_dtype_and_shape(minus, plus, eps)
             n = float(np.sum((plus - minus) / (2 * eps) * vs[i]))
             if not abs(a - n) <= atol + rtol * abs(n):
                 return False

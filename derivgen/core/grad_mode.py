@@ -33,6 +33,16 @@ class _DecoratorContextManager:
     """Base for grad-mode switches: ``with no_grad():`` and ``@no_grad()`` both work."""
 
     def __call__(self, fn):
+        if inspect.isclass(fn):
+            # torch still decorates a class (its construction runs in the mode), with a deprecation warning
+            import warnings
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(fn):
             return self._wrap_generator(fn)
 

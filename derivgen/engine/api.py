@@ -4,6 +4,7 @@ import numpy as np
 from derivgen.engine.execute import execute
 from derivgen.kernels import threads as _threads
 from derivgen.core.node import GradientEdge
+from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.core.sizes import sum_to
 
@@ -88,9 +89,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    if is_grads_batched:
-        raise NotImplementedError("derivgen does not support is_grads_batched=True (a vmap over the first dimension "
-                                  "of grad_outputs); call grad() once per grad_output instead")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -110,9 +108,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t in inputs:
         if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs, create_graph)
     _threads.adapt()
-    captured = execute(list(outputs), grads, retain_graph, create_graph, inputs=list(inputs), accumulate_grad=False)
+    if is_grads_batched:
+        captured = _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph)
+    else:
+        grads = _make_grads(outputs, grad_outputs, create_graph)
+        captured = execute(list(outputs), grads, retain_graph, create_graph, inputs=list(inputs), accumulate_grad=False)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
@@ -133,9 +134,62 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if isinstance(t, GradientEdge):  # what reached the edge, as it reached it
             result.append(g)
             continue
-        if g._array.shape != t._array.shape or g._array.dtype != t._array.dtype:
+        if not is_grads_batched and (g._array.shape != t._array.shape or g._array.dtype != t._array.dtype):
             g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
         result.append(g)
     if input_names is not None:
         return dict(zip(input_names, result))
     return tuple(result)
+
+
+def _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph):
+    """``is_grads_batched=True``: the first dimension of every grad_output is a batch dimension. torch vmaps the
+    backward pass over it; running it once per batch element and stacking the gradients is the same
+    computation (only the graph kept for create_graph differs: a StackBackward0 joins the per-element
+    gradients). An input that gets no gradient in the batch gets None, as the vmap's None pass-through."""
+    sizes = []
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(g, Tensor):
+            continue  # None: the implicit gradient of a scalar output, unbatched, as torch builds it
+        out_shape = t._array.shape if not isinstance(t, GradientEdge) else None
+        if g._array.ndim == 0 or (out_shape is not None and g._array.shape[1:] != out_shape):
+            # torch reports the grad_output's shape without its first two dimensions (the batch one and, by
+            # an off-by-one in its message, the first of the per-element shape); so does this message
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"derivgen.Size({list(g._array.shape[2:])}) and output[{i}] has a shape of {_shape(t)}. If you only "
+                "want some tensors in `grad_output` to be considered batched, consider using vmap.")
+        sizes.append(g._array.shape[0])
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over.")
+    if any(n != sizes[0] for n in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    per_input = [[] for _ in inputs]
+    for b in range(sizes[0]):
+        element = [g[b] if isinstance(g, Tensor) else g for g in grad_outputs]
+        grads = _make_grads(outputs, element, create_graph)
+        last = b == sizes[0] - 1
+        captured = execute(list(outputs), grads, retain_graph or not last, create_graph, inputs=list(inputs),
+                           accumulate_grad=False)
+        for i, (t, g) in enumerate(zip(inputs, captured)):
+            if g is not None and not isinstance(g, Tensor):
+                g = Tensor._make(g)
+            if g is not None and not isinstance(t, GradientEdge) and not create_graph and (
+                    g._array.shape != t._array.shape or g._array.dtype != t._array.dtype):
+                g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False))
+            per_input[i].append(g)
+    return [_stack_batch(gs, create_graph) for gs in per_input]
+
+
+def _stack_batch(grads, create_graph):
+    if all(g is None for g in grads):
+        return None
+    if create_graph:
+        present = [g for g in grads if g is not None]
+        zero = present[0] * 0
+        return aten.stack_default([g if g is not None else zero for g in grads], 0)
+    present = next(g for g in grads if g is not None)._array
+    return Tensor._make(np.stack([g._array if g is not None else np.zeros_like(present) for g in grads]))

@@ -284,7 +284,7 @@ def jacrev(func, argnums=0, has_aux=False):
     a graph the tangents flow through."""
     def wrapper(*args):
         nums = _argnums_tuple(argnums, len(args))
-        if _fwAD._current_level() < 0 and not any(_fwAD.unpack_dual(a).tangent is not None
+        if _fwAD._current_level < 0 and not any(_fwAD.unpack_dual(a).tangent is not None
                                                   for a in args if isinstance(a, Tensor)):
             return _jacrev_vectorized(func, args, nums, argnums, has_aux)
         with enable_grad():
@@ -308,7 +308,7 @@ def jacrev(func, argnums=0, has_aux=False):
                 flat = o.reshape(-1)
                 for k in range(flat.shape[0]):
                     gs = _autograd_grad([flat[k]], leaves, retain_graph=True, allow_unused=True,
-                                        create_graph=_fwAD._current_level() >= 0)
+                                        create_graph=_fwAD._current_level >= 0)
                     for r, g, leaf in zip(rows, gs, leaves):
                         r.append(g if g is not None else leaf * 0)
                 jac = []

@@ -241,6 +241,17 @@ def chunk(self, chunks, dim=0):
     return tuple(aten.split(self, size, dim))
 
 
+def unsafe_chunk(self, chunks, dim=0):
+    """torch.unsafe_chunk: chunk's pieces from unsafe_split (UnsafeSplitBackward0), not tracked as views."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = self.shape[wrap_dim(dim, self.dim())]
+    size = -(-n // chunks)
+    if size == 0 and n == 0:
+        return tuple(aten.unsafe_split_with_sizes(self, [0] * chunks, dim))
+    return tuple(aten.unsafe_split(self, size, dim))
+
+
 def tensor_split(self, indices_or_sections, dim=0):
     """torch.tensor_split: one slice (SliceBackward0) per piece."""
     d = wrap_dim(dim, self.dim())
@@ -525,21 +536,26 @@ min_or_minimum = _binary_or_reduction("min", "minimum")
 FUNCTIONS = {
     "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "var": var,
     "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "split": split, "chunk": chunk,
+    "unsafe_chunk": unsafe_chunk,
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "hstack": hstack, "vstack": vstack,
     "dstack": dstack, "atleast_3d": atleast_3d,
     "outer": outer, "einsum": einsum, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "dropout": dropout,
     "softmax": softmax, "log_softmax": log_softmax, "max": max_or_maximum, "min": min_or_minimum,
 }
 from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
+from derivgen.ops.tensor_set import set_  # noqa: E402  (a Tensor method only)
+from derivgen.ops.factories import NEW_METHODS  # noqa: E402  (Tensor methods only)
 
 METHODS = {
-    "resize_": resize_, "resize_as_": resize_as_,
+    "resize_": resize_, "resize_as_": resize_as_, "set_": set_,
     "reshape": reshape, "flatten": flatten, "expand_as": expand_as, "view_as": view_as,
     "reshape_as": reshape_as, "type_as": type_as, "contiguous": contiguous, "to": to, "matmul": matmul,
     "square": square, "var": var, "std": std, "norm": norm, "split": split, "chunk": chunk,
+    "unsafe_chunk": unsafe_chunk,
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "outer": outer,
     "softmax": softmax, "log_softmax": log_softmax, "where": where_method, "max": max_or_maximum, "min": min_or_minimum,
 }
+METHODS.update(NEW_METHODS)
 
 
 def is_tensor(obj):

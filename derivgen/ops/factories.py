@@ -174,3 +174,32 @@ def randn_like(t, dtype=None, requires_grad=False, device=None):
 def rand_like(t, dtype=None, requires_grad=False, device=None):
     check_device(device)
     return _finish(numpy_generator().random(t._array.shape).astype(_like(t, dtype)), requires_grad)
+
+
+# ``Tensor.new_*``: a new tensor with this tensor's dtype (unless given) and device, not its values
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    return _finish(np.zeros(_size(size), _like(self, dtype)), requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    return _finish(np.ones(_size(size), _like(self, dtype)), requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    return _finish(np.empty(_size(size), _like(self, dtype)), requires_grad)
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    return _finish(np.full(_size((size,)), fill_value, _like(self, dtype)), requires_grad)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return tensor(data, dtype=dtype if dtype is not None else self.dtype, device=device, requires_grad=requires_grad)
+
+
+NEW_METHODS = {"new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty, "new_full": new_full,
+               "new_tensor": new_tensor}

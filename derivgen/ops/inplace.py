@@ -95,15 +95,36 @@ def _same_memory(a, b):
 # ---- views: how to replay them from their base, and CopySlices --------------------------------------------
 
 _VIEWS = {}  # id(view) -> (weakref to the view, row function, positional args, keyword args)
+_VIEWS_OF_ROOT = {}  # id(root) -> {id(view): weakref to the view}: the live views of each base, at any depth
 
 
 def record_view(view, base, fn, args, kwargs):
     """Remember that ``view = fn(base, *args, **kwargs)`` (generated view rows call this)."""
-    import weakref
     if base._inference:  # a view of an inference tensor is one, wherever it is made
         view._inference = True
-    key = id(view)
-    _VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _VIEWS.pop(k, None)), fn, args, kwargs)
+    _VIEWS[id(view)] = (_track_view(view, base), fn, args, kwargs)
+
+
+def _track_view(view, base):
+    """A weak reference to ``view`` listed under its root (the tensor owning the memory); it unlists the view
+    when the view dies. The root outlives its views (``_base`` holds it), so its id stays its own meanwhile."""
+    import weakref
+    root = base
+    while root._base is not None:
+        root = root._base
+    key, root_key = id(view), id(root)
+
+    def forget(_ref):
+        _VIEWS.pop(key, None)
+        views = _VIEWS_OF_ROOT.get(root_key)
+        if views is not None:
+            views.pop(key, None)
+            if not views:
+                del _VIEWS_OF_ROOT[root_key]
+
+    ref = weakref.ref(view, forget)
+    _VIEWS_OF_ROOT.setdefault(root_key, {})[key] = ref
+    return ref
 
 
 _FORBIDDEN_VIEWS = {}  # id(view) -> (weakref to the view, its error message)
@@ -127,6 +148,7 @@ def record_multi_output_views(outputs, base, node_name):
     in-place op on them that autograd would have to record."""
     for nr, view in enumerate(outputs):
         view._base = base
+        _track_view(view, base)
         if base._inference:
             view._inference = True
         forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}", node_name))
@@ -156,22 +178,60 @@ def view_chain(t):
 def set_inplace_history(t, fn, output_nr=0):
     """After an in-place op with node ``fn`` wrote into ``t``: a plain tensor becomes output ``output_nr``
     of ``fn`` (rebase_history); a view instead gives its base a CopySlices node wrapping ``fn``, and gets
-    its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch)."""
+    its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch).
+    Either way the other live views of the base then take a grad_fn regenerated from the base's new history."""
     if t._base is not None:
         check_forbidden_view(t)
     chain = view_chain(t) if t._base is not None else None
     if chain is None:
         rebase_history(t, fn, output_nr)
+        if t._base is None:
+            refresh_views(t)
         return
     root = chain[0]
     rebase_history(root, CopySlices(root, t, fn), 0)
+    _regenerate_view_grad_fn(t, root, chain)
+    refresh_views(root, t)
+
+
+def refresh_views(root, written=None):
+    """Regenerate the grad_fn of every live view of ``root`` (but ``written``) from ``root``'s current history.
+
+    torch does this lazily: a view whose version differs from the one its grad_fn was made at gets a new
+    grad_fn (AsStridedBackward0, or its view ops replayed) when it is next read. Every in-place op that
+    records history on a base moves that version for all its views, so regenerating them here, when the
+    history changes, gives the same graphs; a view made before its base required grad gains a grad_fn."""
+    views = _VIEWS_OF_ROOT.get(id(root))
+    if not views:
+        return
+    for ref in list(views.values()):
+        v = ref()
+        if v is None or v is written or v._array.dtype != root._array.dtype or not _inside(v._array, root._array):
+            continue
+        chain = view_chain(v)
+        if chain is not None and chain[0] is not root:
+            continue
+        _regenerate_view_grad_fn(v, root, chain)
+
+
+def _inside(view, root):
+    """Whether ``view``'s first element still lies in ``root``'s memory (``set_`` or a shape change may have
+    given either tensor other memory since the view was made)."""
+    start = root.__array_interface__["data"][0]
+    addr = view.__array_interface__["data"][0]
+    return view.size == 0 or start <= addr < start + max(root.nbytes, 1)
+
+
+def _regenerate_view_grad_fn(t, root, chain):
     with enable_grad():
         if root._array.flags.c_contiguous:  # torch regenerates a CPU view's grad_fn as as_strided of its base
             item = t._array.itemsize
             offset = (t._array.__array_interface__["data"][0] - root._array.__array_interface__["data"][0]) // item
             v = aten.as_strided_default(root, t._array.shape, tuple(s // item for s in t._array.strides), offset)
-        else:  # replay the view ops on the base
+        elif chain is not None:  # replay the view ops on the base
             v = root
             for f, args, kwargs in chain[1:]:
                 v = f(v, *args, **kwargs)
+        else:
+            return
     rebase_history(t, v.grad_fn, v.output_nr)

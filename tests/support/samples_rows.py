@@ -274,3 +274,13 @@ _simple("as_strided", lambda r, d: [Sample((_t(r, d, 3, 4), [2, 2], [4, 1], 1), 
                                     Sample((_t(r, d, 3, 4), [2, 3], [1, 1]), {}, [0], "overlapping windows")])
 _simple("copy_", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0, 1]),
                                Sample((_t(r, d, 3, 4), _t(r, d, 4)), {}, [0, 1], "broadcast src")])
+
+_simple("unsafe_split.Tensor", lambda r, d: [Sample((_t(r, d, 5, 3), 2), {}, [0], "uneven"),
+                                             Sample((_t(r, d, 3, 4), 2, 1), {}, [0], "dim 1")])
+_simple("unsafe_split_with_sizes", lambda r, d: [Sample((_t(r, d, 5, 3), [2, 3]), {}, [0]),
+                                                 Sample((_t(r, d, 3, 4), [1, 1, 2], -1), {}, [0], "dim -1")])
+# (index and source of 4 elements: shapes that broadcast to self's, as the in-place variant's tests expect)
+_simple("put", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _idx([1, -1, 5, 0]), _t(r, d, 4)), {}, [0, 2], "distinct positions"),
+    Sample((_t(r, d, 3, 4), _idx([1, 1, -2, 7]), _t(r, d, 4), True), {}, [0, 2], "accumulate, repeated position")])
+_simple("take", lambda r, d: [Sample((_t(r, d, 3, 4), _idx([[0, 11], [-1, 0]])), {}, [0], "repeated, negative")])

@@ -4,7 +4,10 @@ import numpy as np
 from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name, to_numpy_dtype
 
 
-_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+# C++ names of the element types, which some of torch's messages print
+_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+               "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _tn(a):

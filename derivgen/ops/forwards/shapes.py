@@ -4,7 +4,7 @@ import builtins
 
 import numpy as np
 
-from derivgen.core.dtypes import to_numpy_dtype
+from derivgen.core.dtypes import scalar_type_name, to_numpy_dtype
 from derivgen.core.sizes import dims_list, infer_size, wrap_dim
 from derivgen.core.tensor import promote_types
 
@@ -120,6 +120,15 @@ def split_with_sizes(self, split_sizes, dim=0):
         out.append(self[tuple(idx)])
         s += k
     return out
+
+
+def unsafe_split_Tensor(self, split_size, dim=0):
+    """split's pieces, which autograd does not track as views (they still share ``self``'s memory, as torch's)."""
+    return split_Tensor(self, split_size, dim)
+
+
+def unsafe_split_with_sizes(self, split_sizes, dim=0):
+    return split_with_sizes(self, split_sizes, dim)
 
 
 def sum_ints(xs):
@@ -295,6 +304,39 @@ def index_put(self, indices, values, accumulate=False):
     else:
         out[idx] = values
     return out
+
+
+def _flat_positions(self, index, name):
+    """``index`` (int64, any shape) as flat positions into ``self`` (torch's linear indexing of put/take)."""
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
+    flat = index.reshape(-1)
+    n = self.size
+    bad = flat[(flat >= n) | (flat < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of {n} elements.")
+    return flat
+
+
+def put(self, index, source, accumulate=False):
+    if index.size != source.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.size}, index.numel() = {index.size}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{scalar_type_name(self.dtype)} and source.dtype = {scalar_type_name(source.dtype)}")
+    positions = _flat_positions(self, index, "put_")
+    out = np.array(self, order="C")
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, positions, source.reshape(-1))
+    else:
+        flat[positions] = source.reshape(-1)
+    return out
+
+
+def take(self, index):
+    return np.ascontiguousarray(self).reshape(-1)[_flat_positions(self, index, "take")].reshape(index.shape)
 
 
 def _check_index_range(index, n, d):

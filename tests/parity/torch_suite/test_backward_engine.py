@@ -104,7 +104,6 @@ def test_grad_to_node(torch):
     check_matches(out, x)
 
 
-@pytest.mark.derivgen_gap('Tensor.set_ is not implemented')
 def test_grad_to_node_set(torch):
     x = torch.rand(2, requires_grad=True)
     x_edge = torch.autograd.graph.get_gradient_edge(x)
@@ -316,7 +315,6 @@ def test_grad_unreachable_discovery(torch):
     assert y.grad is None
 
 
-@pytest.mark.derivgen_gap('is_grads_batched=True (a vmap over grad_outputs) is not supported')
 def test_grad_batched_grad(torch):
     x = torch.randn(2, 2, requires_grad=True)
     out = x.clone()
@@ -1089,3 +1087,135 @@ def test_reentrant_child_error(torch):
     d = ReentrantFunc.apply(c)
     with pytest.raises(Exception, match="Simulate error"):
         d.sum().backward()
+
+
+def test_grad_batched_grad_matches_per_element_grads(torch):
+    x = torch.randn(2, 3, requires_grad=True)
+    y = torch.randn(3, requires_grad=True)
+    unused = torch.randn(4, requires_grad=True)
+    out1, out2 = (x * y).sin(), (y * y).sum(0, keepdim=True)
+    g1, g2 = torch.randn(5, 2, 3), torch.randn(5, 1)
+    gx, gy, gu = torch.autograd.grad((out1, out2), (x, y, unused), (g1, g2), retain_graph=True,
+                                     is_grads_batched=True, allow_unused=True)
+    assert gu is None
+    for b in range(5):
+        ex, ey = torch.autograd.grad((out1, out2), (x, y), (g1[b], g2[b]), retain_graph=True)
+        assert_equal(gx[b], ex)
+        assert_equal(gy[b], ey)
+    gm = torch.autograd.grad(out1, (x, unused), g1, retain_graph=True, is_grads_batched=True,
+                             materialize_grads=True)[1]
+    assert_equal(gm, torch.zeros(4))
+    with pytest.raises(RuntimeError, match=r"If `is_grads_batched=True`, we interpret the first dimension .* "
+                                           r"mismatch was detected: grad_output\[0\]"):
+        torch.autograd.grad(out1, x, torch.randn(5, 3, 2), retain_graph=True, is_grads_batched=True)
+    with pytest.raises(ValueError, match=r"vmap: Expected all tensors to have the same size in the mapped "
+                                         r"dimension, got sizes \[5, 4\] for the mapped dimension"):
+        torch.autograd.grad((out1, out2), x, (g1, torch.randn(4, 1)), retain_graph=True, is_grads_batched=True)
+
+
+def test_grad_batched_grad_create_graph(torch):
+    x = torch.randn(3, requires_grad=True)
+    v = torch.randn(4, 3, requires_grad=True)
+    (g,) = torch.autograd.grad(x ** 3, x, v, create_graph=True, is_grads_batched=True)
+    assert g.requires_grad
+    assert_equal(g, 3 * x.detach() ** 2 * v.detach())
+    gx, gv = torch.autograd.grad(g.sum(), (x, v))
+    assert_equal(gx, (6 * x * v).sum(0).detach())
+    assert_equal(gv, (3 * x ** 2).expand(4, 3).detach())
+
+
+def test_unused_grad_requires_grad_with_materialize(torch):
+    x = torch.ones(10, requires_grad=True)
+    y = torch.ones(10, requires_grad=True)
+    z = (x ** 2).sum()
+
+    g = torch.autograd.grad(z, (x, y), allow_unused=True, materialize_grads=True, create_graph=False)
+
+    assert not g[0].requires_grad
+    assert not g[1].requires_grad
+
+
+def test_power_function(torch):
+    inf = float("inf")
+    a = torch.tensor([0.0, 0.0, 0.0])
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    c = torch.sum(a ** b)
+    c.backward()
+    assert_equal(b.grad, torch.tensor([-inf, 0.0, 0.0]))
+
+    s = 0
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    c = torch.sum(s ** b)
+    c.backward()
+    assert_equal(b.grad, torch.tensor([-inf, 0.0, 0.0]))
+
+
+def test_reentrant_with_leaf_variable_hook(torch):
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def add_gradient_penalty_to_grad(grad):
+        handle.remove()
+        old_param_grad = grad
+        param.grad = None
+        # Add some sort of gradient penalty by directly updating the gradients
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            new_param = param.detach().requires_grad_()
+            out = ((g * 2) + new_param).sum()
+            out.backward()
+        res = g.grad + grad
+        param.grad = old_param_grad
+        return res
+
+    handle = param.register_hook(add_gradient_penalty_to_grad)
+    # Forward pass
+    tmp = param * param
+    loss = tmp.sum()
+    # Compute the gradients
+    loss.backward()
+
+
+def test_reentrant_with_non_leaf_variable_hook(torch):
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def manual_increase_gradient(grad):
+        handle.remove()
+        # Add some sort of gradient penalty by directly updating the gradients
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            out = ((g * 2) + 5).sum()
+            out.backward()
+        res = g.grad + grad
+        return res
+
+    # Forward pass
+    tmp = param * param
+    handle = tmp.register_hook(manual_increase_gradient)
+    loss = tmp.sum()
+    # Compute the gradients
+    loss.backward()
+    assert_equal(param.grad, 6 * param)
+
+
+def test_inplace_on_view_undefined_grad_output(torch):
+    a = torch.tensor([1.0], requires_grad=True)
+    c = a.clone()
+    v = c[:]
+    b = torch.tensor(1.0, requires_grad=True)
+
+    class InplaceFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, other):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    out = InplaceFunc.apply(v, b)
+    out.backward()
+    assert b.grad is None
+    assert a.grad.item() == 2

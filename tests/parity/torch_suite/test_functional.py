@@ -499,3 +499,194 @@ def test_hessian_create_graph(torch):
                              inputs)
     torch.autograd.gradgradcheck(lambda inp: torch.autograd.functional.hessian(pow_reducer, inp, create_graph=True),
                                  inputs)
+
+
+# ---- vectorize=True and the forward-mode strategies ------------------------------------------------------
+# torch computes these with vmap; derivgen loops over the basis (the same columns). The forward-mode
+# Jacobian (and the forward-over-reverse Hessian) is accepted with vectorize=True only, as in torch.
+
+def _check_jacobian_vectorize_correctness(torch, f, inputs, test_forward_ad=True):
+    autogradF = torch.autograd.functional
+    expected = autogradF.jacobian(f, inputs, vectorize=False)
+    result_backward_mode = autogradF.jacobian(f, inputs, vectorize=True)
+    assert_equal(result_backward_mode, expected)
+
+    if test_forward_ad:
+        result_forward_mode = autogradF.jacobian(f, inputs, strategy="forward-mode", vectorize=True)
+        assert_equal(result_forward_mode, expected)
+
+
+def _check_hessian_vectorize_correctness(torch, f, inputs):
+    autogradF = torch.autograd.functional
+    expected = autogradF.hessian(f, inputs, vectorize=False)
+    result = autogradF.hessian(f, inputs, vectorize=True)
+    assert_equal(result, expected)
+
+    result_forward_mode = autogradF.hessian(f, inputs, outer_jacobian_strategy="forward-mode", vectorize=True)
+    assert_equal(result_forward_mode, expected)
+
+
+def _test_vectorize_raises_no_warnings(torch, api):
+    import warnings
+
+    def foo(a):
+        return (a ** 2).sum()
+
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as wa:
+        warnings.simplefilter("always")
+        api(foo, x, vectorize=True)
+    assert len(wa) == 0
+
+
+def test_jacobian_vectorize_raises_no_warnings(torch):
+    _test_vectorize_raises_no_warnings(torch, torch.autograd.functional.jacobian)
+
+
+def test_hessian_vectorize_raises_no_warnings(torch):
+    _test_vectorize_raises_no_warnings(torch, torch.autograd.functional.hessian)
+
+
+def test_jacobian_err_check_strict_vectorize(torch):
+    def foo(x):
+        return x
+
+    inp = torch.rand(4)
+    with pytest.raises(RuntimeError, match="not supported together"):
+        torch.autograd.functional.jacobian(foo, inp, strict=True, vectorize=True)
+
+
+def test_hessian_err_check_strict_vectorize(torch):
+    def foo(x):
+        return (x ** 3).sum()
+
+    inp = torch.rand(4)
+    with pytest.raises(RuntimeError, match="not supported together"):
+        torch.autograd.functional.hessian(foo, inp, strict=True, vectorize=True)
+
+
+def test_jacobian_vectorize_correctness_simple(torch):
+    def f(x):
+        return 3 * x ** 2
+
+    x = torch.randn(2, 3, 5)
+    _check_jacobian_vectorize_correctness(torch, f, x)
+
+
+def test_jacobian_vectorize_correctness_multi_input(torch):
+    def f(x, y):
+        return (x.cos() * x) @ y.sin()
+
+    x = torch.randn(2, 3)
+    y = torch.randn(3, 5)
+    _check_jacobian_vectorize_correctness(torch, f, (x, y))
+
+
+def test_jacobian_vectorize_correctness_multi_input_multi_output(torch):
+    def f(x, y):
+        return (x * x) @ y, x @ (x.sum(1) * y), y.sum()
+
+    x = torch.randn(5, 3)
+    y = torch.randn(3, 5)
+    _check_jacobian_vectorize_correctness(torch, f, (x, y))
+
+
+def test_jacobian_vectorize_correctness_unrelated_outputs(torch):
+    def f(x, y):
+        return x, y, x, y
+
+    x = torch.randn(2)
+    y = torch.randn(3)
+    _check_jacobian_vectorize_correctness(torch, f, (x, y))
+
+
+def test_jacobian_vectorize_correctness_zero_dim(torch):
+    # zero-dim output
+    def f(x, y):
+        return x.sum(), y.sum(), x * y
+
+    x = torch.randn(3)
+    y = torch.randn(3)
+    _check_jacobian_vectorize_correctness(torch, f, (x, y))
+
+    # zero-dim input
+    def g(x):
+        return torch.stack([x, x, x])
+
+    x = torch.randn([])
+    _check_jacobian_vectorize_correctness(torch, g, x)
+
+    # Mixed zero-dim input / zero-dim output
+    def h(x, y):
+        return y.sum(), x * y
+
+    x = torch.randn([])
+    y = torch.randn(1)
+    _check_jacobian_vectorize_correctness(torch, h, (x, y))
+
+
+def test_jacobian_vectorize_correctness_different_dtype(torch):
+    def f(x, y):
+        return (x * y).float(), (x * y).double()
+
+    x = torch.randn(3)
+    y = torch.randn(3)
+    # The Jacobian computed using forward AD has the dtype of the output
+    # but the Jacobian computed with reverse AD has dtype of input
+    _check_jacobian_vectorize_correctness(torch, f, (x, y), test_forward_ad=False)
+
+
+def test_hessian_vectorize_correctness_simple(torch):
+    def f(x):
+        return (3 * x ** 2).sum()
+
+    x = torch.randn(2, 3, 5)
+    _check_hessian_vectorize_correctness(torch, f, x)
+
+
+def test_hessian_vectorize_correctness_multi_input(torch):
+    def f(x, y, z):
+        return ((x.relu() * x) @ y.sin() @ z).sum()
+
+    x = torch.randn(2, 3)
+    y = torch.randn(3, 5)
+    z = torch.randn(5, 5)
+    _check_hessian_vectorize_correctness(torch, f, (x, y, z))
+
+
+def test_hessian_vectorize_correctness_unrelated_outputs(torch):
+    # output unrelated to one input
+    def f(x, y):
+        return (x ** 2).sum()
+
+    x = torch.randn(2)
+    y = torch.randn(3)
+    _check_hessian_vectorize_correctness(torch, f, (x, y))
+
+    # output unrelated to all inputs
+    def f(x, y):
+        return torch.ones([])
+
+    x = torch.randn(2)
+    y = torch.randn(3)
+    _check_hessian_vectorize_correctness(torch, f, (x, y))
+
+
+def test_jacobian_forward_mode_strategy_errors(torch):
+    autogradF = torch.autograd.functional
+
+    def f(x):
+        return x * 2
+
+    x = torch.rand(3)
+    with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode"'):
+        autogradF.jacobian(f, x, strategy="foo")
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        autogradF.jacobian(f, x, strategy="forward-mode")
+    with pytest.raises(NotImplementedError, match='`create_graph=True` and `strategy="forward-mode"` are not supported'):
+        autogradF.jacobian(f, x, strategy="forward-mode", vectorize=True, create_graph=True)
+    with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"` are not supported'):
+        autogradF.jacobian(f, x, strategy="forward-mode", vectorize=True, strict=True)
+    with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode".'):
+        autogradF.hessian(lambda x: x.sum(), x, outer_jacobian_strategy="foo")
+    assert_equal(autogradF.jacobian(f, x, strategy="forward-mode", vectorize=True), 2 * torch.eye(3))

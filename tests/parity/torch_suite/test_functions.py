@@ -624,3 +624,345 @@ def test_function_output_requires_grad_only_if_input_does(torch):
 
     assert not Id.apply(torch.ones(2)).requires_grad
     assert Id.apply(torch.ones(2, requires_grad=True)).requires_grad
+
+
+def test_custom_function_mark_output_view_of_intermediate(torch):
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            out = inp.clone().view_as(inp)
+            ctx.mark_dirty(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, gO):
+            pass
+
+    a = torch.tensor([1.0], requires_grad=True)
+    a_clone = a.clone()
+
+    with pytest.raises(RuntimeError, match="received a tensor that was not an input."):
+        Func.apply(a_clone)
+
+
+def test_custom_function_inplace_on_non_default_view(torch):
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            inp.add_(1)
+            ctx.mark_dirty(inp)
+            return inp
+
+        @staticmethod
+        def backward(ctx, gO):
+            pass
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    a_clone = a.clone()
+    b, c = a.split_with_sizes([1, 1], dim=0)
+
+    with pytest.raises(RuntimeError, match="output of a function that returns multiple view"):
+        Func.apply(b)
+
+
+def test_custom_function_inplace_on_view_of_leaf(torch):
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            inp.add_(1)
+            ctx.mark_dirty(inp)
+            return inp
+
+        @staticmethod
+        def backward(ctx, gO):
+            pass
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a.view_as(a)
+
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        Func.apply(b)
+
+
+def test_autograd_python_custom_function_inplace(torch):
+    import warnings
+    Function = torch.autograd.Function
+    bw_called = [0]
+
+    # I) Single output
+    class MyAdder(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, grad):
+            bw_called[0] += 1
+            return grad, grad
+
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+
+    # No extra inplace
+    c = MyAdder.apply(a.clone(), b)
+    c.sum().backward()
+    assert bw_called[0] == 1
+
+    # With extra inplace on the output
+    bw_called[0] = 0
+    c = MyAdder.apply(a.clone(), b)
+    c += 2
+    c.sum().backward()
+    assert bw_called[0] == 1
+
+    # The input is a view
+    bw_called[0] = 0
+    c = MyAdder.apply(a.clone().view_as(a), b)
+    c.sum().backward()
+    assert bw_called[0] == 1
+
+    # Should not give non-inputs to mark_dirty
+    class MyAdderBad(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            c = 3 * a
+            c.add_(b)
+            ctx.mark_dirty(c)
+            return c
+
+        @staticmethod
+        def backward(ctx, grad):
+            bw_called[0] += 1
+            grad = 3 * grad
+            return grad, grad
+
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        MyAdderBad.apply(a.clone(), b)
+    assert len(w) == 1
+
+    # II) Multiple outputs
+    class MyBadAdder(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            bw_called[0] += 1
+            return ga + gab, ga + gab
+
+    # No extra inplace
+    bw_called[0] = 0
+    c, d = MyBadAdder.apply(a.clone(), b)
+    (c * d).sum().backward()
+    assert bw_called[0] == 1
+
+    # With extra inplace on the output
+    bw_called[0] = 0
+    c, d = MyBadAdder.apply(a.clone(), b)
+    c += 2
+    (c * d).sum().backward()
+    assert bw_called[0] == 1
+
+    # The input is a view
+    inplace_on_view_err = "your Function modifies inplace an input that is a view of another Tensor"
+    with pytest.raises(RuntimeError, match=inplace_on_view_err):
+        c, d = MyBadAdder.apply(a.clone().view_as(a), b)
+
+    # III) Inplace + other op
+    class MyOutPlaceAdder(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a.clone(), a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            bw_called[0] += 1
+            return ga + gab, ga + 2 * gab
+
+    # We don't reuse the input
+    def fn(a, b):
+        orig_a = a.clone().view_as(a)
+        c, d = MyOutPlaceAdder.apply(orig_a, b)
+        return (c * d).sum()
+
+    bad_mark_dirty_err = "Some elements marked as dirty during the forward method were not returned as output."
+    with pytest.raises(RuntimeError, match=bad_mark_dirty_err):
+        fn(a, b)
+
+
+def test_custom_function_saving_mutated_view_no_leak(torch):
+    import weakref
+
+    class Test(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            pass
+
+    def scope():
+        x = torch.tensor(1.0, requires_grad=True).clone()
+        x = x.view_as(x)
+        Test.apply(x)
+        return weakref.ref(x)
+
+    ref = scope()
+    import gc
+    gc.collect()  # derivgen's graph holds reference cycles that only the collector frees
+    assert ref() is None
+
+
+def test_custom_function_non_tensor_inputs_outputs(torch):
+    import random
+    Function = torch.autograd.Function
+    once_differentiable = torch.autograd.function.once_differentiable
+
+    class MyFunction(Function):
+        @staticmethod
+        def forward(ctx, t1, t2, scale, t3):
+            t4 = t1 + t2 * t3
+            t5 = t1 * t2 + t3
+            t4 *= scale
+            t5 *= scale
+
+            # Save scale
+            ctx.scale = scale
+            ctx.save_for_backward(t1, t2, t3)
+            return scale, t4, None, True, t5, "bar", t1
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *grads):
+            # Verify grads
+            assert 7 == len(grads)
+            assert grads[0] is None
+            assert grads[2] is None
+            assert grads[3] is None
+            assert grads[5] is None
+
+            scale = ctx.scale
+            var1, var2, var3 = ctx.saved_tensors
+            return (
+                grads[1] * scale + grads[4] * var2 * scale + grads[6],
+                grads[1] * var3 * scale + grads[4] * var1 * scale,
+                None,
+                grads[1] * var2 * scale + grads[4] * scale,
+            )
+
+    t1 = torch.rand(10, dtype=torch.double, requires_grad=True)
+    t2 = torch.rand(10, dtype=torch.double, requires_grad=True)
+    t3 = torch.rand(10, dtype=torch.double)
+    scale = random.randint(0, 10)
+    res = MyFunction.apply(t1, t2, scale, t3)
+    assert scale == res[0]
+    assert_equal((t1 + t2 * t3) * scale, res[1])
+    assert res[2] is None
+    assert res[3] is True
+    assert_equal((t1 * t2 + t3) * scale, res[4])
+    assert "bar" == res[5]
+    assert_equal(t1, res[6])
+
+    # Validate running backward.
+    torch.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+    assert t1.grad is not None
+    assert t2.grad is not None
+    assert t3.grad is None
+
+    # Test gradcheck
+    def foo(t1, t2, t3):
+        res = MyFunction.apply(t1, t2, scale, t3)
+        return res[1], res[4], res[6]
+
+    torch.autograd.gradcheck(foo, (t1, t2, t3))
+
+
+def test_autograd_multiple_views_python(torch):
+    bw_called = [0]
+
+    class ComplexView(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, idx):
+            res = a.narrow(0, idx, 1)
+            res = a.select(0, idx)
+            ctx.save_for_backward(a)
+            ctx.idx = idx
+            return res
+
+        @staticmethod
+        def backward(ctx, grad):
+            bw_called[0] += 1
+            (a,) = ctx.saved_tensors
+            res = torch.zeros_like(a)
+            res.select(0, ctx.idx).copy_(grad)
+            return res, None
+
+    a = torch.ones(2, requires_grad=True)
+    idx = 1
+
+    bw_called[0] = 0
+    out = ComplexView.apply(a.clone(), idx)
+    out.sum().backward()
+    assert bw_called[0] == 1
+
+    out = ComplexView.apply(a.clone(), idx)
+    with pytest.raises(RuntimeError, match="Output 0 of ComplexView is a view and is being modified inplace"):
+        out += 1
+
+
+def test_inplace_not_requires_grad(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.view_as(inp)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    # Original Tensor does not require grad
+    a = torch.rand(1, 2)
+
+    # Tensor being written does require grad
+    b = torch.rand(1, requires_grad=True)
+
+    # Take an invalid view on 'a' that should raise an error (warns during deprecation)
+    view_a = MyFn.apply(a)
+
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        view_a += b
+
+    # Extra test for copy_ that is a manual implementation and could be easily
+    # forgotten when the codegen is updated (warns during deprecation)
+    a = torch.rand(1, 2)
+    b = torch.rand(1, requires_grad=True)
+    view_a = MyFn.apply(a)
+
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        view_a.copy_(b)
+
+    # Functions that should throw must properly throw
+    a = torch.rand(1, 2)
+    b = torch.rand(1, requires_grad=True)
+    view_a = a.unbind()[0]
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns multiple views."):
+        view_a.copy_(b)
+
+    # Sanity check that views that should work still work
+    a = torch.rand(1, 2)
+    b = torch.rand(1, requires_grad=True)
+    a.select(1, 0).copy_(b)

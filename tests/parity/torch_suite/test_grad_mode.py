@@ -454,3 +454,46 @@ def test_grad_mode_thread_local(torch):
         t.start()
         t.join()
     assert seen == [True]
+
+
+def test_grad_mode_class_decoration(torch):
+    import warnings
+    # Decorating class is deprecated and should not be used
+    with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+
+        @torch.no_grad()
+        class Foo:
+            def __init__(self):
+                assert not torch.is_grad_enabled()
+
+            def foo(self):
+                # Not applied to methods
+                assert torch.is_grad_enabled()
+
+        # Show that we can actually construct the class
+        foo = Foo()
+        foo.foo()
+
+    # Decorating functions or methods is fine though
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+
+        @torch.no_grad()
+        def foo():
+            assert not torch.is_grad_enabled()
+
+        foo()
+
+        class Foo2:
+            @torch.no_grad()
+            def __init__(self):
+                assert not torch.is_grad_enabled()
+
+            @torch.no_grad()
+            def foo(self):
+                assert not torch.is_grad_enabled()
+
+        foo2 = Foo2()
+        foo2.foo()
+
+    assert len(w) == 0

@@ -160,3 +160,68 @@ def test_gradcheck_raise_exception_false(torch):
             return g
 
     assert torch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+
+
+def test_gradcheck_single_input(torch):
+    def check(fast_mode):
+        def f(inp):
+            return inp.mul(5)
+
+        torch.autograd.gradcheck(f, torch.rand(10, dtype=torch.float64, requires_grad=True), fast_mode=fast_mode)
+        torch.autograd.gradgradcheck(f, torch.rand(10, dtype=torch.float64, requires_grad=True), fast_mode=fast_mode)
+
+    check(fast_mode=True)
+    check(fast_mode=False)
+
+
+def test_gradcheck_output_shape_or_dtype_depend_on_values(torch):
+    def check(fast_mode):
+        def fn(x):
+            if torch.all(x >= 1):
+                return torch.cat([x, x])
+            else:
+                return x
+
+        a = torch.ones(1, dtype=torch.double, requires_grad=True)
+        with pytest.raises(AssertionError, match="return outputs with the same shape when inputs are perturbed"):
+            assert torch.autograd.gradcheck(fn, (a,), fast_mode=fast_mode)
+
+        def fn2(x):
+            if torch.all(x >= 1):
+                return x.to(torch.float32)
+            else:
+                return x
+
+        with pytest.raises(AssertionError, match="return outputs with the same dtype when inputs are perturbed"):
+            assert torch.autograd.gradcheck(fn2, (a,), fast_mode=fast_mode)
+
+    check(fast_mode=True)
+    check(fast_mode=False)
+
+
+def test_gradcheck_custom_error(torch):
+    from importlib import import_module
+    GradcheckError = import_module(torch.__name__ + ".autograd.gradcheck").GradcheckError
+
+    def check(fast_mode):
+        def fn(x):
+            y = x.clone()
+            y.register_hook(lambda x: x + 1e-2)
+            return y
+
+        x = torch.ones(2, 2, requires_grad=True)
+        with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+            torch.autograd.gradcheck(fn, (x,), fast_mode=fast_mode)
+        with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+            torch.autograd.gradcheck(fn, (x,), fast_mode=fast_mode)
+        assert not torch.autograd.gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
+
+        def fn2(x):
+            raise RuntimeError("Not a GradcheckError!")
+
+        # Checks that when raise_exception=False, non-GradcheckErrors are not caught by gradcheck
+        with pytest.raises(RuntimeError, match="Not a GradcheckError!"):
+            torch.autograd.gradcheck(fn2, (x,), fast_mode=fast_mode, raise_exception=False)
+
+    check(fast_mode=True)
+    check(fast_mode=False)

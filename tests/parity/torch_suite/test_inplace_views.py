@@ -390,7 +390,6 @@ def test_inplace_view_backprop_view(torch):
     assert a.grad is None
 
 
-@pytest.mark.derivgen_gap('a view made before its base required grad does not get a grad_fn when an in-place op on the base records history (torch regenerates it lazily)')
 def test_inplace_view_modify_base(torch):
     r = torch.ones(1, dtype=torch.double, requires_grad=True)
 
@@ -407,7 +406,6 @@ def test_inplace_view_modify_base(torch):
     torch.autograd.gradgradcheck(fn, [r])
 
 
-@pytest.mark.derivgen_gap('a custom Function that mark_dirty()s a view: the gradient of its other input is lost through CopySlices')
 def test_inplace_view_python(torch):
     a = torch.randn(4, 4, dtype=torch.double, requires_grad=True)
     b = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
@@ -444,7 +442,6 @@ def test_inplace_view_non_contig(torch):
     assert_equal(root.grad.tolist(), [[1, 2], [1, 1], [1, 1]])
 
 
-@pytest.mark.derivgen_gap('unsafe_split / unsafe_split_with_sizes / unsafe_chunk are not implemented')
 def test_inplace_view_multi_output_unsafe(torch):
     for f in [lambda t: t.unsafe_split(1), lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
               lambda t: t.unsafe_chunk(3)]:
@@ -561,7 +558,6 @@ def test_inplace_on_view_saved_index(torch):
     assert_equal(b.grad, torch.tensor([0.0, 2.0, 0.0], dtype=torch.double))
 
 
-@pytest.mark.derivgen_gap('put_ is not implemented')
 def test_put(torch):
     root = torch.randn(4, 5, requires_grad=True)
     values = torch.randn(6, requires_grad=True)
@@ -670,3 +666,126 @@ def test_inplace_mul_saved_check(torch):
     with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been "
                                            "modified by an inplace operation"):
         c.sum().backward()
+
+
+def test_put_accumulate_and_take(torch):
+    root = torch.randn(4, 5, requires_grad=True)
+    values = torch.randn(2, 3, requires_grad=True)
+    idx = torch.tensor([[1, 2, 1], [-1, 0, 1]])
+
+    def put_accumulate(root, values):
+        return root.clone().put_(idx, values, accumulate=True)
+
+    torch.autograd.gradcheck(put_accumulate, [root, values])
+    torch.autograd.gradgradcheck(put_accumulate, [root, values])
+    torch.autograd.gradcheck(lambda r, v: torch.put(r, torch.tensor([3, -2, 0]), v[0]), [root, values])
+    taken = torch.take(root, idx)
+    assert taken.shape == idx.shape
+    assert taken.grad_fn.name() == "TakeBackward0"
+    assert root.clone().put_(idx, values).grad_fn.name() == "PutBackward0"
+    torch.autograd.gradcheck(lambda r: torch.take(r, idx), [root])
+    torch.autograd.gradgradcheck(lambda r: torch.take(r, idx), [root])
+
+
+def test_put_take_errors(torch):
+    x = torch.randn(4, 5)
+    with pytest.raises(IndexError, match="out of range: tried to access index 20 on a tensor of 20 elements."):
+        x.put_(torch.tensor([20]), torch.tensor([1.0]))
+    with pytest.raises(IndexError, match="out of range: tried to access index -21 on a tensor of 20 elements."):
+        x.take(torch.tensor([-21]))
+    with pytest.raises(IndexError, match=r"put_\(\): Expected source and index to have the same number of elements, "
+                                         r"but got source.numel\(\) = 1, index.numel\(\) = 2"):
+        x.put(torch.tensor([1, 2]), torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"put_\(\): Expected a long tensor for index, but got Int"):
+        x.put_(torch.tensor([1], dtype=torch.int32), torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"take\(\): Expected a long tensor for index, but got Double"):
+        x.take(torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"put_\(\): self and source expected to have the same dtype, but got "
+                                           r"self.dtype = Double and source.dtype = Long"):
+        x.put_(torch.tensor([1]), torch.tensor([1]))
+    leaf = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf.put_(torch.tensor([0]), torch.tensor([1.0]))
+
+
+def test_unsafe_split_outputs_are_not_views(torch):
+    a = torch.randn(4, 3, requires_grad=True)
+    b = a * 2
+    pieces = [b.unsafe_split(2), b.unsafe_split_with_sizes([1, 3]), b.unsafe_chunk(2, dim=1),
+              torch.unsafe_split(b, 3, 1), torch.unsafe_chunk(b, 3)]
+    names = ["UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0", "UnsafeSplitBackward0",
+             "UnsafeSplitBackward0", "UnsafeSplitBackward0"]
+    for outs, name in zip(pieces, names):
+        assert all(o.grad_fn.name() == name and o._base is None for o in outs)
+    assert [list(o.shape) for o in pieces[2]] == [[4, 2], [4, 1]]
+    assert [list(o.shape) for o in pieces[4]] == [[2, 3], [2, 3]]
+    torch.autograd.gradcheck(lambda t: t.unsafe_split_with_sizes([1, 3])[1] * 3, [a])
+    torch.autograd.gradgradcheck(lambda t: torch.unsafe_chunk(t * t, 2, 1), [a])
+
+
+def test_view_grad_fn_regenerated_after_inplace_on_base(torch):
+    leaf = torch.ones(3, requires_grad=True)
+    a = leaf.clone()
+    v = a[0]
+    a.mul_(2)
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    v.backward()
+    assert_equal(leaf.grad, torch.tensor([2.0, 0.0, 0.0]))
+
+
+def test_sibling_view_grad_fn_regenerated_after_inplace_on_view(torch):
+    leaf = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    base = leaf.clone()
+    v1, v2 = base[:2], base[1:3]
+    v1.mul_(3)  # v2's first element is written through v1
+    assert v2.grad_fn.name() == "AsStridedBackward0"
+    (v2 * torch.tensor([10.0, 100.0])).sum().backward()
+    assert_equal(leaf.grad, torch.tensor([0.0, 30.0, 100.0, 0.0]))
+
+
+def test_set_overloads(torch):
+    source = torch.arange(6.0)
+    x = torch.zeros(2)
+    assert x.set_(source) is x
+    assert x.shape == (6,) and x._version == 1
+    x[0] = 10.0  # shares memory with source
+    assert source[0].item() == 10.0
+    tail = source[1:]
+    y = torch.zeros(1).set_(tail, 1, (2, 2))
+    assert_equal(y, torch.tensor([[2.0, 3.0], [4.0, 5.0]]))
+    z = torch.zeros(1).set_(source=tail, storage_offset=0, size=(2, 2), stride=(1, 2))
+    assert z.stride() == (1, 2)
+    assert_equal(z, torch.tensor([[1.0, 3.0], [2.0, 4.0]]))
+    empty = torch.ones(2, 3).set_()
+    assert empty.shape == (0,) and empty.dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Could not set tensor of type long int to a tensor of type double"):
+        torch.zeros(2).set_(torch.zeros(2, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match=r"unequal size length \(2\) and stride length \(1\)"):
+        torch.zeros(2).set_(source, 0, (2, 3), (1,))
+    with pytest.raises(RuntimeError, match="Tensor: invalid storage offset -1"):
+        torch.zeros(2).set_(tail, -2, (2, 2))
+    with pytest.raises(RuntimeError, match="passed in tensor to be used as storage must be contiguous"):
+        torch.zeros(2).set_(source.reshape(2, 3).t(), 0, (2,))
+
+
+def test_set_autograd(torch):
+    leaf = torch.rand(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf.set_(torch.rand(3))
+    plain = torch.rand(2)
+    source = torch.rand(3, requires_grad=True)
+    plain.set_(source)
+    assert plain.requires_grad and plain.grad_fn.name().endswith("autograd::NotImplemented")
+    assert plain.grad_fn.next_functions[0] == (None, 0)
+    assert plain.grad_fn.next_functions[1][0] is torch.autograd.graph.get_gradient_edge(source).node
+    with pytest.raises(RuntimeError, match="derivative for set_ is not implemented"):
+        plain.sum().backward()
+    nonleaf = torch.rand(2, requires_grad=True).clone()
+    with torch.no_grad():
+        before = nonleaf.grad_fn
+        nonleaf.set_(torch.rand(3))
+    assert nonleaf.grad_fn is before and nonleaf._version == 1
+    with torch.no_grad():
+        detached = torch.rand(2)
+        detached.set_(source)
+    assert not detached.requires_grad

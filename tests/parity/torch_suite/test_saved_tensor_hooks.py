@@ -344,3 +344,124 @@ def test_saved_variables_deprecated_leak_checks(torch):
     del a, y
     gc.collect()
     assert ref() is None
+
+
+def test_saved_tensor_hooks_custom_error_propagation(torch):
+    class CustomError(Exception):
+        pass
+
+    class error_on_pack_hook(torch.autograd.graph.saved_tensors_hooks):
+        def __init__(self):
+            def pack_hook(x):
+                raise CustomError("pack")
+
+            super().__init__(pack_hook, lambda x: x)
+
+    class error_on_unpack_hook(torch.autograd.graph.saved_tensors_hooks):
+        def __init__(self):
+            def unpack_hook(x):
+                raise CustomError("unpack")
+
+            super().__init__(lambda x: x, unpack_hook)
+
+    a = torch.tensor(1.0, requires_grad=True)
+
+    with error_on_pack_hook():
+        with pytest.raises(CustomError, match="pack"):
+            torch.sin(a)
+
+    with error_on_unpack_hook():
+        out = torch.sin(a)
+        with pytest.raises(CustomError, match="unpack"):
+            out.backward()
+
+
+@pytest.mark.derivgen_gap("a tensor returned by a pack hook is unpacked sharing the saved tensor's version counter "
+                          "(torch gives it its own), so an in-place op on it bumps the original's version")
+def test_saved_tensors_hook_version_counter_not_shared(torch):
+    class Test(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            before = a._version
+            x.add_(1)
+            assert a._version == before
+            return grad_output
+
+    a = torch.tensor(1.0, requires_grad=True)
+    a_replacement = a.clone()
+
+    def pack_hook(x):
+        return a_replacement
+
+    def unpack_hook(x):
+        return x
+
+    with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+        b = Test.apply(a)
+
+    b.backward()
+
+
+def test_no_unnecessary_unwrapping(torch):
+    a = torch.randn(5, requires_grad=True)
+    a_orig = a.detach().clone()
+    b = a * a
+    c = a * b
+    d = torch.exp(a)
+
+    # a is leaf
+    assert b.grad_fn._saved_self is a
+    assert b.grad_fn._saved_other is a
+    assert c.grad_fn._saved_self is a
+
+    # b is not an output
+    assert c.grad_fn._saved_other is b
+
+    # d is an output
+    assert_equal(d.grad_fn._saved_result, d)
+    assert d.grad_fn._saved_result is not d
+
+    c.sum().backward()
+
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        c.grad_fn._saved_self
+
+    # a is left untouched
+    assert_equal(a, a_orig)
+
+
+@pytest.mark.derivgen_gap("_raw_saved_* objects (SavedVariable) have no .data / .unpack_hook attributes")
+def test_get_data_and_hooks_from_raw_saved_variable(torch):
+    def pack_hook(t):
+        return t
+
+    def unpack_hook(t):
+        return t
+
+    a = torch.tensor(2.0, requires_grad=True)
+
+    with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+        b = a ** 2
+
+    c = b.exp()
+    d = c ** 2
+
+    pow_sv = b.grad_fn._raw_saved_self
+    exp_sv = c.grad_fn._raw_saved_result
+    pow2_sv = d.grad_fn._raw_saved_self
+
+    # Returns the packed object as-is
+    assert pow_sv.data is a
+    assert pow_sv.unpack_hook is unpack_hook
+    # Returns the detached data when the output/leaf is saved
+    assert exp_sv.data is not c
+    assert exp_sv.unpack_hook is None
+    # Returns the un-detached data when input is saved
+    assert pow2_sv.data is c
+    assert pow2_sv.unpack_hook is None
