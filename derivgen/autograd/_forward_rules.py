@@ -326,7 +326,7 @@ def custom_function_jvp(user_jvp, ctx, args, outs, dirty_ids, nondiff_ids):
                                   "with forward mode AD.")
     given = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     versions = {id(a): (g, g._vc[0]) for a, g in zip(args, given) if g is not None}
-    tangents = [None if not isinstance(a, Tensor) else (g if g is not None else _zeros(a))
+    tangents = [None if not isinstance(a, Tensor) or not a.dtype.is_floating_point else (g if g is not None else _zeros(a))
                 for a, g in zip(args, given)]
     ctx._in_jvp = True
     try:

@@ -396,6 +396,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                           "together. Please either set `strict=False` or `vectorize=False`.")
 
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":
@@ -405,8 +408,11 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
+    # The inner Jacobian builds a graph with create_graph=True; derivgen's vmap does not batch a backward
+    # pass through a graph built inside it, so the reverse-mode outer Jacobian loops over rows (the same
+    # values as torch's vectorized one). The forward-mode strategy keeps vectorize, which it requires.
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize and outer_jacobian_strategy == "forward-mode", strategy=outer_jacobian_strategy)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
