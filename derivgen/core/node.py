@@ -191,12 +191,16 @@ class SavedVariable:
             if not isinstance(t, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                                 f"type {type(t).__name__}")
+            # as torch: the unpacked value keeps the version counter of what the hook returned (versions
+            # cannot be tracked through hooks), and comes back as-is when it needs no place in the graph
             if self.is_output:
-                return Tensor._make(t._array, node, self.output_nr, self.vc)
+                return Tensor._make(t._array, node, self.output_nr, t._vc)
             grad_fn, acc, requires_grad = self.hook_meta
             if grad_fn is not None:
-                return Tensor._make(t._array, grad_fn, self.output_nr, self.vc)
-            out = Tensor._make(t._array, None, 0, self.vc)
+                return Tensor._make(t._array, grad_fn, self.output_nr, t._vc)
+            if not requires_grad and not t._requires_grad and t.grad_fn is None:
+                return t
+            out = Tensor._make(t._array, None, 0, t._vc)
             out._requires_grad = requires_grad
             if acc is not None:
                 out._acc = weakref.ref(acc)
@@ -208,6 +212,21 @@ class SavedVariable:
         if fw_grads:  # forward over reverse: the graph path differentiates with the output's tangent
             out._fw_grads = fw_grads
         return out
+
+    @property
+    def data(self):
+        """torch's ``SavedVariable.data``: the packed object when hooks are set; otherwise the saved input
+        itself, or, for a saved output, a tensor over its data without history."""
+        if self.unpack_hook is not None:
+            return self.packed
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self.tensor is not None:
+            return self.tensor
+        d = self._array
+        if d.__class__ is Pending:
+            d = d.materialize()
+        return Tensor._make(d, None, 0, self.vc)
 
     def release(self):
         self.tensor = None

@@ -443,8 +443,6 @@ def test_checkpointing_without_reentrant_custom_function_works(torch):
     out.sum().backward()
 
 
-@pytest.mark.derivgen_gap("a saved tensor read back through an unpack hook is always a new Tensor; torch returns the "
-                          "hook's tensor itself when it needs no grad_fn and does not require grad")
 def test_checkpointing_without_reentrant_saved_object_identity(torch):
     x_backward = [None]
 

@@ -376,8 +376,6 @@ def test_saved_tensor_hooks_custom_error_propagation(torch):
             out.backward()
 
 
-@pytest.mark.derivgen_gap("a tensor returned by a pack hook is unpacked sharing the saved tensor's version counter "
-                          "(torch gives it its own), so an in-place op on it bumps the original's version")
 def test_saved_tensors_hook_version_counter_not_shared(torch):
     class Test(torch.autograd.Function):
         @staticmethod
@@ -436,7 +434,6 @@ def test_no_unnecessary_unwrapping(torch):
     assert_equal(a, a_orig)
 
 
-@pytest.mark.derivgen_gap("_raw_saved_* objects (SavedVariable) have no .data / .unpack_hook attributes")
 def test_get_data_and_hooks_from_raw_saved_variable(torch):
     def pack_hook(t):
         return t
