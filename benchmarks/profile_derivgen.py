@@ -210,12 +210,12 @@ def micro_costs(dg, torch):
 
 
 def _make_bare_node(O, N, x, y):
-    return O.MulBackward0((N.gradient_edge(x), N.gradient_edge(y)), ((x._array.shape, x._array.dtype),
+    return O.MulBackward0((O._fn(x), O._fn(y)), (O._nr(x), O._nr(y)), ((x._array.shape, x._array.dtype),
                                                                      (y._array.shape, y._array.dtype)), 1)
 
 
 def _make_node(O, N, x, y):
-    node = O.MulBackward0((N.gradient_edge(x), N.gradient_edge(y)), ((x._array.shape, x._array.dtype),
+    node = O.MulBackward0((O._fn(x), O._fn(y)), (O._nr(x), O._nr(y)), ((x._array.shape, x._array.dtype),
                                                                      (y._array.shape, y._array.dtype)), 1)
     node._sv_self = N.SavedVariable(x)
     node._sv_other = N.SavedVariable(y)

@@ -40,9 +40,9 @@ class AbsBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.abs_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -60,7 +60,7 @@ class AbsBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -70,7 +70,7 @@ class AbsBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -93,9 +93,9 @@ class AddBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.add_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_alpha(self):
@@ -107,7 +107,7 @@ class AddBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -125,7 +125,7 @@ class AddBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -149,8 +149,8 @@ class AddBackward1(_Node):
                                ((('self',), 'proven'),))
     _fusion = _k.add_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -158,7 +158,7 @@ class AddBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -167,7 +167,7 @@ class AddBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -188,10 +188,10 @@ class BmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_mat2 = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -219,7 +219,7 @@ class BmmBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -235,7 +235,7 @@ class BmmBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -259,10 +259,10 @@ class CatBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 52, '- name: cat(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)',
                                ((('tensors',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_tensors_args_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -278,21 +278,21 @@ class CatBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         tensors_args_sizes = node._v_tensors_args_sizes
         if not any(needs):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         return list(_fns.cat_tensors_backward(grad, tensors_args_sizes, dim))
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         tensors_args_sizes = node._v_tensors_args_sizes
         if not any(needs):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         return list(_fns.cat_tensors_backward_graph(grad, tensors_args_sizes, dim))
 
 
@@ -308,8 +308,8 @@ class CloneBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 56, '- name: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor\n  result: auto_linear\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -317,7 +317,7 @@ class CloneBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -326,7 +326,7 @@ class CloneBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -345,8 +345,8 @@ class ToCopyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 60, '- name: _to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -354,7 +354,7 @@ class ToCopyBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -363,7 +363,7 @@ class ToCopyBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -385,9 +385,9 @@ class CosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cos_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -405,7 +405,7 @@ class CosBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -415,7 +415,7 @@ class CosBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -439,10 +439,10 @@ class DivBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.div_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -470,7 +470,7 @@ class DivBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -484,7 +484,7 @@ class DivBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -510,9 +510,9 @@ class DivBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.div_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_other(self):
@@ -524,7 +524,7 @@ class DivBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         grad_input_self = None
         if needs[0]:
@@ -534,7 +534,7 @@ class DivBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         grad_input_self = None
         if needs[0]:
@@ -556,10 +556,10 @@ class DotBackward0(_Node):
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_tensor = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -587,7 +587,7 @@ class DotBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         tensor = node._sv_tensor.unpack_data(node) if node._sv_tensor is not None else None
         grad_input_self = None
@@ -601,7 +601,7 @@ class DotBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         tensor = node._sv_tensor.unpack(node) if node._sv_tensor is not None else None
         grad_input_self = None
@@ -628,9 +628,9 @@ class ExpBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -648,7 +648,7 @@ class ExpBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -658,7 +658,7 @@ class ExpBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -678,9 +678,9 @@ class ExpandBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 92, '- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)\n  result: auto_linear\n  self: sum_to(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -692,7 +692,7 @@ class ExpandBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -702,7 +702,7 @@ class ExpandBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -725,9 +725,9 @@ class LogBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -745,7 +745,7 @@ class LogBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -755,7 +755,7 @@ class LogBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -778,10 +778,10 @@ class MaximumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.maximum_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -809,7 +809,7 @@ class MaximumBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -823,7 +823,7 @@ class MaximumBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -848,10 +848,10 @@ class MeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_numel = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_numel(self):
@@ -867,7 +867,7 @@ class MeanBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_numel = node._v_self_sym_numel
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -879,7 +879,7 @@ class MeanBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_numel = node._v_self_sym_numel
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -900,11 +900,11 @@ class MeanBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 122, '- name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad / reduced_numel(self.sym_sizes(), dim), self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -924,7 +924,7 @@ class MeanBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -938,7 +938,7 @@ class MeanBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -963,10 +963,10 @@ class MinimumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.minimum_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -994,7 +994,7 @@ class MinimumBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -1008,7 +1008,7 @@ class MinimumBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -1034,10 +1034,10 @@ class MmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_mat2 = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -1065,7 +1065,7 @@ class MmBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -1081,7 +1081,7 @@ class MmBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
         grad_input_self = None
@@ -1109,10 +1109,10 @@ class MulBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.mul_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -1140,7 +1140,7 @@ class MulBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -1154,7 +1154,7 @@ class MulBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -1180,9 +1180,9 @@ class MulBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mul_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_other(self):
@@ -1194,7 +1194,7 @@ class MulBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         grad_input_self = None
         if needs[0]:
@@ -1204,7 +1204,7 @@ class MulBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         grad_input_self = None
         if needs[0]:
@@ -1226,10 +1226,10 @@ class MvBackward0(_Node):
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_vec = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -1257,7 +1257,7 @@ class MvBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         vec = node._sv_vec.unpack_data(node) if node._sv_vec is not None else None
         grad_input_self = None
@@ -1274,7 +1274,7 @@ class MvBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         vec = node._sv_vec.unpack(node) if node._sv_vec is not None else None
         grad_input_self = None
@@ -1301,8 +1301,8 @@ class NegBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.neg_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -1310,7 +1310,7 @@ class NegBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.neg_backward_self.call1(grad)
@@ -1319,7 +1319,7 @@ class NegBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad
@@ -1338,9 +1338,9 @@ class PermuteBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 159, '- name: permute(Tensor(a) self, int[] dims) -> Tensor(a)\n  result: auto_linear\n  self: permute_backward(grad, dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dims = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dims(self):
@@ -1352,7 +1352,7 @@ class PermuteBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
@@ -1362,7 +1362,7 @@ class PermuteBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
@@ -1385,10 +1385,10 @@ class PowBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_exponent = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -1410,7 +1410,7 @@ class PowBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         exponent = node._v_exponent
         grad_input_self = None
@@ -1421,7 +1421,7 @@ class PowBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         exponent = node._v_exponent
         grad_input_self = None
@@ -1445,11 +1445,11 @@ class PowBackward1(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_exponent = None
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -1487,7 +1487,7 @@ class PowBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
@@ -1502,7 +1502,7 @@ class PowBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
@@ -1528,11 +1528,11 @@ class PowBackward2(_Node):
                                ((('exponent',), 'proven'),))
     _fusion = _k.pow_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_exponent = None
         self._sv_result = None
         self._v_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_exponent(self):
@@ -1564,7 +1564,7 @@ class PowBackward2(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         self = node._v_self
@@ -1582,7 +1582,7 @@ class PowBackward2(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         self = node._v_self
@@ -1606,9 +1606,9 @@ class ReciprocalBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.reciprocal_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -1626,7 +1626,7 @@ class ReciprocalBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1636,7 +1636,7 @@ class ReciprocalBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1659,9 +1659,9 @@ class ReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -1679,7 +1679,7 @@ class ReluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1689,7 +1689,7 @@ class ReluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1712,9 +1712,9 @@ class RsubBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_alpha(self):
@@ -1726,7 +1726,7 @@ class RsubBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -1739,7 +1739,7 @@ class RsubBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -1764,9 +1764,9 @@ class RsubBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_alpha(self):
@@ -1778,7 +1778,7 @@ class RsubBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -1788,7 +1788,7 @@ class RsubBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -1808,11 +1808,11 @@ class SelectBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 195, '- name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)\n  result: auto_linear\n  self: select_backward(grad, self.sym_sizes(), dim, index)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_index = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -1832,7 +1832,7 @@ class SelectBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         index = node._v_index
         self_sym_sizes = node._v_self_sym_sizes
@@ -1844,7 +1844,7 @@ class SelectBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         index = node._v_index
         self_sym_sizes = node._v_self_sym_sizes
@@ -1866,10 +1866,10 @@ class SelectBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 199, '- name: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor\n  result: auto_linear\n  grad_output: grad.select(dim, index)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_index = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -1885,7 +1885,7 @@ class SelectBackwardBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         index = node._v_index
         grad_input_grad_output = None
@@ -1896,7 +1896,7 @@ class SelectBackwardBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         index = node._v_index
         grad_input_grad_output = None
@@ -1920,9 +1920,9 @@ class SigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -1940,7 +1940,7 @@ class SigmoidBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1950,7 +1950,7 @@ class SigmoidBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -1970,8 +1970,8 @@ class SignBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 208, '- name: sign(Tensor self) -> Tensor\n  forward: sign(self)\n  self: zeros_like(grad)',
                                ((('self',), 'proven'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -1979,7 +1979,7 @@ class SignBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -1988,7 +1988,7 @@ class SignBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -2010,9 +2010,9 @@ class SinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sin_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -2030,7 +2030,7 @@ class SinBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2040,7 +2040,7 @@ class SinBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2060,13 +2060,13 @@ class SliceBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 217, '- name: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)\n  result: auto_linear\n  self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_start = None
         self._v_end = None
         self._v_step = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2094,7 +2094,7 @@ class SliceBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -2108,7 +2108,7 @@ class SliceBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -2132,12 +2132,12 @@ class SliceBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 221, '- name: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor\n  result: auto_linear\n  grad_output: grad.slice(dim, start, end, step)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_start = None
         self._v_end = None
         self._v_step = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2161,7 +2161,7 @@ class SliceBackwardBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -2174,7 +2174,7 @@ class SliceBackwardBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         start = node._v_start
         end = node._v_end
@@ -2197,12 +2197,12 @@ class SplitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 225, '- name: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_split_size = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_split_size(self):
@@ -2225,7 +2225,7 @@ class SplitBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_size = node._v_split_size
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -2237,7 +2237,7 @@ class SplitBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_size = node._v_split_size
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -2260,12 +2260,12 @@ class SplitWithSizesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 229, '- name: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_split_sizes = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_split_sizes(self):
@@ -2288,7 +2288,7 @@ class SplitWithSizesBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_sizes = node._v_split_sizes
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -2300,7 +2300,7 @@ class SplitWithSizesBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_sizes = node._v_split_sizes
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -2326,9 +2326,9 @@ class SqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -2346,7 +2346,7 @@ class SqrtBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2356,7 +2356,7 @@ class SqrtBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2376,9 +2376,9 @@ class SqueezeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 238, '- name: squeeze(Tensor(a) self) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2390,7 +2390,7 @@ class SqueezeBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2400,7 +2400,7 @@ class SqueezeBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2420,10 +2420,10 @@ class SqueezeBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 242, '- name: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2439,7 +2439,7 @@ class SqueezeBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -2450,7 +2450,7 @@ class SqueezeBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -2471,9 +2471,9 @@ class StackBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 246, '- name: stack(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: stack_tensors_backward(grad, dim)',
                                ((('tensors',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2485,19 +2485,19 @@ class StackBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         if not any(needs):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         return list(_fns.stack_tensors_backward(grad, dim))
 
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         if not any(needs):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         return list(_fns.stack_tensors_backward_graph(grad, dim))
 
 
@@ -2517,9 +2517,9 @@ class SubBackward0(_Node):
     _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _k.sub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_alpha(self):
@@ -2531,7 +2531,7 @@ class SubBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -2544,7 +2544,7 @@ class SubBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         alpha = node._v_alpha
         grad_input_self = None
         grad_input_other = None
@@ -2568,8 +2568,8 @@ class SubBackward1(_Node):
                                ((('self',), 'proven'),))
     _fusion = _k.sub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -2577,7 +2577,7 @@ class SubBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -2586,7 +2586,7 @@ class SubBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -2605,9 +2605,9 @@ class SumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 260, '- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad.expand(self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2619,7 +2619,7 @@ class SumBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2629,7 +2629,7 @@ class SumBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2649,11 +2649,11 @@ class SumBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 264, '- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2673,7 +2673,7 @@ class SumBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -2685,7 +2685,7 @@ class SumBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -2707,8 +2707,8 @@ class TBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 268, '- name: t(Tensor(a) self) -> Tensor(a)\n  result: auto_linear\n  self: grad.t()',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -2716,7 +2716,7 @@ class TBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fw.t(grad)
@@ -2725,7 +2725,7 @@ class TBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.t_default(grad)
@@ -2747,9 +2747,9 @@ class TanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -2767,7 +2767,7 @@ class TanhBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2777,7 +2777,7 @@ class TanhBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -2797,10 +2797,10 @@ class TransposeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 277, '- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)\n  result: auto_linear\n  self: grad.transpose(dim0, dim1)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim0 = None
         self._v_dim1 = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim0(self):
@@ -2816,7 +2816,7 @@ class TransposeBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim0 = node._v_dim0
         dim1 = node._v_dim1
         grad_input_self = None
@@ -2827,7 +2827,7 @@ class TransposeBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim0 = node._v_dim0
         dim1 = node._v_dim1
         grad_input_self = None
@@ -2848,11 +2848,11 @@ class UnbindBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 281, '- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: unbind_backward(grads, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2871,7 +2871,7 @@ class UnbindBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
         self_sym_sizes = node._v_self_sym_sizes
@@ -2882,7 +2882,7 @@ class UnbindBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
         self_sym_sizes = node._v_self_sym_sizes
@@ -2904,9 +2904,9 @@ class UnsqueezeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 285, '- name: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: grad.squeeze_dim(dim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -2918,7 +2918,7 @@ class UnsqueezeBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -2928,7 +2928,7 @@ class UnsqueezeBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -2948,9 +2948,9 @@ class ViewBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 289, '- name: view(Tensor(a) self, SymInt[] size) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2962,7 +2962,7 @@ class ViewBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2972,7 +2972,7 @@ class ViewBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -2992,9 +2992,9 @@ class UnsafeViewBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 293, '- name: _unsafe_view(Tensor self, SymInt[] size) -> Tensor\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -3006,7 +3006,7 @@ class UnsafeViewBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -3016,7 +3016,7 @@ class UnsafeViewBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -3044,9 +3044,9 @@ class WhereBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.where_self_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_condition = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_condition(self):
@@ -3064,7 +3064,7 @@ class WhereBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         condition = node._sv_condition.unpack_data(node) if node._sv_condition is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -3077,7 +3077,7 @@ class WhereBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         condition = node._sv_condition.unpack(node) if node._sv_condition is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -3102,9 +3102,9 @@ class Exp2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -3122,7 +3122,7 @@ class Exp2Backward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3132,7 +3132,7 @@ class Exp2Backward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3154,9 +3154,9 @@ class Expm1Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.expm1_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -3174,7 +3174,7 @@ class Expm1Backward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3184,7 +3184,7 @@ class Expm1Backward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3206,9 +3206,9 @@ class Log2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3226,7 +3226,7 @@ class Log2Backward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3236,7 +3236,7 @@ class Log2Backward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3258,9 +3258,9 @@ class Log10Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log10_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3278,7 +3278,7 @@ class Log10Backward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3288,7 +3288,7 @@ class Log10Backward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3310,9 +3310,9 @@ class Log1PBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log1p_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3330,7 +3330,7 @@ class Log1PBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3340,7 +3340,7 @@ class Log1PBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3362,9 +3362,9 @@ class RsqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -3382,7 +3382,7 @@ class RsqrtBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3392,7 +3392,7 @@ class RsqrtBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3414,9 +3414,9 @@ class TanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tan_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -3434,7 +3434,7 @@ class TanBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3444,7 +3444,7 @@ class TanBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3466,9 +3466,9 @@ class AsinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asin_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3486,7 +3486,7 @@ class AsinBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3496,7 +3496,7 @@ class AsinBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3518,9 +3518,9 @@ class AcosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acos_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3538,7 +3538,7 @@ class AcosBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3548,7 +3548,7 @@ class AcosBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3570,9 +3570,9 @@ class AtanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atan_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3590,7 +3590,7 @@ class AtanBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3600,7 +3600,7 @@ class AtanBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3622,9 +3622,9 @@ class SinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3642,7 +3642,7 @@ class SinhBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3652,7 +3652,7 @@ class SinhBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3674,9 +3674,9 @@ class CoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3694,7 +3694,7 @@ class CoshBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3704,7 +3704,7 @@ class CoshBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3726,9 +3726,9 @@ class AsinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3746,7 +3746,7 @@ class AsinhBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3756,7 +3756,7 @@ class AsinhBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3778,9 +3778,9 @@ class AcoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3798,7 +3798,7 @@ class AcoshBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3808,7 +3808,7 @@ class AcoshBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3830,9 +3830,9 @@ class AtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3850,7 +3850,7 @@ class AtanhBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3860,7 +3860,7 @@ class AtanhBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3882,9 +3882,9 @@ class ErfBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erf_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3902,7 +3902,7 @@ class ErfBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3912,7 +3912,7 @@ class ErfBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3934,9 +3934,9 @@ class ErfcBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erfc_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -3954,7 +3954,7 @@ class ErfcBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3964,7 +3964,7 @@ class ErfcBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -3984,10 +3984,10 @@ class LogitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 375, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  result: auto_element_wise\n  self: logit_backward(grad, self, eps)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_eps = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4009,7 +4009,7 @@ class LogitBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         eps = node._v_eps
         grad_input_self = None
@@ -4020,7 +4020,7 @@ class LogitBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         eps = node._v_eps
         grad_input_self = None
@@ -4041,8 +4041,8 @@ class FloorBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 379, '- name: floor(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4050,7 +4050,7 @@ class FloorBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -4059,7 +4059,7 @@ class FloorBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -4078,8 +4078,8 @@ class CeilBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 383, '- name: ceil(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4087,7 +4087,7 @@ class CeilBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -4096,7 +4096,7 @@ class CeilBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -4115,8 +4115,8 @@ class RoundBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 387, '- name: round(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4124,7 +4124,7 @@ class RoundBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -4133,7 +4133,7 @@ class RoundBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -4152,8 +4152,8 @@ class RoundBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 391, '- name: round.decimals(Tensor self, *, int decimals) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4161,7 +4161,7 @@ class RoundBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -4170,7 +4170,7 @@ class RoundBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -4189,8 +4189,8 @@ class TruncBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 395, '- name: trunc(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4198,7 +4198,7 @@ class TruncBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -4207,7 +4207,7 @@ class TruncBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -4226,8 +4226,8 @@ class FracBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 399, '- name: frac(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -4235,7 +4235,7 @@ class FracBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -4244,7 +4244,7 @@ class FracBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -4264,11 +4264,11 @@ class ClampBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 403, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
                                ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_min = None
         self._sv_max = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4306,7 +4306,7 @@ class ClampBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         min = node._sv_min.unpack_data(node) if node._sv_min is not None else None
         max = node._sv_max.unpack_data(node) if node._sv_max is not None else None
@@ -4322,7 +4322,7 @@ class ClampBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         min = node._sv_min.unpack(node) if node._sv_min is not None else None
         max = node._sv_max.unpack(node) if node._sv_max is not None else None
@@ -4349,11 +4349,11 @@ class ClampBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 408, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  result: auto_element_wise\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_min = None
         self._v_max = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4379,7 +4379,7 @@ class ClampBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         min = node._v_min
         max = node._v_max
@@ -4391,7 +4391,7 @@ class ClampBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         min = node._v_min
         max = node._v_max
@@ -4416,10 +4416,10 @@ class ClampMinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_min_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_min = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4441,7 +4441,7 @@ class ClampMinBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         min = node._v_min
         grad_input_self = None
@@ -4452,7 +4452,7 @@ class ClampMinBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         min = node._v_min
         grad_input_self = None
@@ -4476,10 +4476,10 @@ class ClampMaxBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_max_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_max = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4501,7 +4501,7 @@ class ClampMaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         max = node._v_max
         grad_input_self = None
@@ -4512,7 +4512,7 @@ class ClampMaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         max = node._v_max
         grad_input_self = None
@@ -4536,9 +4536,9 @@ class NanToNumBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4556,7 +4556,7 @@ class NanToNumBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4567,7 +4567,7 @@ class NanToNumBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4587,10 +4587,10 @@ class GeluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 429, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  result: auto_element_wise\n  self: gelu_backward(grad, self, approximate)",
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_approximate = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4612,7 +4612,7 @@ class GeluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         approximate = node._v_approximate
         grad_input_self = None
@@ -4623,7 +4623,7 @@ class GeluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         approximate = node._v_approximate
         grad_input_self = None
@@ -4646,9 +4646,9 @@ class SiluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.silu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4666,7 +4666,7 @@ class SiluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4676,7 +4676,7 @@ class SiluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4698,9 +4698,9 @@ class MishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mish_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4718,7 +4718,7 @@ class MishBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4728,7 +4728,7 @@ class MishBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -4750,11 +4750,11 @@ class SoftplusBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.softplus_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_beta = None
         self._v_threshold = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4780,7 +4780,7 @@ class SoftplusBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         beta = node._v_beta
         threshold = node._v_threshold
@@ -4792,7 +4792,7 @@ class SoftplusBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         beta = node._v_beta
         threshold = node._v_threshold
@@ -4817,12 +4817,12 @@ class EluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.elu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_alpha = None
         self._v_scale = None
         self._v_input_scale = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4852,7 +4852,7 @@ class EluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         alpha = node._v_alpha
         scale = node._v_scale
@@ -4865,7 +4865,7 @@ class EluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         alpha = node._v_alpha
         scale = node._v_scale
@@ -4890,10 +4890,10 @@ class CeluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.celu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4915,7 +4915,7 @@ class CeluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         alpha = node._v_alpha
         grad_input_self = None
@@ -4926,7 +4926,7 @@ class CeluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         alpha = node._v_alpha
         grad_input_self = None
@@ -4950,10 +4950,10 @@ class LeakyReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.leaky_relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_negative_slope = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -4975,7 +4975,7 @@ class LeakyReluBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         negative_slope = node._v_negative_slope
         grad_input_self = None
@@ -4986,7 +4986,7 @@ class LeakyReluBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         negative_slope = node._v_negative_slope
         grad_input_self = None
@@ -5010,11 +5010,11 @@ class HardtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardtanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_min_val = None
         self._v_max_val = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5040,7 +5040,7 @@ class HardtanhBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         min_val = node._v_min_val
         max_val = node._v_max_val
@@ -5052,7 +5052,7 @@ class HardtanhBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         min_val = node._v_min_val
         max_val = node._v_max_val
@@ -5076,9 +5076,9 @@ class HardsigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardsigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5096,7 +5096,7 @@ class HardsigmoidBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -5106,7 +5106,7 @@ class HardsigmoidBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -5130,9 +5130,9 @@ class HardswishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardswish_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5150,7 +5150,7 @@ class HardswishBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -5160,7 +5160,7 @@ class HardswishBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -5181,11 +5181,11 @@ class DivBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 474, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
         self._v_rounding_mode = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5217,7 +5217,7 @@ class DivBackward2(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         rounding_mode = node._v_rounding_mode
@@ -5234,7 +5234,7 @@ class DivBackward2(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         rounding_mode = node._v_rounding_mode
@@ -5259,10 +5259,10 @@ class DivBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 479, '- name: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_other = None
         self._v_rounding_mode = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_other(self):
@@ -5278,7 +5278,7 @@ class DivBackward3(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
@@ -5290,7 +5290,7 @@ class DivBackward3(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         other = node._v_other
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
@@ -5313,10 +5313,10 @@ class FmaxBackward0(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5344,7 +5344,7 @@ class FmaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5360,7 +5360,7 @@ class FmaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5386,10 +5386,10 @@ class FminBackward0(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5417,7 +5417,7 @@ class FminBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5433,7 +5433,7 @@ class FminBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5460,10 +5460,10 @@ class Atan2Backward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.atan2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5491,7 +5491,7 @@ class Atan2Backward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5505,7 +5505,7 @@ class Atan2Backward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5532,11 +5532,11 @@ class HypotBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.hypot_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5574,7 +5574,7 @@ class HypotBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
@@ -5589,7 +5589,7 @@ class HypotBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
@@ -5614,8 +5614,8 @@ class RemainderBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 503, '- name: remainder.Scalar(Tensor self, Scalar other) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -5623,7 +5623,7 @@ class RemainderBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -5632,7 +5632,7 @@ class RemainderBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -5653,10 +5653,10 @@ class RemainderBackward1(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5684,7 +5684,7 @@ class RemainderBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5700,7 +5700,7 @@ class RemainderBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5724,8 +5724,8 @@ class FmodBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 512, '- name: fmod.Scalar(Tensor self, Scalar other) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -5733,7 +5733,7 @@ class FmodBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -5742,7 +5742,7 @@ class FmodBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad
@@ -5763,10 +5763,10 @@ class FmodBackward1(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5794,7 +5794,7 @@ class FmodBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5810,7 +5810,7 @@ class FmodBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -5837,9 +5837,9 @@ class LerpBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.lerp_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_weight = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_weight(self):
@@ -5851,7 +5851,7 @@ class LerpBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         weight = node._v_weight
         grad_input_self = None
         grad_input_end = None
@@ -5864,7 +5864,7 @@ class LerpBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         weight = node._v_weight
         grad_input_self = None
         grad_input_end = None
@@ -5891,11 +5891,11 @@ class LerpBackward1(_Node):
     _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _k.lerp_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_end = None
         self._sv_weight = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -5933,7 +5933,7 @@ class LerpBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         end = node._sv_end.unpack_data(node) if node._sv_end is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
@@ -5951,7 +5951,7 @@ class LerpBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         end = node._sv_end.unpack(node) if node._sv_end is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
@@ -5983,11 +5983,11 @@ class AddcmulBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcmul_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
         self._v_value = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_tensor1(self):
@@ -6019,7 +6019,7 @@ class AddcmulBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
         tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
         value = node._v_value
@@ -6037,7 +6037,7 @@ class AddcmulBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
         tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
         value = node._v_value
@@ -6069,11 +6069,11 @@ class AddcdivBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcdiv_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
         self._v_value = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_tensor1(self):
@@ -6105,7 +6105,7 @@ class AddcdivBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
         tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
         value = node._v_value
@@ -6123,7 +6123,7 @@ class AddcdivBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
         tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
         value = node._v_value
@@ -6151,10 +6151,10 @@ class ProdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 555, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6182,7 +6182,7 @@ class ProdBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6193,7 +6193,7 @@ class ProdBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6214,11 +6214,11 @@ class ProdBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 559, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)\n  self: prod_dim_backward(grad, self, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6244,7 +6244,7 @@ class ProdBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6256,7 +6256,7 @@ class ProdBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6278,12 +6278,12 @@ class MaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 563, '- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_indices = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -6313,7 +6313,7 @@ class MaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6326,7 +6326,7 @@ class MaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6349,10 +6349,10 @@ class MaxBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 567, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6380,7 +6380,7 @@ class MaxBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6391,7 +6391,7 @@ class MaxBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6412,12 +6412,12 @@ class MinBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 571, '- name: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_indices = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -6447,7 +6447,7 @@ class MinBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6460,7 +6460,7 @@ class MinBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6483,10 +6483,10 @@ class MinBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 575, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6514,7 +6514,7 @@ class MinBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6525,7 +6525,7 @@ class MinBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
@@ -6546,12 +6546,12 @@ class AmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 579, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6587,7 +6587,7 @@ class AmaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6600,7 +6600,7 @@ class AmaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6623,12 +6623,12 @@ class AminBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 583, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6664,7 +6664,7 @@ class AminBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6677,7 +6677,7 @@ class AminBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6701,13 +6701,13 @@ class LogsumexpBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6747,7 +6747,7 @@ class LogsumexpBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6763,7 +6763,7 @@ class LogsumexpBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6787,12 +6787,12 @@ class VarBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 595, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  self: var_backward(grad, self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6822,7 +6822,7 @@ class VarBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6835,7 +6835,7 @@ class VarBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6858,13 +6858,13 @@ class StdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 599, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6904,7 +6904,7 @@ class StdBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6919,7 +6919,7 @@ class StdBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -6945,13 +6945,13 @@ class VarMeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -6984,7 +6984,7 @@ class VarMeanBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
@@ -7002,7 +7002,7 @@ class VarMeanBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
@@ -7030,14 +7030,14 @@ class StdMeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result0 = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -7080,7 +7080,7 @@ class StdMeanBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
@@ -7100,7 +7100,7 @@ class StdMeanBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
@@ -7127,13 +7127,13 @@ class LinalgVectorNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 613, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_ord = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -7173,7 +7173,7 @@ class LinalgVectorNormBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         ord = node._v_ord
@@ -7187,7 +7187,7 @@ class LinalgVectorNormBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         ord = node._v_ord
@@ -7211,9 +7211,9 @@ class CumsumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 617, '- name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: flip(cumsum(flip(grad, [dim]), dim), [dim])',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -7225,7 +7225,7 @@ class CumsumBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -7237,7 +7237,7 @@ class CumsumBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -7259,11 +7259,11 @@ class CumprodBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 621, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -7295,7 +7295,7 @@ class CumprodBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -7307,7 +7307,7 @@ class CumprodBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
@@ -7332,12 +7332,12 @@ class AddmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_mat1 = None
         self._sv_mat2 = None
         self._v_beta = None
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_mat1(self):
@@ -7373,7 +7373,7 @@ class AddmmBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mat1 = node._sv_mat1.unpack_data(node) if node._sv_mat1 is not None else None
         mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
         beta = node._v_beta
@@ -7396,7 +7396,7 @@ class AddmmBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mat1 = node._sv_mat1.unpack(node) if node._sv_mat1 is not None else None
         mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
         beta = node._v_beta
@@ -7432,12 +7432,12 @@ class BaddbmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_batch1 = None
         self._sv_batch2 = None
         self._v_beta = None
         self._v_alpha = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_batch1(self):
@@ -7473,7 +7473,7 @@ class BaddbmmBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         batch1 = node._sv_batch1.unpack_data(node) if node._sv_batch1 is not None else None
         batch2 = node._sv_batch2.unpack_data(node) if node._sv_batch2 is not None else None
         beta = node._v_beta
@@ -7496,7 +7496,7 @@ class BaddbmmBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         batch1 = node._sv_batch1.unpack(node) if node._sv_batch1 is not None else None
         batch2 = node._sv_batch2.unpack(node) if node._sv_batch2 is not None else None
         beta = node._v_beta
@@ -7525,9 +7525,9 @@ class SqueezeBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 643, '- name: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7539,7 +7539,7 @@ class SqueezeBackward2(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7549,7 +7549,7 @@ class SqueezeBackward2(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7569,9 +7569,9 @@ class SqueezeBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 647, '- name: squeeze_(Tensor(a!) self) -> Tensor(a!)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7583,7 +7583,7 @@ class SqueezeBackward3(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7593,7 +7593,7 @@ class SqueezeBackward3(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7613,10 +7613,10 @@ class SqueezeBackward4(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 651, '- name: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dim(self):
@@ -7632,7 +7632,7 @@ class SqueezeBackward4(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7643,7 +7643,7 @@ class SqueezeBackward4(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7664,9 +7664,9 @@ class SqueezeBackward5(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 655, '- name: squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7678,7 +7678,7 @@ class SqueezeBackward5(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7688,7 +7688,7 @@ class SqueezeBackward5(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -7708,10 +7708,10 @@ class RepeatBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 659, '- name: repeat(Tensor self, SymInt[] repeats) -> Tensor\n  result: auto_linear\n  self: repeat_backward(grad, repeats, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_repeats = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_repeats(self):
@@ -7727,7 +7727,7 @@ class RepeatBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         repeats = node._v_repeats
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7738,7 +7738,7 @@ class RepeatBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         repeats = node._v_repeats
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7759,10 +7759,10 @@ class IndexBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 663, '- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor\n  result: auto_linear\n  self: index_put(zeros_like_sized(grad, self.sym_sizes()), indices, grad, True)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_indices = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -7778,7 +7778,7 @@ class IndexBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7790,7 +7790,7 @@ class IndexBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = _saved_list(node, node._v_indices)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7812,11 +7812,11 @@ class IndexPutBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 667, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  result: auto_linear\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
                                ((('self',), 'hand-written'), (('values',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_values = None
         self._v_indices = None
         self._v_accumulate = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_values(self):
@@ -7842,7 +7842,7 @@ class IndexPutBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         values = node._sv_values.unpack_data(node) if node._sv_values is not None else None
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
@@ -7863,7 +7863,7 @@ class IndexPutBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         values = node._sv_values.unpack(node) if node._sv_values is not None else None
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
@@ -7889,11 +7889,11 @@ class GatherBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 672, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  result: auto_linear\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -7919,7 +7919,7 @@ class GatherBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -7932,7 +7932,7 @@ class GatherBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -7956,10 +7956,10 @@ class ScatterBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 677, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -7981,7 +7981,7 @@ class ScatterBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7995,7 +7995,7 @@ class ScatterBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8020,10 +8020,10 @@ class ScatterBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 683, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  result: scatter_value(self_t, dim, index, 0)\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -8045,7 +8045,7 @@ class ScatterBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8056,7 +8056,7 @@ class ScatterBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8079,10 +8079,10 @@ class ScatterAddBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 688, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -8104,7 +8104,7 @@ class ScatterAddBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8118,7 +8118,7 @@ class ScatterAddBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8143,11 +8143,11 @@ class IndexSelectBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 694, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  result: auto_linear\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -8173,7 +8173,7 @@ class IndexSelectBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8186,7 +8186,7 @@ class IndexSelectBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8211,12 +8211,12 @@ class IndexAddBackward0(_Node):
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_dim = None
         self._v_alpha = None
         self._v_source_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -8246,7 +8246,7 @@ class IndexAddBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         dim = node._v_dim
         alpha = node._v_alpha
@@ -8264,7 +8264,7 @@ class IndexAddBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         dim = node._v_dim
         alpha = node._v_alpha
@@ -8294,9 +8294,9 @@ class MaskedFillBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.masked_fill_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_mask = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_mask(self):
@@ -8314,7 +8314,7 @@ class MaskedFillBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
         grad_input_self = None
         if needs[0]:
@@ -8324,7 +8324,7 @@ class MaskedFillBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
         grad_input_self = None
         if needs[0]:
@@ -8349,9 +8349,9 @@ class MaskedFillBackward1(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.masked_fill_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_mask = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_mask(self):
@@ -8369,7 +8369,7 @@ class MaskedFillBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
         grad_input_self = None
         grad_input_value = None
@@ -8382,7 +8382,7 @@ class MaskedFillBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
         grad_input_self = None
         grad_input_value = None
@@ -8405,9 +8405,9 @@ class FlipBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 718, '- name: flip(Tensor self, int[] dims) -> Tensor\n  result: auto_linear\n  self: flip(grad, dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_dims = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_dims(self):
@@ -8419,7 +8419,7 @@ class FlipBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
@@ -8429,7 +8429,7 @@ class FlipBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         dims = node._v_dims
         grad_input_self = None
         if needs[0]:
@@ -8449,10 +8449,10 @@ class RollBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 722, '- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor\n  result: auto_linear\n  self: roll(grad, neg_list(shifts), dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_shifts = None
         self._v_dims = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_shifts(self):
@@ -8468,7 +8468,7 @@ class RollBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         shifts = node._v_shifts
         dims = node._v_dims
         grad_input_self = None
@@ -8479,7 +8479,7 @@ class RollBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         shifts = node._v_shifts
         dims = node._v_dims
         grad_input_self = None
@@ -8500,9 +8500,9 @@ class TrilBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 726, '- name: tril(Tensor self, int diagonal=0) -> Tensor\n  result: auto_linear\n  self: tril(grad, diagonal)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_diagonal = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_diagonal(self):
@@ -8514,7 +8514,7 @@ class TrilBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         diagonal = node._v_diagonal
         grad_input_self = None
         if needs[0]:
@@ -8524,7 +8524,7 @@ class TrilBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         diagonal = node._v_diagonal
         grad_input_self = None
         if needs[0]:
@@ -8544,9 +8544,9 @@ class TriuBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 730, '- name: triu(Tensor self, int diagonal=0) -> Tensor\n  result: auto_linear\n  self: triu(grad, diagonal)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_diagonal = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_diagonal(self):
@@ -8558,7 +8558,7 @@ class TriuBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         diagonal = node._v_diagonal
         grad_input_self = None
         if needs[0]:
@@ -8568,7 +8568,7 @@ class TriuBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         diagonal = node._v_diagonal
         grad_input_self = None
         if needs[0]:
@@ -8588,12 +8588,12 @@ class DiagonalBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 734, '- name: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n  result: auto_linear\n  self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_offset(self):
@@ -8617,7 +8617,7 @@ class DiagonalBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         offset = node._v_offset
         dim1 = node._v_dim1
         dim2 = node._v_dim2
@@ -8630,7 +8630,7 @@ class DiagonalBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         offset = node._v_offset
         dim1 = node._v_dim1
         dim2 = node._v_dim2
@@ -8653,11 +8653,11 @@ class DiagonalBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 738, '- name: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor\n  result: auto_linear\n  grad_output: diagonal(grad, offset, dim1, dim2)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_offset(self):
@@ -8677,7 +8677,7 @@ class DiagonalBackwardBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         offset = node._v_offset
         dim1 = node._v_dim1
         dim2 = node._v_dim2
@@ -8689,7 +8689,7 @@ class DiagonalBackwardBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         offset = node._v_offset
         dim1 = node._v_dim1
         dim2 = node._v_dim2
@@ -8711,9 +8711,9 @@ class ConstantPadNdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 742, '- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor\n  result: constant_pad_nd(self_t, pad, 0)\n  self: constant_pad_nd(grad, neg_list(pad), 0)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_pad = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_pad(self):
@@ -8725,7 +8725,7 @@ class ConstantPadNdBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         pad = node._v_pad
         grad_input_self = None
         if needs[0]:
@@ -8735,7 +8735,7 @@ class ConstantPadNdBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         pad = node._v_pad
         grad_input_self = None
         if needs[0]:
@@ -8756,11 +8756,11 @@ class SortBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 746, '- name: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -8786,7 +8786,7 @@ class SortBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8798,7 +8798,7 @@ class SortBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8823,11 +8823,11 @@ class TopkBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 751, '- name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]\n\n# ---- torch.nn.functional rows ------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -8853,7 +8853,7 @@ class TopkBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8865,7 +8865,7 @@ class TopkBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
@@ -8888,10 +8888,10 @@ class SoftmaxBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -8913,7 +8913,7 @@ class SoftmaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8926,7 +8926,7 @@ class SoftmaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8947,10 +8947,10 @@ class LogSoftmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 762, '- name: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)\n  self: log_softmax_backward_data(grad, result, dim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_result = None
         self._v_dim = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_result(self):
@@ -8972,7 +8972,7 @@ class LogSoftmaxBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -8983,7 +8983,7 @@ class LogSoftmaxBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -9007,10 +9007,10 @@ class XlogyBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.xlogy_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_other = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9038,7 +9038,7 @@ class XlogyBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -9052,7 +9052,7 @@ class XlogyBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         other = node._sv_other.unpack(node) if node._sv_other is not None else None
         grad_input_self = None
@@ -9078,12 +9078,12 @@ class MseLossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_self_sym_numel = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9119,7 +9119,7 @@ class MseLossBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9137,7 +9137,7 @@ class MseLossBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9165,13 +9165,13 @@ class SmoothL1LossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_beta = None
         self._v_self_sym_numel = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9211,7 +9211,7 @@ class SmoothL1LossBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9230,7 +9230,7 @@ class SmoothL1LossBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9259,13 +9259,13 @@ class HuberLossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_delta = None
         self._v_self_sym_numel = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9305,7 +9305,7 @@ class HuberLossBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9328,7 +9328,7 @@ class HuberLossBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         reduction = node._v_reduction
@@ -9357,14 +9357,14 @@ class NllLossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 786, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  output: sum_to(sum_dim_IntList(nll_loss_backward(full_like(output, 1), self_p, target, weight, reduction, ignore_index, total_weight) * self_t, [self.dim() - 1]), output.sym_sizes())\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._sv_total_weight = None
         self._v_reduction = None
         self._v_ignore_index = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9420,7 +9420,7 @@ class NllLossBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
@@ -9435,7 +9435,7 @@ class NllLossBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
@@ -9461,12 +9461,12 @@ class BinaryCrossEntropyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 792, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(binary_cross_entropy_backward(full_like(result, 1), self_p, target_p, weight, reduction) * self_t + binary_cross_entropy_target_backward(full_like(result, 1), self_p, target_p, weight, reduction) * target_t, result.sym_sizes())\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._v_reduction = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9508,7 +9508,7 @@ class BinaryCrossEntropyBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
@@ -9524,7 +9524,7 @@ class BinaryCrossEntropyBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
@@ -9551,13 +9551,13 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 797, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(bce_with_logits_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * self_t + bce_with_logits_target_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * target_t, result.sym_sizes())\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._sv_pos_weight = None
         self._v_reduction = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9609,7 +9609,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
@@ -9626,7 +9626,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         target = node._sv_target.unpack(node) if node._sv_target is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
@@ -9654,7 +9654,7 @@ class NativeLayerNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 802, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, normalized_shape)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -9662,7 +9662,7 @@ class NativeLayerNormBackward0(_Node):
         self._sv_result2 = None
         self._v_normalized_shape = None
         self._v_eps = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_input(self):
@@ -9728,7 +9728,7 @@ class NativeLayerNormBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
@@ -9746,7 +9746,7 @@ class NativeLayerNormBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
@@ -9774,7 +9774,7 @@ class ConvolutionBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 807, '- name: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor\n  result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)\n  input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -9784,7 +9784,7 @@ class ConvolutionBackward0(_Node):
         self._v_transposed = None
         self._v_output_padding = None
         self._v_groups = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_input(self):
@@ -9847,7 +9847,7 @@ class ConvolutionBackward0(_Node):
         grad_input_mask = needs
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
@@ -9868,7 +9868,7 @@ class ConvolutionBackward0(_Node):
         grad_input_mask = needs
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
@@ -9899,7 +9899,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 811, '- name: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._sv_result1 = None
         self._v_kernel_size = None
@@ -9907,7 +9907,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         self._v_padding = None
         self._v_dilation = None
         self._v_ceil_mode = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -9955,7 +9955,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
@@ -9971,7 +9971,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
@@ -9997,7 +9997,7 @@ class AvgPool2DBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 816, '- name: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
         self._v_kernel_size = None
         self._v_stride = None
@@ -10005,7 +10005,7 @@ class AvgPool2DBackward0(_Node):
         self._v_ceil_mode = None
         self._v_count_include_pad = None
         self._v_divisor_override = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -10047,7 +10047,7 @@ class AvgPool2DBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -10063,7 +10063,7 @@ class AvgPool2DBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -10091,9 +10091,9 @@ class AdaptiveAvgPool2DBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 820, "- name: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool2d_backward(grad, self)\n\n# in training the running statistics are updated in place by the forward, as torch's are",
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_self = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self(self):
@@ -10111,7 +10111,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -10121,7 +10121,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self = node._sv_self.unpack(node) if node._sv_self is not None else None
         grad_input_self = None
         if needs[0]:
@@ -10142,7 +10142,7 @@ class NativeBatchNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 825, '- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n  result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, result1, result2, training, eps)\n  input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_input = None
         self._sv_weight = None
         self._sv_running_mean = None
@@ -10151,7 +10151,7 @@ class NativeBatchNormBackward0(_Node):
         self._sv_result2 = None
         self._v_training = None
         self._v_eps = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_input(self):
@@ -10227,7 +10227,7 @@ class NativeBatchNormBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
         running_mean = node._sv_running_mean.unpack_data(node) if node._sv_running_mean is not None else None
@@ -10246,7 +10246,7 @@ class NativeBatchNormBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
         running_mean = node._sv_running_mean.unpack(node) if node._sv_running_mean is not None else None
@@ -10276,7 +10276,7 @@ class NativeGroupNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 830, '- name: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)\n  result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, N, C, group, eps)\n  input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -10287,7 +10287,7 @@ class NativeGroupNormBackward0(_Node):
         self._v_HxW = None
         self._v_group = None
         self._v_eps = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_input(self):
@@ -10365,7 +10365,7 @@ class NativeGroupNormBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
@@ -10386,7 +10386,7 @@ class NativeGroupNormBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         input = node._sv_input.unpack(node) if node._sv_input is not None else None
         weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
         bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
@@ -10420,12 +10420,12 @@ class EmbeddingBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 835, "- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  result: auto_linear\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
                                ((('weight',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_indices = None
         self._v_padding_idx = None
         self._v_scale_grad_by_freq = None
         self._v_weight_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_indices(self):
@@ -10455,7 +10455,7 @@ class EmbeddingBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
@@ -10468,7 +10468,7 @@ class EmbeddingBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
@@ -10491,8 +10491,8 @@ class FillBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 842, '- name: fill.Scalar(Tensor self, Scalar value) -> Tensor\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10500,7 +10500,7 @@ class FillBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -10509,7 +10509,7 @@ class FillBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -10529,8 +10529,8 @@ class FillBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 846, '- name: fill.Tensor(Tensor self, Tensor value) -> Tensor\n  result: auto_linear\n  self: zeros_like(grad)\n  value: sum(grad)',
                                ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10538,7 +10538,7 @@ class FillBackward1(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -10550,7 +10550,7 @@ class FillBackward1(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -10572,8 +10572,8 @@ class FillBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 851, '- name: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10581,7 +10581,7 @@ class FillBackward2(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -10590,7 +10590,7 @@ class FillBackward2(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -10610,8 +10610,8 @@ class FillBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 855, '- name: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)\n  result: auto_linear\n  self: zeros_like(grad)\n  value: sum(grad)',
                                ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10619,7 +10619,7 @@ class FillBackward3(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -10631,7 +10631,7 @@ class FillBackward3(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -10653,8 +10653,8 @@ class ZeroBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 860, '- name: zero_(Tensor(a!) self) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10662,7 +10662,7 @@ class ZeroBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like(grad)
@@ -10671,7 +10671,7 @@ class ZeroBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.zeros_like_graph(grad)
@@ -10690,9 +10690,9 @@ class ReshapeAliasBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 864, '- name: _reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -10704,7 +10704,7 @@ class ReshapeAliasBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -10714,7 +10714,7 @@ class ReshapeAliasBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -10737,8 +10737,8 @@ class CopyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 868, "- name: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)\n  result: auto_linear\n  self: zeros_like(grad)\n  src: grad\n\n# an in-place op on a view regenerates the view's grad_fn as as_strided of the base (AsStridedBackward0)",
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
-        self._init_node(next_edges, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     def _release_variables(self):
         self._released = True
@@ -10746,7 +10746,7 @@ class CopyBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_src = None
         if needs[0]:
@@ -10758,7 +10758,7 @@ class CopyBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         grad_input_self = None
         grad_input_src = None
         if needs[0]:
@@ -10780,12 +10780,12 @@ class AsStridedBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 874, '- name: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)\n  result: auto_linear\n  self: as_strided_backward(grad, self.sym_sizes(), size, stride, storage_offset)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_size = None
         self._v_stride = None
         self._v_storage_offset = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_size(self):
@@ -10809,7 +10809,7 @@ class AsStridedBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         size = node._v_size
         stride = node._v_stride
         storage_offset = node._v_storage_offset
@@ -10822,7 +10822,7 @@ class AsStridedBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         size = node._v_size
         stride = node._v_stride
         storage_offset = node._v_storage_offset

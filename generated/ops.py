@@ -28,7 +28,7 @@ from derivgen.ops.inplace import record_multi_output_views as _record_multi_outp
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.core.node import SavedVariable as _Saved
-from derivgen.core.node import gradient_edge as _edge
+from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
 from derivgen.core.tensor import any_requires_grad as _needs_grad
@@ -60,8 +60,25 @@ def _meta(t):
     return shared
 
 
-def _edge_opt(t):
-    return (None, 0) if t is None else _edge(t)
+def _fn(t):
+    """The node a gradient for input ``t`` goes to (gradient_edge's node, without building the pair)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return fn
+    return _grad_accumulator(t) if t._requires_grad else None
+
+
+def _nr(t):
+    """The input number of that node the gradient for ``t`` goes to."""
+    return t.output_nr if t.grad_fn is not None else 0
+
+
+def _fn_opt(t):
+    return None if t is None else _fn(t)
+
+
+def _nr_opt(t):
+    return 0 if t is None else _nr(t)
 
 
 def _meta_opt(t):
@@ -78,7 +95,7 @@ def abs_default(self):
         _translate(_exc, 'abs', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -92,7 +109,7 @@ def abs__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = AbsBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
@@ -115,7 +132,7 @@ def add_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'add', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -129,7 +146,7 @@ def add__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = AddBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
     try:
         _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -152,7 +169,7 @@ def add_Scalar(self, other, alpha=1):
         _translate(_exc, 'add', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AddBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -180,7 +197,7 @@ def bmm_default(self, mat2):
         _translate(_exc, 'bmm', (self, mat2, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
+        grad_fn = BmmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -200,7 +217,7 @@ def cat_default(tensors, dim=0):
         _translate(_exc, 'cat', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = CatBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
         grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
         result = _Tensor._make(result, grad_fn, 0)
@@ -218,7 +235,7 @@ def clone_default(self, *, memory_format=None):
         _translate(_exc, 'clone', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CloneBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -234,7 +251,7 @@ def _to_copy_default(self, *, dtype=None):
         _translate(_exc, '_to_copy', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ToCopyBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -250,7 +267,7 @@ def cos_default(self):
         _translate(_exc, 'cos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -264,7 +281,7 @@ def cos__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = CosBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
@@ -287,7 +304,7 @@ def div_Tensor(self, other):
         _translate(_exc, 'div', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -304,7 +321,7 @@ def div__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = DivBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -330,7 +347,7 @@ def div_Scalar(self, other):
         _translate(_exc, 'div', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -347,7 +364,7 @@ def dot_default(self, tensor):
         _translate(_exc, 'dot', (self, tensor, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_edge(self), _edge(tensor), ), (_meta(self), _meta(tensor), ), 1)
+        grad_fn = DotBackward0((_fn(self), _fn(tensor), ), (_nr(self), _nr(tensor), ), (_meta(self), _meta(tensor), ), 1)
         if tensor.grad_fn is not None or tensor._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -379,7 +396,7 @@ def exp_default(self):
         _translate(_exc, 'exp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -393,7 +410,7 @@ def exp__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ExpBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -416,7 +433,7 @@ def expand_default(self, size, *, implicit=False):
         _translate(_exc, 'expand', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ExpandBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -474,7 +491,7 @@ def log_default(self):
         _translate(_exc, 'log', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -488,7 +505,7 @@ def log__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LogBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
@@ -523,7 +540,7 @@ def maximum_default(self, other):
         _translate(_exc, 'maximum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MaximumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -543,7 +560,7 @@ def mean_default(self, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -561,7 +578,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MeanBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -580,7 +597,7 @@ def minimum_default(self, other):
         _translate(_exc, 'minimum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MinimumBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -600,7 +617,7 @@ def mm_default(self, mat2):
         _translate(_exc, 'mm', (self, mat2, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_edge(self), _edge(mat2), ), (_meta(self), _meta(mat2), ), 1)
+        grad_fn = MmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -620,7 +637,7 @@ def mul_Tensor(self, other):
         _translate(_exc, 'mul', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -637,7 +654,7 @@ def mul__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = MulBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
@@ -663,7 +680,7 @@ def mul_Scalar(self, other):
         _translate(_exc, 'mul', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MulBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -680,7 +697,7 @@ def mv_default(self, vec):
         _translate(_exc, 'mv', (self, vec, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_edge(self), _edge(vec), ), (_meta(self), _meta(vec), ), 1)
+        grad_fn = MvBackward0((_fn(self), _fn(vec), ), (_nr(self), _nr(vec), ), (_meta(self), _meta(vec), ), 1)
         if vec.grad_fn is not None or vec._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -712,7 +729,7 @@ def neg_default(self):
         _translate(_exc, 'neg', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -725,7 +742,7 @@ def neg__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = NegBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -747,7 +764,7 @@ def permute_default(self, dims):
         _translate(_exc, 'permute', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = PermuteBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -769,7 +786,7 @@ def pow_Tensor_Scalar(self, exponent):
         _translate(_exc, 'pow', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
@@ -784,7 +801,7 @@ def pow__Tensor_Scalar(self, exponent):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = PowBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
@@ -808,7 +825,7 @@ def pow_Tensor_Tensor(self, exponent):
         _translate(_exc, 'pow', (self, exponent, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward1((_edge(self), _edge(exponent), ), (_meta(self), _meta(exponent), ), 1)
+        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), (_meta(self), _meta(exponent), ), 1)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -829,7 +846,7 @@ def pow_Scalar(self, exponent):
         _translate(_exc, 'pow', (exponent, ))
         raise
     if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_edge(exponent), ), (_meta(exponent), ), 1)
+        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), 1)
         grad_fn._sv_exponent = _Saved(exponent)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -848,7 +865,7 @@ def reciprocal_default(self):
         _translate(_exc, 'reciprocal', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -865,7 +882,7 @@ def relu_default(self):
         _translate(_exc, 'relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -879,7 +896,7 @@ def relu__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ReluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -902,7 +919,7 @@ def rsub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'rsub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RsubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -919,7 +936,7 @@ def rsub_Scalar(self, other, alpha=1):
         _translate(_exc, 'rsub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -936,7 +953,7 @@ def select_int(self, dim, index):
         _translate(_exc, 'select', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -960,7 +977,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         _translate(_exc, 'select_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = SelectBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _Tensor._make(result, grad_fn, 0)
@@ -978,7 +995,7 @@ def sigmoid_default(self):
         _translate(_exc, 'sigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -992,7 +1009,7 @@ def sigmoid__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1015,7 +1032,7 @@ def sign_default(self):
         _translate(_exc, 'sign', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SignBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1031,7 +1048,7 @@ def sin_default(self):
         _translate(_exc, 'sin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1045,7 +1062,7 @@ def sin__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
@@ -1068,7 +1085,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         _translate(_exc, 'slice', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SliceBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1094,7 +1111,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         _translate(_exc, 'slice_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = SliceBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1114,7 +1131,7 @@ def split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'split', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_edge(self), ), (_meta(self), ), len(result))
+        grad_fn = SplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1137,7 +1154,7 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'split_with_sizes', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
+        grad_fn = SplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1160,7 +1177,7 @@ def sqrt_default(self):
         _translate(_exc, 'sqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1174,7 +1191,7 @@ def sqrt__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SqrtBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1197,7 +1214,7 @@ def squeeze_default(self):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1219,7 +1236,7 @@ def squeeze_dim(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1242,7 +1259,7 @@ def stack_default(tensors, dim=0):
         _translate(_exc, 'stack', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = StackBackward0(tuple(_edge(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1259,7 +1276,7 @@ def sub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'sub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1273,7 +1290,7 @@ def sub__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = SubBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         grad_fn._v_alpha = alpha
     try:
         _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -1296,7 +1313,7 @@ def sub_Scalar(self, other, alpha=1):
         _translate(_exc, 'sub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SubBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1312,7 +1329,7 @@ def sum_default(self, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1329,7 +1346,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SumBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1348,7 +1365,7 @@ def t_default(self):
         _translate(_exc, 't', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1369,7 +1386,7 @@ def tanh_default(self):
         _translate(_exc, 'tanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1383,7 +1400,7 @@ def tanh__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = TanhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1406,7 +1423,7 @@ def transpose_int(self, dim0, dim1):
         _translate(_exc, 'transpose', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TransposeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1429,7 +1446,7 @@ def unbind_int(self, dim=0):
         _translate(_exc, 'unbind', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_edge(self), ), (_meta(self), ), len(result))
+        grad_fn = UnbindBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1451,7 +1468,7 @@ def unsqueeze_default(self, dim):
         _translate(_exc, 'unsqueeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = UnsqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1473,7 +1490,7 @@ def view_default(self, size):
         _translate(_exc, 'view', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1495,7 +1512,7 @@ def _unsafe_view_default(self, size):
         _translate(_exc, '_unsafe_view', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = UnsafeViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1512,7 +1529,7 @@ def where_self(condition, self, other):
         _translate(_exc, 'where', (condition, self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = WhereBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_condition = _Saved(condition)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1530,7 +1547,7 @@ def exp2_default(self):
         _translate(_exc, 'exp2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1547,7 +1564,7 @@ def expm1_default(self):
         _translate(_exc, 'expm1', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1564,7 +1581,7 @@ def log2_default(self):
         _translate(_exc, 'log2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1581,7 +1598,7 @@ def log10_default(self):
         _translate(_exc, 'log10', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1598,7 +1615,7 @@ def log1p_default(self):
         _translate(_exc, 'log1p', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1615,7 +1632,7 @@ def rsqrt_default(self):
         _translate(_exc, 'rsqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1632,7 +1649,7 @@ def tan_default(self):
         _translate(_exc, 'tan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1649,7 +1666,7 @@ def asin_default(self):
         _translate(_exc, 'asin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1666,7 +1683,7 @@ def acos_default(self):
         _translate(_exc, 'acos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1683,7 +1700,7 @@ def atan_default(self):
         _translate(_exc, 'atan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1700,7 +1717,7 @@ def sinh_default(self):
         _translate(_exc, 'sinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1717,7 +1734,7 @@ def cosh_default(self):
         _translate(_exc, 'cosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1734,7 +1751,7 @@ def asinh_default(self):
         _translate(_exc, 'asinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1751,7 +1768,7 @@ def acosh_default(self):
         _translate(_exc, 'acosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1768,7 +1785,7 @@ def atanh_default(self):
         _translate(_exc, 'atanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1785,7 +1802,7 @@ def erf_default(self):
         _translate(_exc, 'erf', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1802,7 +1819,7 @@ def erfc_default(self):
         _translate(_exc, 'erfc', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1819,7 +1836,7 @@ def logit_default(self, eps=None):
         _translate(_exc, 'logit', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
@@ -1837,7 +1854,7 @@ def floor_default(self):
         _translate(_exc, 'floor', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1853,7 +1870,7 @@ def ceil_default(self):
         _translate(_exc, 'ceil', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1869,7 +1886,7 @@ def round_default(self):
         _translate(_exc, 'round', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1885,7 +1902,7 @@ def round_decimals(self, *, decimals):
         _translate(_exc, 'round', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1901,7 +1918,7 @@ def trunc_default(self):
         _translate(_exc, 'trunc', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1917,7 +1934,7 @@ def frac_default(self):
         _translate(_exc, 'frac', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FracBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1933,7 +1950,7 @@ def clamp_Tensor(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, min, max, ))
         raise
     if _needs_grad(self, min, max):
-        grad_fn = ClampBackward0((_edge(self), _edge_opt(min), _edge_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
+        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -1955,7 +1972,7 @@ def clamp_default(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -1971,7 +1988,7 @@ def clamp__default(self, min=None, max=None):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -1996,7 +2013,7 @@ def clamp_min_default(self, min):
         _translate(_exc, 'clamp_min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
@@ -2011,7 +2028,7 @@ def clamp_min__default(self, min):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
@@ -2035,7 +2052,7 @@ def clamp_max_default(self, max):
         _translate(_exc, 'clamp_max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2050,7 +2067,7 @@ def clamp_max__default(self, max):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
@@ -2074,7 +2091,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         _translate(_exc, 'nan_to_num', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2091,7 +2108,7 @@ def gelu_default(self, *, approximate='none'):
         _translate(_exc, 'gelu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = GeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
@@ -2109,7 +2126,7 @@ def silu_default(self):
         _translate(_exc, 'silu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2126,7 +2143,7 @@ def mish_default(self):
         _translate(_exc, 'mish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MishBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2143,7 +2160,7 @@ def softplus_default(self, beta=1, threshold=20):
         _translate(_exc, 'softplus', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
@@ -2162,7 +2179,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         _translate(_exc, 'elu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2179,7 +2196,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = EluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2205,7 +2222,7 @@ def celu_default(self, alpha=1.0):
         _translate(_exc, 'celu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -2223,7 +2240,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         _translate(_exc, 'leaky_relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
@@ -2238,7 +2255,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LeakyReluBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     try:
@@ -2262,7 +2279,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         _translate(_exc, 'hardtanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2278,7 +2295,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = HardtanhBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2303,7 +2320,7 @@ def hardsigmoid_default(self):
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2320,7 +2337,7 @@ def hardswish_default(self):
         _translate(_exc, 'hardswish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2337,7 +2354,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
         _translate(_exc, 'div', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward2((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward2((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2358,7 +2375,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         _translate(_exc, 'div', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward3((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = DivBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -2376,7 +2393,7 @@ def fmax_default(self, other):
         _translate(_exc, 'fmax', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FmaxBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2396,7 +2413,7 @@ def fmin_default(self, other):
         _translate(_exc, 'fmin', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FminBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FminBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2416,7 +2433,7 @@ def atan2_default(self, other):
         _translate(_exc, 'atan2', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = Atan2Backward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2436,7 +2453,7 @@ def hypot_default(self, other):
         _translate(_exc, 'hypot', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = HypotBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2457,7 +2474,7 @@ def remainder_Scalar(self, other):
         _translate(_exc, 'remainder', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2473,7 +2490,7 @@ def remainder_Tensor(self, other):
         _translate(_exc, 'remainder', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2493,7 +2510,7 @@ def fmod_Scalar(self, other):
         _translate(_exc, 'fmod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2509,7 +2526,7 @@ def fmod_Tensor(self, other):
         _translate(_exc, 'fmod', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2529,7 +2546,7 @@ def lerp_Scalar(self, end, weight):
         _translate(_exc, 'lerp', (self, end, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
-        grad_fn = LerpBackward0((_edge(self), _edge(end), ), (_meta(self), _meta(end), ), 1)
+        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), 1)
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2546,7 +2563,7 @@ def lerp_Tensor(self, end, weight):
         _translate(_exc, 'lerp', (self, end, weight, ))
         raise
     if _needs_grad(self, end, weight):
-        grad_fn = LerpBackward1((_edge(self), _edge(end), _edge(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
+        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if weight.grad_fn is not None or weight._requires_grad:
@@ -2568,7 +2585,7 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcmul', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcmulBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad:
@@ -2589,7 +2606,7 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcdiv', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcdivBackward0((_edge(self), _edge(tensor1), _edge(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -2646,7 +2663,7 @@ def prod_default(self, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ProdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2664,7 +2681,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ProdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2686,7 +2703,7 @@ def max_dim(self, dim, keepdim=False):
         _translate(_exc, 'max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2707,7 +2724,7 @@ def max_default(self):
         _translate(_exc, 'max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MaxBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2728,7 +2745,7 @@ def min_dim(self, dim, keepdim=False):
         _translate(_exc, 'min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2749,7 +2766,7 @@ def min_default(self):
         _translate(_exc, 'min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MinBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2767,7 +2784,7 @@ def amax_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2787,7 +2804,7 @@ def amin_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AminBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AminBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2831,7 +2848,7 @@ def logsumexp_default(self, dim, keepdim=False):
         _translate(_exc, 'logsumexp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LogsumexpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2852,7 +2869,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = VarBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2872,7 +2889,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = StdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2896,7 +2913,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var_mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_edge(self), ), (_meta(self), ), 2)
+        grad_fn = VarMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2921,7 +2938,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std_mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_edge(self), ), (_meta(self), ), 2)
+        grad_fn = StdMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2944,7 +2961,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         _translate(_exc, 'linalg_vector_norm', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LinalgVectorNormBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
@@ -2965,7 +2982,7 @@ def cumsum_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumsum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2982,7 +2999,7 @@ def cumprod_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumprod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3001,7 +3018,7 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
         _translate(_exc, 'addmm', (self, mat1, mat2, ))
         raise
     if _needs_grad(self, mat1, mat2):
-        grad_fn = AddmmBackward0((_edge(self), _edge(mat1), _edge(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
+        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_mat1 = _Saved(mat1)
         if mat1.grad_fn is not None or mat1._requires_grad:
@@ -3023,7 +3040,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
         _translate(_exc, 'baddbmm', (self, batch1, batch2, ))
         raise
     if _needs_grad(self, batch1, batch2):
-        grad_fn = BaddbmmBackward0((_edge(self), _edge(batch1), _edge(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
+        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
         if batch2.grad_fn is not None or batch2._requires_grad:
             grad_fn._sv_batch1 = _Saved(batch1)
         if batch1.grad_fn is not None or batch1._requires_grad:
@@ -3045,7 +3062,7 @@ def squeeze_dims(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -3067,7 +3084,7 @@ def squeeze__default(self):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3084,7 +3101,7 @@ def squeeze__dim(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward4((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3102,7 +3119,7 @@ def squeeze__dims(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward5((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3119,7 +3136,7 @@ def repeat_default(self, repeats):
         _translate(_exc, 'repeat', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RepeatBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3137,7 +3154,7 @@ def index_Tensor(self, indices):
         _translate(_exc, 'index', (self, indices, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = IndexBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3155,7 +3172,7 @@ def index_put_default(self, indices, values, accumulate=False):
         _translate(_exc, 'index_put', (self, indices, values, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_edge(self), _edge(values), ), (_meta(self), _meta(values), ), 1)
+        grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), 1)
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_values = _Saved(values)
         grad_fn._v_indices = indices
@@ -3175,7 +3192,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         _translate(_exc, 'gather', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = GatherBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3194,7 +3211,7 @@ def scatter_src(self, dim, index, src):
         _translate(_exc, 'scatter', (self, index, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3213,7 +3230,7 @@ def scatter_value(self, dim, index, value):
         _translate(_exc, 'scatter', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3231,7 +3248,7 @@ def scatter_add_default(self, dim, index, src):
         _translate(_exc, 'scatter_add', (self, index, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
         if src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3250,7 +3267,7 @@ def index_select_default(self, dim, index):
         _translate(_exc, 'index_select', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = IndexSelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3269,7 +3286,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
         _translate(_exc, 'index_add', (self, index, source, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
         if source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3290,7 +3307,7 @@ def masked_fill_Scalar(self, mask, value):
         _translate(_exc, 'masked_fill', (self, mask, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3304,7 +3321,7 @@ def masked_fill__Scalar(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = MaskedFillBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_mask = _Saved(mask)
     try:
         _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
@@ -3327,7 +3344,7 @@ def masked_fill_Tensor(self, mask, value):
         _translate(_exc, 'masked_fill', (self, mask, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
@@ -3342,7 +3359,7 @@ def masked_fill__Tensor(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
-        grad_fn = MaskedFillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
     try:
@@ -3366,7 +3383,7 @@ def flip_default(self, dims):
         _translate(_exc, 'flip', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FlipBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3383,7 +3400,7 @@ def roll_default(self, shifts, dims=()):
         _translate(_exc, 'roll', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RollBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = RollBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -3401,7 +3418,7 @@ def tril_default(self, diagonal=0):
         _translate(_exc, 'tril', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3418,7 +3435,7 @@ def triu_default(self, diagonal=0):
         _translate(_exc, 'triu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3435,7 +3452,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         _translate(_exc, 'diagonal', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = DiagonalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3460,7 +3477,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         _translate(_exc, 'diagonal_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_edge(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = DiagonalBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3479,7 +3496,7 @@ def constant_pad_nd_default(self, pad, value=0):
         _translate(_exc, 'constant_pad_nd', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ConstantPadNdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3499,7 +3516,7 @@ def sort_default(self, dim=-1, descending=False):
         _translate(_exc, 'sort', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SortBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SortBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
@@ -3522,7 +3539,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         _translate(_exc, 'topk', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TopkBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
@@ -3542,7 +3559,7 @@ def _softmax_default(self, dim, half_to_float):
         _translate(_exc, '_softmax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = SoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3560,7 +3577,7 @@ def _log_softmax_default(self, dim, half_to_float):
         _translate(_exc, '_log_softmax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = LogSoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3578,7 +3595,7 @@ def xlogy_Tensor(self, other):
         _translate(_exc, 'xlogy', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = XlogyBackward0((_edge(self), _edge(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -3598,7 +3615,7 @@ def mse_loss_default(self, target, reduction='Mean'):
         _translate(_exc, 'mse_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = MseLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3620,7 +3637,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
         _translate(_exc, 'smooth_l1_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = SmoothL1LossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3643,7 +3660,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
         _translate(_exc, 'huber_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = HuberLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3669,7 +3686,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         _translate(_exc, 'nll_loss_forward', (self, target, weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = NllLossBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._sv_target = _Saved(target)
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
@@ -3692,7 +3709,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
         _translate(_exc, 'binary_cross_entropy', (self, target, weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = BinaryCrossEntropyBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3715,7 +3732,7 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
         _translate(_exc, 'binary_cross_entropy_with_logits', (self, target, weight, pos_weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_edge(self), _edge(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3743,7 +3760,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
         _translate(_exc, 'native_layer_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeLayerNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3770,7 +3787,7 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
         _translate(_exc, 'convolution', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0((_edge(input), _edge(weight), _edge_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), 1)
+        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
@@ -3801,7 +3818,7 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         _translate(_exc, 'max_pool2d_with_indices', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = MaxPool2DWithIndicesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -3825,7 +3842,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         _translate(_exc, 'avg_pool2d', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -3848,7 +3865,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
         _translate(_exc, '_adaptive_avg_pool2d', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AdaptiveAvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3868,7 +3885,7 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
         _translate(_exc, 'native_batch_norm', (input, weight, bias, running_mean, running_var, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3900,7 +3917,7 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         _translate(_exc, 'native_group_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeGroupNormBackward0((_edge(input), _edge_opt(weight), _edge_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3930,7 +3947,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         _translate(_exc, 'embedding', (weight, indices, ))
         raise
     if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_edge(weight), ), (_meta(weight), ), 1)
+        grad_fn = EmbeddingBackward0((_fn(weight), ), (_nr(weight), ), (_meta(weight), ), 1)
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
@@ -3950,7 +3967,7 @@ def fill_Scalar(self, value):
         _translate(_exc, 'fill', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3966,7 +3983,7 @@ def fill_Tensor(self, value):
         _translate(_exc, 'fill', (self, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward1((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = FillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3982,7 +3999,7 @@ def fill__Scalar(self, value):
         _translate(_exc, 'fill_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward2((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = FillBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3998,7 +4015,7 @@ def fill__Tensor(self, value):
         _translate(_exc, 'fill_', (self, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward3((_edge(self), _edge(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = FillBackward3((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4014,7 +4031,7 @@ def zero__default(self):
         _translate(_exc, 'zero_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ZeroBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4030,7 +4047,7 @@ def _reshape_alias_default(self, size, stride):
         _translate(_exc, '_reshape_alias', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = ReshapeAliasBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -4052,7 +4069,7 @@ def copy__default(self, src, non_blocking=False):
         _translate(_exc, 'copy_', (self, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = CopyBackward0((_edge(self), _edge(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = CopyBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4068,7 +4085,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         _translate(_exc, 'as_strided', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = AsStridedBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset

@@ -507,11 +507,11 @@ def _lower_bodies(model, entry, parsed, low, scope):
         if "grad_input_mask" in used:
             head.append("grad_input_mask = needs")
         if not multi:
-            head += ["grad = grads[0]", "if grad is None:", "    return [None] * len(node._next)"]
+            head += ["grad = grads[0]", "if grad is None:", "    return [None] * len(node._next_fns)"]
             if f"grad_{returns[slots[0]].name}" in used:
                 head.append(f"grad_{returns[slots[0]].name} = grad")
         else:
-            head += ["if all(g is None for g in grads):", "    return [None] * len(node._next)"]
+            head += ["if all(g is None for g in grads):", "    return [None] * len(node._next_fns)"]
             if not model.outputs_list:
                 for slot_index, ret_index in enumerate(slots):
                     zero = f"_zeros_like_output(node, {slot_index}, {path == 'graph'})"
@@ -547,7 +547,7 @@ def _lower_bodies(model, entry, parsed, low, scope):
                 fresh_outputs |= 1 << model.diff_args.index(f.names[0])
             if entry.schema.arg(f.names[0]).is_tensor_list:
                 # one Tensor[] input: one gradient per list element, in list order
-                blocks += ["if not any(needs):", "    return [None] * len(node._next)"]
+                blocks += ["if not any(needs):", "    return [None] * len(node._next_fns)"]
                 blocks += lines + [f"return list({code})"]
                 break
             names = [f"grad_input_{n}" for n in f.names]

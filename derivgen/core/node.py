@@ -290,7 +290,7 @@ class Node:
     Subclasses implement ``_apply_fast(grads, needs)`` over numpy arrays and ``_apply_graph(grads, needs)``
     over Tensors; both return one entry per next edge (None where no gradient flows).
     """
-    __slots__ = ("_next", "_seq", "_in_meta", "_n_inputs", "_metadata", "_pre_hooks", "_post_hooks",
+    __slots__ = ("_next_fns", "_next_nrs", "_seq", "_in_meta", "_n_inputs", "_metadata", "_pre_hooks", "_post_hooks",
                  "_tensor_pre_hooks", "_retains_grad", "_released", "_out_meta", "__weakref__")
 
     # Names of SavedVariable slots, set by each generated class.
@@ -305,7 +305,14 @@ class Node:
     _fresh_outputs = 0
 
     def _init_node(self, next_edges, in_meta, n_inputs=1, seq=None):
-        self._next = next_edges
+        self._init_edges(tuple(e[0] for e in next_edges), tuple(e[1] for e in next_edges), in_meta, n_inputs, seq)
+
+    def _init_edges(self, next_fns, next_nrs, in_meta, n_inputs=1, seq=None):
+        # The edges are kept as two parallel tuples (the next nodes, their input numbers) rather than a
+        # tuple of (node, nr) pairs: a pair holds a node, so the cyclic GC tracks it as long as the
+        # graph lives and scans it in every full collection; a tuple of ints it stops tracking.
+        self._next_fns = next_fns
+        self._next_nrs = next_nrs
         self._in_meta = in_meta
         self._n_inputs = n_inputs
         if seq is None:  # next_sequence_nr(), inlined: this runs for every node
@@ -329,7 +336,17 @@ class Node:
 
     @property
     def next_functions(self):
-        return self._next
+        return tuple(zip(self._next_fns, self._next_nrs))
+
+    @property
+    def _next(self):
+        """The edges as ``(node, input_nr)`` pairs (built on each read: the engine reads the parallel tuples)."""
+        return tuple(zip(self._next_fns, self._next_nrs))
+
+    @_next.setter
+    def _next(self, edges):
+        self._next_fns = tuple(e[0] for e in edges)
+        self._next_nrs = tuple(e[1] for e in edges)
 
     @property
     def metadata(self):
@@ -382,12 +399,12 @@ class Node:
 
     def _needs(self):
         """Which inputs want a gradient: those with an edge (torch's ``should_compute_output``)."""
-        nexts = self._next
-        if len(nexts) == 1:
-            return _NEEDS[nexts[0][0] is not None]
-        if len(nexts) == 2:
-            return (nexts[0][0] is not None, nexts[1][0] is not None)
-        return tuple(e[0] is not None for e in nexts)
+        fns = self._next_fns
+        if len(fns) == 1:
+            return _NEEDS[fns[0] is not None]
+        if len(fns) == 2:
+            return (fns[0] is not None, fns[1] is not None)
+        return tuple(f is not None for f in fns)
 
     def __call__(self, *grads, **kwargs):
         """Run this node by hand, as torch's ``grad_fn(*grads)``: no hooks, no shape reduction."""

@@ -53,12 +53,12 @@ class CopySlices(Node):
     def _apply_fast(self, grads, needs):
         g = grads[0]
         if g is None:
-            return [None] * len(self._next)
+            return [None] * len(self._next_fns)
         whole, region = self._layout(g.dtype)
         whole[...] = g
         # the region's own gradient is needed only when the view required grad before the op (fn's first
         # edge); otherwise the overwritten values contribute nothing and fn saved nothing to compute it
-        outs = self.fn._apply_fast([region.copy()], (self.fn._next[0][0] is not None,) + tuple(needs[1:]))
+        outs = self.fn._apply_fast([region.copy()], (self.fn._next_fns[0] is not None,) + tuple(needs[1:]))
         gv = outs[0]
         region[...] = 0 if gv is None else sum_to(np.asarray(gv), self.view_shape)
         return [np.array(whole)] + list(outs[1:])
@@ -69,7 +69,7 @@ class CopySlices(Node):
         into the gradient with that region zeroed."""
         g = grads[0]
         if g is None:
-            return [None] * len(self._next)
+            return [None] * len(self._next_fns)
         itemsize = self._in_meta[0][1].itemsize
         contiguous = tuple(int(st) for st in np.empty(self.base_shape, np.uint8).strides)
         if tuple(st // itemsize for st in self.base_strides) != contiguous or self.view_offset % itemsize:
@@ -79,7 +79,7 @@ class CopySlices(Node):
         strides = tuple(st // itemsize for st in self.view_strides)
         offset = self.view_offset // itemsize
         region = aten.as_strided_default(gc, self.view_shape, strides, offset)
-        outs = self.fn._apply_graph([region], (self.fn._next[0][0] is not None,) + tuple(needs[1:]))
+        outs = self.fn._apply_graph([region], (self.fn._next_fns[0] is not None,) + tuple(needs[1:]))
         n = int(np.prod(self.base_shape, dtype=np.int64))
         # the flat positions in the base of the view's elements
         index = np.arange(n, dtype=np.int64)[offset:]

@@ -223,10 +223,11 @@ def _run(root, buffers, deps, keep_graph, general):
                     # fn and the elementwise nodes behind it in one kernel (fusion.py)
                     fused = run_region(fn, g, deps, buffers, runs, captures, keep_graph)
             if fused is not None:
-                nexts, outs = fused
+                fns, nrs, outs = fused
                 fresh = -1  # every output of a fused region is a new array
             else:
-                nexts = fn._next
+                fns = fn._next_fns
+                nrs = fn._next_nrs
                 if general is not None or fn._pre_hooks or fn._post_hooks:
                     mask = 0  # the owned input slots: only an AccumulateGrad uses them once it runs
                     if type(fn) is AccumulateGrad and fn._tensor_pre_hooks is None:
@@ -234,11 +235,11 @@ def _run(root, buffers, deps, keep_graph, general):
                     outs = _call_function(fn, buf, graph, runs, mask)
                     fresh = 0 if fn._post_hooks or graph else fn._fresh_outputs
                 else:
-                    n = len(nexts)  # fn._needs(), inlined for one and two inputs
+                    n = len(fns)  # fn._needs(), inlined for one and two inputs
                     if n == 1:
-                        needs = _NEEDS[nexts[0][0] is not None]
+                        needs = _NEEDS[fns[0] is not None]
                     elif n == 2:
-                        needs = (nexts[0][0] is not None, nexts[1][0] is not None)
+                        needs = (fns[0] is not None, fns[1] is not None)
                     else:
                         needs = fn._needs()
                     try:
@@ -257,10 +258,11 @@ def _run(root, buffers, deps, keep_graph, general):
                 if not keep_graph:
                     fn._release_variables()
             # hand each gradient to the buffer of the node it feeds
-            for i in range(len(nexts)):
-                nxt, nr = nexts[i]
+            for i in range(len(fns)):
+                nxt = fns[i]
                 if nxt is None:
                     continue
+                nr = nrs[i]
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 g = outs[i]
@@ -352,7 +354,7 @@ def _compute_dependencies(root):
     stack = [root]
     while stack:
         fn = stack.pop()
-        for nxt, _ in fn._next:
+        for nxt in fn._next_fns:
             if nxt is not None:
                 n = get(nxt)
                 if n is None:  # first visit (the root is nobody's next: the graph has no cycles)
@@ -372,7 +374,7 @@ def _nodes_leading_to(root, targets, strict=False):
     while stack:
         fn, done = stack.pop()
         if done:
-            hit = any(memo.get(n, False) or (n in targets) for n, _ in fn._next if n is not None)
+            hit = any(memo.get(n, False) or (n in targets) for n in fn._next_fns if n is not None)
             memo[fn] = hit or (fn in targets and not strict)
             continue
         if fn in memo:
@@ -380,7 +382,7 @@ def _nodes_leading_to(root, targets, strict=False):
         memo[fn] = False
         order.append(fn)
         stack.append((fn, True))
-        for n, _ in fn._next:
+        for n in fn._next_fns:
             if n is not None and n not in memo:
                 stack.append((n, False))
     return {fn for fn, ok in memo.items() if ok}
@@ -462,7 +464,7 @@ def _call_function(fn, buf, graph, needed, mask=0):
     if needed is None:
         needs = fn._needs()
     else:
-        needs = tuple(e[0] is not None and e[0] in needed for e in fn._next)
+        needs = tuple(n is not None and n in needed for n in fn._next_fns)
     anomaly_on = anomaly._state.enabled
     if anomaly_on:
         parent = anomaly.set_current_node(fn)
@@ -479,9 +481,9 @@ def _call_function(fn, buf, graph, needed, mask=0):
     finally:
         if anomaly_on:
             anomaly.set_current_node(parent)
-    if len(outs) != len(fn._next):
+    if len(outs) != len(fn._next_fns):
         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - expected "
-                           f"{len(fn._next)}, but got {len(outs)}")
+                           f"{len(fn._next_fns)}, but got {len(outs)}")
     outs = _validate_outputs(fn, outs, graph)
     if anomaly._state.enabled and anomaly._state.check_nan:
         _check_nan(fn, outs, graph)

@@ -226,8 +226,8 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
 
     ``grad`` is fn's incoming gradient (an array); ``deps``/``buffers`` are the engine's remaining
     dependency counts and pending buffers; ``needed`` is the set of nodes that must compute (None:
-    all); ``captures`` the nodes ``autograd.grad`` reads. Returns (edges, grads) to deliver, where an
-    edge that several region nodes feed appears once with the summed gradient and then with None (so
+    all); ``captures`` the nodes ``autograd.grad`` reads. Returns (next nodes, their input numbers,
+    grads) to deliver, where an edge that several region nodes feed appears once with the summed gradient and then with None (so
     the engine counts every dependency), or None when fusing does not apply."""
     shape, dtype = grad.shape, grad.dtype
     if dtype.kind != "f" or not _plain(fn):
@@ -240,7 +240,7 @@ def run_region(fn, grad, deps, buffers, needed, captures, keep_graph):
         node = region[k]
         k += 1
         meta = node._in_meta
-        for i, (nxt, _) in enumerate(node._next):
+        for i, nxt in enumerate(node._next_fns):
             if nxt is None or nxt in member:
                 continue
             c = refs[nxt] = refs.get(nxt, 0) + 1
@@ -271,7 +271,7 @@ def _run_region(region, member, grad, needed, keep_graph):
     for node in region:
         g = grad_of[node]
         spec = node._fusion
-        for i, (nxt, nr) in enumerate(node._next):
+        for i, (nxt, nr) in enumerate(zip(node._next_fns, node._next_nrs)):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue
             vjp, arrays, numbers = spec[i]
@@ -294,16 +294,17 @@ def _run_region(region, member, grad, needed, keep_graph):
     outs = _guarded(prog.run, shape, out_shapes)
     if outs is None:
         raise _Bail
-    edges, grads = [], []
-    for (edge, (_, count, meta)), g in zip(leaving.items(), outs):
+    fns, nrs, grads = [], [], []
+    for ((nxt, nr), (_, count, meta)), g in zip(leaving.items(), outs):
         if meta is not None:
             g = _to_input(g, meta)
-        edges += [edge] * count
+        fns += [nxt] * count
+        nrs += [nr] * count
         grads += [g] + [None] * (count - 1)
     if not keep_graph:
         for node in region:
             node._release_variables()
-    return edges, grads
+    return fns, nrs, grads
 
 
 def _saved_ref(prog, node, name):
