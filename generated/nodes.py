@@ -10845,12 +10845,12 @@ class UnsafeSplitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 878, '- name: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_split_size = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_split_size(self):
@@ -10873,7 +10873,7 @@ class UnsafeSplitBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_size = node._v_split_size
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -10885,7 +10885,7 @@ class UnsafeSplitBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_size = node._v_split_size
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -10908,12 +10908,12 @@ class UnsafeSplitWithSizesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 882, '- name: unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._v_split_sizes = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_split_sizes(self):
@@ -10936,7 +10936,7 @@ class UnsafeSplitWithSizesBackward0(_Node):
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_sizes = node._v_split_sizes
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -10948,7 +10948,7 @@ class UnsafeSplitWithSizesBackward0(_Node):
 
     def _apply_graph(node, grads, needs):
         if all(g is None for g in grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         split_sizes = node._v_split_sizes
         dim = node._v_dim
         self_scalar_type = node._v_self_scalar_type
@@ -10974,12 +10974,12 @@ class PutBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 886, '- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor\n  result: auto_linear\n  inplace: true\n  self: grad if accumulate else put(grad, index, zeros_like(source), False)\n  index: non_differentiable\n  source: reshape(take(grad, index), source.sym_sizes())',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._sv_source = None
         self._v_accumulate = None
         self._v_source_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -11015,7 +11015,7 @@ class PutBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         source = node._sv_source.unpack_data(node) if node._sv_source is not None else None
         accumulate = node._v_accumulate
@@ -11038,7 +11038,7 @@ class PutBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         source = node._sv_source.unpack(node) if node._sv_source is not None else None
         accumulate = node._v_accumulate
@@ -11065,10 +11065,10 @@ class TakeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 893, '- name: take(Tensor self, Tensor index) -> Tensor\n  result: auto_linear\n  self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_edges, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
         self._sv_index = None
         self._v_self_sym_sizes = None
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
 
     @property
     def _saved_index(self):
@@ -11090,7 +11090,7 @@ class TakeBackward0(_Node):
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -11102,7 +11102,7 @@ class TakeBackward0(_Node):
     def _apply_graph(node, grads, needs):
         grad = grads[0]
         if grad is None:
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         index = node._sv_index.unpack(node) if node._sv_index is not None else None
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None

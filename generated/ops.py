@@ -4110,7 +4110,7 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'unsafe_split', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_edge(self), ), (_meta(self), ), len(result))
+        grad_fn = UnsafeSplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4130,7 +4130,7 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'unsafe_split_with_sizes', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_edge(self), ), (_meta(self), ), len(result))
+        grad_fn = UnsafeSplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4150,7 +4150,7 @@ def put_default(self, index, source, accumulate=False):
         _translate(_exc, 'put', (self, index, source, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = PutBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4169,7 +4169,7 @@ def put__default(self, index, source, accumulate=False):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, source):
-        grad_fn = PutBackward0((_edge(self), _edge(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4197,7 +4197,7 @@ def take_default(self, index):
         _translate(_exc, 'take', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_edge(self), ), (_meta(self), ), 1)
+        grad_fn = TakeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
