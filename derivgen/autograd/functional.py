@@ -15,8 +15,8 @@ from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _grad
 from derivgen.ops.factories import ones_like, zeros_like
-from derivgen import func as _func
-from derivgen.func.vmap import vmap as _vmap
+from derivgen.autograd.transforms import vjp as _vjp
+from derivgen.batching.vmap import vmap as _vmap
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -326,7 +326,7 @@ def _vectorized_jacobian(func, inputs, strict):
         basis = Tensor._make(np.eye(n, dtype=out._array.dtype).reshape((n,) + tuple(out.shape)))
 
         def row(e, i=i):
-            _, vjp_fn = _func.vjp(lambda *xs: _as_tuple(func(*xs), "outputs", "jacobian")[1][i], *inputs)
+            _, vjp_fn = _vjp(lambda *xs: _as_tuple(func(*xs), "outputs", "jacobian")[1][i], *inputs)
             return vjp_fn(e)
         rows = _vmap(row)(basis)
         jac.append(tuple(r.reshape(tuple(out.shape) + tuple(inp.shape)) for r, inp in zip(rows, inputs)))

@@ -19,9 +19,9 @@ import numpy as np
 from derivgen.engine.api import grad as _grad
 from derivgen.core.tensor import Tensor
 from derivgen.core.tensor_str import tensor_repr
-from derivgen.func import jvp as _func_jvp
-from derivgen.func.batching.autograd import grad as _vmap_aware_grad
-from derivgen.func.vmap import vmap as _vmap
+from derivgen.autograd.transforms import jvp as _func_jvp
+from derivgen.batching.autograd import grad as _vmap_aware_grad
+from derivgen.batching.vmap import vmap as _vmap
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 

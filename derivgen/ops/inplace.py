@@ -1,10 +1,11 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
 from derivgen.core.grad_mode import enable_grad, is_grad_enabled, is_inference_mode_enabled
-from derivgen.core.node import rebase_history
+from derivgen.core.node import forward_op_name, rebase_history
 from derivgen.core.pending import LIVE, flush
 from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
+from derivgen.core.tensor import Tensor
 
 
 def check_inplace(t):
@@ -105,6 +106,12 @@ def record_view(view, base, fn, args, kwargs):
     _VIEWS[id(view)] = (_track_view(view, base), fn, args, kwargs)
 
 
+def _root_of(t):
+    while t._base is not None:
+        t = t._base
+    return t
+
+
 def _track_view(view, base):
     """A weak reference to ``view`` listed under its root (the tensor owning the memory); it unlists the view
     when the view dies. The root outlives its views (``_base`` holds it), so its id stays its own meanwhile."""
@@ -141,6 +148,8 @@ def forbid_inplace_on_view(view, message):
     key = id(view)
     text = message.format(nr=view.output_nr, node=view.grad_fn.name() if view.grad_fn is not None else "")
     _FORBIDDEN_VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _FORBIDDEN_VIEWS.pop(k, None)), text)
+    if view._base is not None and key not in _VIEWS_OF_ROOT.get(id(_root_of(view)), ()):
+        _track_view(view, view._base)  # so that an in-place op on its base finds it (refresh_views)
 
 
 def record_multi_output_views(outputs, base, node_name):
@@ -151,7 +160,9 @@ def record_multi_output_views(outputs, base, node_name):
         _track_view(view, base)
         if base._inference:
             view._inference = True
-        forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}", node_name))
+        # torch 2.13 names the forward op here (``Output 0 of Split``), as in its version-counter error
+        forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}",
+                                                                                       forward_op_name(node_name)))
 
 
 def check_forbidden_view(t):
@@ -208,10 +219,46 @@ def refresh_views(root, written=None):
         v = ref()
         if v is None or v is written or v._array.dtype != root._array.dtype or not _inside(v._array, root._array):
             continue
+        if v.__class__ is _StaleView:
+            continue
+        forbidden = _FORBIDDEN_VIEWS.get(id(v))
+        if forbidden is not None and forbidden[0]() is v and v.__class__ is Tensor:
+            _make_stale(v, forbidden[1])
+            continue
         chain = view_chain(v)
         if chain is not None and chain[0] is not root:
             continue
         _regenerate_view_grad_fn(v, root, chain)
+
+
+_GRAD_FN_SLOT = Tensor.__dict__["grad_fn"]
+
+
+class _StaleView(Tensor):
+    """A view torch refuses to rebuild (made inside a custom Function, or one of several views of one op)
+    whose base was modified in place: reading its ``grad_fn`` (as any op using it does) raises torch's
+    error, as torch's lazy regeneration does when it meets such a view."""
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        raise RuntimeError(_STALE_MESSAGES[id(self)][1])
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        _GRAD_FN_SLOT.__set__(self, fn)
+
+
+_STALE_MESSAGES = {}  # id(view) -> (weakref to the view, its error message)
+
+
+def _make_stale(view, inplace_message):
+    import weakref
+    key = id(view)
+    text = inplace_message.replace("is a view and is being modified inplace.",
+                                   "is a view and its base or another view of its base has been modified inplace.")
+    _STALE_MESSAGES[key] = (weakref.ref(view, lambda _r, k=key: _STALE_MESSAGES.pop(k, None)), text)
+    view.__class__ = _StaleView
 
 
 def _inside(view, root):

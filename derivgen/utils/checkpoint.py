@@ -19,6 +19,7 @@ from derivgen.core.saved_hooks import saved_tensors_hooks
 from derivgen.core.tensor import Tensor
 from derivgen.engine import graph_task
 from derivgen.engine.api import backward as _autograd_backward
+from derivgen.nn.modules.container import Sequential
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "detach_variable",
            "check_backward_validity", "noop_context_fn", "set_checkpoint_early_stop",
@@ -212,7 +213,6 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
             return input
         return forward
 
-    from derivgen.nn.modules.container import Sequential  # nn imports utils.hooks: a module-level import would loop
     if isinstance(functions, Sequential):
         functions = list(functions.children())
     segment_size = len(functions) // segments

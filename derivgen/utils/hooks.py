@@ -11,7 +11,7 @@ import warnings
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import RemovableHandle
 from derivgen.core.tensor import Tensor
-from derivgen.nn.modules._functions import BackwardHookFunction
+from derivgen.autograd.backward_hook_function import BackwardHookFunction
 
 __all__ = ["RemovableHandle", "BackwardHook"]
 

@@ -1,15 +1,3 @@
-"""``BackwardHookFunction``: the identity custom Function that full backward hooks of a Module attach
-to (its node, ``BackwardHookFunctionBackward``, sits between the module's inputs or outputs and the
-rest of the graph, as in torch)."""
-from derivgen.autograd.function import Function
-
-
-class BackwardHookFunction(Function):
-    @staticmethod
-    def forward(ctx, *args):
-        ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
-        return args
-
-    @staticmethod
-    def backward(ctx, *args):
-        return args
+"""torch's ``torch.nn.modules._functions`` path for ``BackwardHookFunction`` (defined with the other
+autograd Functions, below the ``utils.hooks`` that uses it)."""
+from derivgen.autograd.backward_hook_function import BackwardHookFunction  # noqa: F401

@@ -8,7 +8,7 @@ batching rule: rules derived from the table's schemas (``derived_rules``: elemen
 rows with a ``dim`` shift it) and hand rules for the others (``hand_rules``); an op with neither runs
 once per example (torch's slow fallback, with its performance warning).
 """
-from derivgen.func.batching.tensor import BatchedTensor, add_batch_dim, remove_batch_dim  # noqa: F401
-from derivgen.func.batching.registry import RULES, register  # noqa: F401
-from derivgen.func.batching.dispatch import active_levels, rule_for, vmap_level  # noqa: F401
-from derivgen.func.batching import hand_rules as _hand_rules  # noqa: F401  (registers the hand rules)
+from derivgen.batching.tensor import BatchedTensor, add_batch_dim, remove_batch_dim  # noqa: F401
+from derivgen.batching.registry import RULES, register  # noqa: F401
+from derivgen.batching.dispatch import active_levels, rule_for, vmap_level  # noqa: F401
+from derivgen.batching import hand_rules as _hand_rules  # noqa: F401  (registers the hand rules)

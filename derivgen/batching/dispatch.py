@@ -1,9 +1,9 @@
 """The interceptor that sends ops on BatchedTensors to their batching rules, and the vmap levels that
 install it."""
 from derivgen.core import observe
-from derivgen.func.batching.derived_rules import derive
-from derivgen.func.batching.registry import LEVELS, RULES
-from derivgen.func.batching.tensor import BatchedTensor
+from derivgen.batching.derived_rules import derive
+from derivgen.batching.registry import LEVELS, RULES
+from derivgen.batching.tensor import BatchedTensor
 
 
 def _max_level(values):

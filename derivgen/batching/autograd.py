@@ -6,9 +6,9 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _engine_grad
-from derivgen.func.batching.dispatch import active_levels, suspended_level
-from derivgen.func.batching.registry import batch_size
-from derivgen.func.batching.tensor import BatchedTensor, materialize_levels, rewrap_levels
+from derivgen.batching.dispatch import active_levels, suspended_level
+from derivgen.batching.registry import batch_size
+from derivgen.batching.tensor import BatchedTensor, materialize_levels, rewrap_levels
 
 
 def levels_of(t):

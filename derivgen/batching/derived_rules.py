@@ -14,10 +14,10 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Tensor
-from derivgen.func.batching.fallback import is_inplace, loop_fallback
-from derivgen.func.batching.registry import batch_size
-from derivgen.func.batching.schemas import is_elementwise, overload_of
-from derivgen.func.batching.tensor import BatchedTensor, physical
+from derivgen.batching.fallback import is_inplace, loop_fallback
+from derivgen.batching.registry import batch_size
+from derivgen.batching.schemas import is_elementwise, overload_of
+from derivgen.batching.tensor import BatchedTensor, physical
 
 DIM_NAMES = ("dim", "dims", "dim0", "dim1", "dim2")
 

@@ -5,10 +5,10 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Tensor
-from derivgen.func.batching.derived_rules import pad, pointwise, pointwise_inplace, shift_dims, wrap
-from derivgen.func.batching.fallback import loop_fallback
-from derivgen.func.batching.registry import batch_size, register
-from derivgen.func.batching.tensor import BatchedTensor, materialize, physical
+from derivgen.batching.derived_rules import pad, pointwise, pointwise_inplace, shift_dims, wrap
+from derivgen.batching.fallback import loop_fallback
+from derivgen.batching.registry import batch_size, register
+from derivgen.batching.tensor import BatchedTensor, materialize, physical
 from derivgen.ops import composites
 
 # Ops that act elementwise (hand-written forwards) or on trailing dimensions only: the batch dimension in

@@ -5,7 +5,7 @@ import numpy as np
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Size, Tensor
-from derivgen.func.batching.registry import batch_size
+from derivgen.batching.registry import batch_size
 
 
 class _Logical:

@@ -3,9 +3,9 @@ import warnings
 
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
-from derivgen.func.batching.registry import batch_size
-from derivgen.func.batching.schemas import op_name
-from derivgen.func.batching.tensor import BatchedTensor
+from derivgen.batching.registry import batch_size
+from derivgen.batching.schemas import op_name
+from derivgen.batching.tensor import BatchedTensor
 
 
 def is_inplace(fn):

@@ -1,12 +1,12 @@
 """``vmap``: torch.func's vectorizing map. The function runs once, on BatchedTensors of a new level
-(``derivgen.func.batching``), and each op runs once for the whole batch through its batching rule."""
+(``derivgen.batching``), and each op runs once for the whole batch through its batching rule."""
 import functools
 
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
-from derivgen.func.batching import BatchedTensor, add_batch_dim, remove_batch_dim, vmap_level
+from derivgen.batching import BatchedTensor, add_batch_dim, remove_batch_dim, vmap_level
 from derivgen.ops import composites
-from derivgen.func.pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
+from derivgen.batching.pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
 
 _RANDOMNESS = ("error", "different", "same")
 
