@@ -103,4 +103,4 @@ class ElementwiseOp(Elementwise):
             raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the "
                                f"desired output type {scalar_type_name(out.dtype)}")
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, result, out,
-                               self.k1d_parallel, self.k2d_parallel, self.rows)
+                               self.k1d_parallel, self.k2d_parallel, self.rows, self.inplace)
