@@ -28,7 +28,7 @@ def cases(n):
                 "lr * g": lambda gg=gg: lr * gg,
                 "x.clamp(min=0)": lambda w=w: np.maximum(w, 0),
                 "w.sub_(g)": lambda w=w, gg=gg: np.subtract(w, gg, out=w),
-                "w -= lr * g": lambda w=w, gg=gg: np.subtract(w, lr * gg, out=w),
+                "w.sub_(lr * g)": lambda w=w, gg=gg: np.subtract(w, lr * gg, out=w),
                 "g.zero_()": lambda gg=gg: gg.fill(0),
                 "w.add_(g, alpha=lr)": lambda w=w, gg=gg: np.add(w, lr * gg, out=w),
             }
@@ -38,7 +38,7 @@ def cases(n):
                 "lr * g": lambda gg=gg: lr * gg,
                 "x.clamp(min=0)": lambda w=w: w.clamp(min=0),
                 "w.sub_(g)": lambda w=w, gg=gg: w.sub_(gg),
-                "w -= lr * g": lambda w=w, gg=gg: w.sub_(lr * gg),
+                "w.sub_(lr * g)": lambda w=w, gg=gg: w.sub_(lr * gg),
                 "g.zero_()": lambda gg=gg: gg.zero_(),
                 "w.add_(g, alpha=lr)": lambda w=w, gg=gg: w.add_(gg, alpha=lr),
             }
