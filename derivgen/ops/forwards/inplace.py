@@ -26,7 +26,9 @@ def fill_Tensor(self, value):
 # into self is then a single fill pass, where a full result array cost an allocation, its fill and a copy.
 def _filled(self, value):
     one = np.asarray(value, self.dtype)
-    return np.ndarray(self.shape, self.dtype, one, 0, (0,) * self.ndim)
+    filled = np.ndarray(self.shape, self.dtype, one, 0, (0,) * self.ndim)
+    filled.flags.writeable = False  # every element is one memory location
+    return filled
 
 
 def fill__Scalar(self, value):
