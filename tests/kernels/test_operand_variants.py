@@ -186,3 +186,30 @@ def test_clamp_forward_and_gradient_match_torch(dtype, lo, hi):
     for got, want in zip(results[1], results[0]):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+NUMBERS = [("float", lambda lib: 1e-6), ("int", lambda lib: 3),
+           ("float64 0-d", lambda lib: lib.tensor(2.5, dtype=lib.float64)), ("int 0-d", lambda lib: lib.tensor(-4)), ("bool 0-d", lambda lib: lib.tensor(True)), ("huge", lambda lib: 1e40)]
+BINARY = [("mul", lambda t, s: t * s), ("add", lambda t, s: t + s), ("sub", lambda t, s: t - s),
+          ("div", lambda t, s: t / s), ("pow", lambda t, s: t ** s)]
+
+
+@pytest.mark.parametrize("op,fn", BINARY, ids=[c[0] for c in BINARY])
+@pytest.mark.parametrize("label,number", NUMBERS, ids=[c[0] for c in NUMBERS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tensor_and_number_match_torch(op, fn, label, number, dtype):
+    """A float tensor with a number or a 0-dim tensor (the forward's number fast path)."""
+    x = _array(dtype, np.random.default_rng(5), 30).reshape(5, 6)
+    results = []
+    for lib in (real_torch, torch):
+        try:
+            with np.errstate(all="ignore"):
+                y = fn(lib.from_numpy(x.copy()), number(lib))
+            results.append(y.numpy().copy())
+        except RuntimeError as exc:
+            results.append(str(exc))
+    if isinstance(results[0], str):
+        assert results[1] == results[0]
+    else:
+        assert results[1].dtype == results[0].dtype
+        np.testing.assert_array_equal(results[1], results[0])
