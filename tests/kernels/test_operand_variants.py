@@ -189,7 +189,8 @@ def test_clamp_forward_and_gradient_match_torch(dtype, lo, hi):
 
 
 NUMBERS = [("float", lambda lib: 1e-6), ("int", lambda lib: 3),
-           ("float64 0-d", lambda lib: lib.tensor(2.5, dtype=lib.float64)), ("int 0-d", lambda lib: lib.tensor(-4)), ("bool 0-d", lambda lib: lib.tensor(True)), ("huge", lambda lib: 1e40)]
+           ("float64 0-d", lambda lib: lib.tensor(2.5, dtype=lib.float64)), ("int 0-d", lambda lib: lib.tensor(-4)),
+           ("bool 0-d", lambda lib: lib.tensor(True)), ("huge", lambda lib: 1e40)]
 BINARY = [("mul", lambda t, s: t * s), ("add", lambda t, s: t + s), ("sub", lambda t, s: t - s),
           ("div", lambda t, s: t / s), ("pow", lambda t, s: t ** s)]
 
