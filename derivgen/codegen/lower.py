@@ -15,7 +15,8 @@ from ..symbolic.parse import is_opaque
 from .printers import GraphPrinter, KernelPrinter, ValuePrinter
 from .kernel_types import BOOL, FLOAT, kind_or_float
 
-_RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_zero", "kernel", "range", "prange"}
+_RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_elem", "_zero", "kernel", "range",
+                         "prange"}
 # builtins a kernel body may call: a parameter of that name is renamed only in kernels that call it, so
 # ``clamp_max(Tensor self, Scalar max)`` keeps its parameter name where ``max`` is not called
 _KERNEL_BUILTINS = ("abs", "max", "min")
@@ -34,9 +35,10 @@ class KernelSpec:
     body_scalar: list = field(default_factory=list)
     params: list = field(default_factory=list)
     rows_params: list = field(default_factory=list)
-    args_1d: str = ""
     args_2d: str = ""
     args_rows: str = ""
+    args_elem: str = ""
+    args_inplace: str = ""
 
     def render(self):
         self._render(_RESERVED_KERNEL_NAMES)
@@ -67,7 +69,15 @@ class KernelSpec:
         def call_args(index):
             return "".join(f"{params[a]}{index(params[a])}, " for a in self.arrays) + \
                 "".join(f"{params[s]}, " for s in self.scalars)
-        self.args_1d = call_args(lambda p: "[i]")
+        # the 1-D variants read each array operand through _elem, so a one-element operand can be
+        # passed as a number; the _inplace variant writes into its first array operand, which it reads
+        # directly (Numba then sees one array read and written at the same index, and vectorizes)
+        self.args_elem = "".join(f"_elem({params[a]}, i), " for a in self.arrays) + \
+            "".join(f"{params[s]}, " for s in self.scalars)
+        first = params[self.arrays[0]] if self.arrays else None
+        self.args_inplace = "".join(f"{p}[i], " if p == first else f"_elem({p}, i), "
+                                    for p in (params[a] for a in self.arrays)) + \
+            "".join(f"{params[s]}, " for s in self.scalars)
         self.args_2d = call_args(lambda p: "[i, j]")
         self.args_rows = call_args(lambda p: f"[i * {p}_rs, j]")
 

@@ -117,13 +117,57 @@ def _zero_of(dtype):
     return z
 
 
+# One-element operands of these dtypes reach a kernel's 1-D variants as numbers (see
+# derivgen/kernels/operands.py); others (float16, complex) keep a stride-0 array.
+_NUMBER_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32,
+                                                 np.int64, np.uint8, np.bool_))
+
+
+def _as_number(a):
+    """The value of a one-element array as a NumPy scalar of its dtype, or None if it must stay an array."""
+    if a.dtype in _NUMBER_DTYPES:
+        return a.dtype.type(a.item(0))
+    return None
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+                    "a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(a):
+    return a.flags.c_contiguous or a.flags.f_contiguous
+
+
+def check_no_partial_overlap(out, arrays):
+    """torch's refusal of an input that shares part of its memory with the output (``x[1:].add_(x[:-1])``):
+    the result would depend on the loop order. As torch, only dense arrays are compared (others are
+    "too hard" and run in order), and an input that is exactly the output (``x.add_(x)``) is allowed."""
+    for a in arrays:
+        if a is out or not np.may_share_memory(a, out) or not a.size or not _dense(a) or not _dense(out):
+            continue
+        a_begin = a.__array_interface__["data"][0]
+        o_begin = out.__array_interface__["data"][0]
+        a_end, o_end = a_begin + a.nbytes, o_begin + out.nbytes
+        if a_begin == o_begin and a_end == o_end:
+            if a.strides == out.strides:
+                continue
+            raise RuntimeError(_PARTIAL_OVERLAP)
+        if a_begin < o_end and o_begin < a_end:
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d_parallel=None,
-                    k2d_parallel=None, k_rows=None):
+                    k2d_parallel=None, k_rows=None, k_inplace=None):
     """Run a generated elementwise kernel over broadcast ``arrays``.
 
     ``compute`` is the dtype the kernel computes in (inputs of another float/int dtype are cast to it;
-    bool inputs stay bool), ``scalars`` are cast to ``compute`` too. Returns the output array.
+    bool inputs stay bool), ``scalars`` are cast to ``compute`` too. Returns the output array. When
+    ``out`` is the first operand itself, ``k_inplace`` (the variant that writes into its first operand)
+    runs instead of ``k1d`` (another overlap between ``out`` and an input keeps ``k1d``, which reads and
+    writes element by element in order).
     """
+    if out is not None:
+        check_no_partial_overlap(out, arrays)
     shape = arrays[0].shape if arrays else ()
     simple = out is None
     for a in arrays:
@@ -168,14 +212,20 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
         for a in arrs:
             if a.shape == shape and a.flags.c_contiguous:
                 flat.append(a.reshape(-1))
-            elif a.size == 1:
-                flat.append(np.ndarray((size,), a.dtype, np.ascontiguousarray(a), 0, (0,)))
-            elif a.shape == shape and not any(a.strides):
-                # one value broadcast everywhere (e.g. the gradient of a sum): read it with stride 0
-                flat.append(np.ndarray((size,), a.dtype, np.array(a.item(0), a.dtype), 0, (0,)))
+            elif a.size == 1 or (a.shape == shape and not any(a.strides)):
+                # one value (a wrapped number; or broadcast everywhere, e.g. the gradient of a sum):
+                # passed as a number, so the loop reads only contiguous arrays and vectorizes
+                number = _as_number(a)
+                flat.append(number if number is not None else
+                            np.ndarray((size,), a.dtype, np.array(a.item(0), a.dtype), 0, (0,)))
             else:
                 break
         else:
+            if k_inplace is not None and arrays and out is arrs[0] and size < _cfg.parallel_threshold:
+                # an in-place op (``w.sub_(g)``: out is the first operand, uncast): with out passed
+                # separately Numba's loop cannot be vectorized, as out and the operand overlap
+                k_inplace(out.reshape(-1), *flat[1:], *typed_scalars, zero)
+                return out
             k1d = pick(k1d, k1d_parallel, size)
             k1d(out.reshape(-1), *flat, *typed_scalars, zero)
             return out
@@ -295,13 +345,14 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars", "scalar", "_entry", "rows", "name")
+                 "n_scalars", "scalar", "_entry", "rows", "inplace", "name")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
-                 rows=None, name="kernel"):
+                 rows=None, inplace=None, name="kernel"):
         self.name = name              # the generated kernel's name (mul_Tensor_backward_self), for errors
         self.k1d = k1d
         self.rows = rows              # the _rows variant (kernels of two or more arrays)
+        self.inplace = inplace        # the _inplace variant: writes into its first array operand
         self.k2d = k2d
         self.k1d_parallel = k1d_parallel
         self.k2d_parallel = k2d_parallel
@@ -442,7 +493,7 @@ class Elementwise:
                     break
             compute = self._compute(dt)
             return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, self._out_dtype(dt, compute),
-                                   out, self.k1d_parallel, self.k2d_parallel, self.rows)
+                                   out, self.k1d_parallel, self.k2d_parallel, self.rows, self.inplace)
         except Exception as exc:
             translate_kernel_call(exc, self.name, arrays)
             raise

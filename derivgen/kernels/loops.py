@@ -6,6 +6,12 @@ which is exactly what numpy's ``np.add.reduce(g, axis=0)`` does on a C-contiguou
 are bit-for-bit the same), at 2-4x its speed on the matrices of an MLP (no reduction machinery, one
 vectorized pass).
 
+``clamp``: ``x.clamp(min, max)`` of a float array with number bounds in one vectorized pass, the
+same selection as ``np.where(x < min, min, x)`` then ``np.where(x > max, max, x)`` (NaN stays NaN).
+
+``clamp_grad``: its gradient for ``x``, ``grad`` where ``min <= x <= max`` and 0 elsewhere (NaN
+included), as ``np.where(mask, grad, 0)`` gives it.
+
 ``erf``: the error function of an array, for the hand-written forwards and backward helpers that need
 it (gelu); numpy has none.
 """
@@ -24,6 +30,49 @@ def column_sums(g, out):
     for i in range(1, rows):
         for j in range(cols):
             out[j] += g[i, j]
+
+
+@kernel
+def _clamp_flat(x, lo, hi, has_lo, has_hi, out):
+    for i in range(x.shape[0]):
+        v = x[i]
+        if has_lo and v < lo:
+            v = lo
+        if has_hi and v > hi:
+            v = hi
+        out[i] = v
+
+
+def clamp(a, lo, hi):
+    """``a`` clamped to [lo, hi] (either bound None), for a float32/float64 array and bounds of its dtype."""
+    a = np.ascontiguousarray(a)
+    out = np.empty_like(a)
+    zero = a.dtype.type(0)
+    _clamp_flat(a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi,
+                lo is not None, hi is not None, out.reshape(-1))
+    return out
+
+
+@kernel
+def _clamp_grad_flat(g, x, lo, hi, has_lo, has_hi, zero, out):
+    for i in range(x.shape[0]):
+        v = x[i]
+        inside = True
+        if has_lo:
+            inside = v >= lo
+        if has_hi:
+            inside = inside and v <= hi
+        out[i] = g[i] if inside else zero
+
+
+def clamp_grad(g, a, lo, hi):
+    """The gradient of ``a.clamp(lo, hi)`` for ``a`` (either bound None): C-contiguous float arrays
+    ``g`` and ``a`` of one shape and dtype, bounds of that dtype."""
+    out = np.empty_like(g)
+    zero = a.dtype.type(0)
+    _clamp_grad_flat(g.reshape(-1), a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi,
+                     lo is not None, hi is not None, g.dtype.type(0), out.reshape(-1))
+    return out
 
 
 @kernel

@@ -12,7 +12,7 @@ from derivgen.config import settings as _cfg
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import Elementwise, _entry_scalars, run_elementwise
+from derivgen.kernels.dispatch import Elementwise, _entry_scalars, _typed, run_elementwise
 
 
 class ElementwiseOp(Elementwise):
@@ -63,6 +63,15 @@ class ElementwiseOp(Elementwise):
                 else:
                     entry[0](flat, a, b, entry[1])
                 return out
+            if (entry is not None and b.ndim == 0 and b.dtype.kind in "fi" and a.ndim
+                    and a.flags.c_contiguous and a.size < _cfg.small_array):
+                # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
+                # tensor's dtype is the result's (a 0-dim operand does not promote within a category),
+                # and the kernel reads the value as a number (what the general path does, minus the
+                # promotion rules and broadcasting)
+                out = np.empty(a.shape, dt)
+                self.k1d(out.reshape(-1), a.reshape(-1), dt.type(b.item()), *_typed(scalars, dt), entry[1])
+                return out
         return self.forward((t, u), scalars)
 
     def forward(self, tensors, scalars=(), out=None):
@@ -103,4 +112,4 @@ class ElementwiseOp(Elementwise):
             raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the "
                                f"desired output type {scalar_type_name(out.dtype)}")
         return run_elementwise(self.k1d, self.k2d, arrays, scalars, compute, result, out,
-                               self.k1d_parallel, self.k2d_parallel, self.rows)
+                               self.k1d_parallel, self.k2d_parallel, self.rows, self.inplace)

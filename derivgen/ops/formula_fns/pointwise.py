@@ -4,7 +4,7 @@ the arithmetic on ``grad`` goes through ops."""
 import numpy as np
 
 from derivgen.core.registry import aten
-from derivgen.kernels.loops import erf
+from derivgen.kernels.loops import clamp_grad as _clamp_grad, erf
 from derivgen.ops.formula_fns.shapes import zeros_like_graph
 from derivgen.core.tensor import Tensor
 
@@ -39,6 +39,10 @@ def isnan_graph(x):
     return _mask_tensor(np.isnan(x._array))
 
 
+_CLAMP_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_NUMBER_BOUNDS = (int, float, type(None))
+
+
 def _clamp_mask(self, mn, mx):
     mask = None
     if mn is not None:
@@ -51,6 +55,12 @@ def _clamp_mask(self, mn, mx):
 
 def clamp_backward(grad, self, min, max):  # noqa: A002 - torch's argument names
     """Gradient of clamp for self: passes where ``min <= self <= max`` (bounds optional)."""
+    if (grad.dtype == self.dtype and self.dtype in _CLAMP_LOOP_DTYPES and grad.shape == self.shape
+            and type(min) in _NUMBER_BOUNDS and type(max) in _NUMBER_BOUNDS and (min, max) != (None, None)
+            and grad.flags.c_contiguous and self.flags.c_contiguous):
+        # the common case (``x.clamp(min=0)``): one loop, without a mask array
+        t = self.dtype.type
+        return _clamp_grad(grad, self, None if min is None else t(min), None if max is None else t(max))
     mask = _clamp_mask(self, min, max)
     return grad if mask is None else np.where(mask, grad, grad.dtype.type(0))
 

@@ -22,16 +22,25 @@ def fill_Tensor(self, value):
     return np.full_like(self, _fill_value(value))
 
 
+# The in-place rows return one value broadcast (stride 0) over self's shape: committing it
+# into self is then a single fill pass, where a full result array cost an allocation, its fill and a copy.
+def _filled(self, value):
+    one = np.asarray(value, self.dtype)
+    filled = np.ndarray(self.shape, self.dtype, one, 0, (0,) * self.ndim)
+    filled.flags.writeable = False  # every element is one memory location
+    return filled
+
+
 def fill__Scalar(self, value):
-    return np.full_like(self, check_fill(value, self.dtype))
+    return _filled(self, check_fill(value, self.dtype))
 
 
 def fill__Tensor(self, value):
-    return np.full_like(self, _fill_value(value))
+    return _filled(self, _fill_value(value))
 
 
 def zero_(self):
-    return np.zeros_like(self)
+    return _filled(self, 0)
 
 
 def _reshape_alias(self, size, stride):

@@ -4,7 +4,7 @@ import numpy as np
 
 from derivgen.core.dtypes import get_default_dtype
 from derivgen.core.tensor import result_dtype
-from derivgen.kernels.loops import erf as _erf
+from derivgen.kernels.loops import clamp as _clamp_loop, erf as _erf
 from derivgen.ops.forwards import intdiv
 
 
@@ -53,6 +53,10 @@ def frac(self):
     return self - np.trunc(self)
 
 
+_CLAMP_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_NUMBER_BOUNDS = (int, float, type(None))
+
+
 def _clamp_check(mn, mx):
     if mn is None and mx is None:
         raise RuntimeError("derivgen.clamp: At least one of 'min' or 'max' must not be None")
@@ -71,6 +75,10 @@ def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
 
 def clamp(self, min=None, max=None):  # noqa: A002 - schema names
     _clamp_check(min, max)
+    if self.dtype in _CLAMP_LOOP_DTYPES and type(min) in _NUMBER_BOUNDS and type(max) in _NUMBER_BOUNDS:
+        # a float tensor and Python-number bounds (``x.clamp(min=0)``): one loop, no promotion
+        t = self.dtype.type
+        return _clamp_loop(self, None if min is None else t(min), None if max is None else t(max))
     from derivgen.core.tensor import result_dtype, wrap_scalar
     dt = result_dtype(self, *[wrap_scalar(v) for v in (min, max) if v is not None])
     out = self if dt == self.dtype else self.astype(dt if dt.kind != "b" else np.dtype(np.int64))
