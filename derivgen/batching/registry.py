@@ -23,6 +23,7 @@ def register(*row_names):
 class _Levels(threading.local):
     def __init__(self):
         self.sizes = {}  # active vmap level -> its batch size
+        self.randomness = {}  # vmap level -> its randomness mode ('error', 'same' or 'different')
         self.next = 1
 
 

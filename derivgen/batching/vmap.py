@@ -98,8 +98,8 @@ def _unwrap_output(name, out, level, size, out_dim):
     return remove_batch_dim(out, level, size, out_dim)
 
 
-def _run(func, flat_args, flat_in_dims, spec, size, out_dims, kwargs):
-    with vmap_level(size) as level:
+def _run(func, flat_args, flat_in_dims, spec, size, out_dims, kwargs, randomness):
+    with vmap_level(size, randomness) as level:
         batched = [add_batch_dim(a, d, level) if d is not None else a for a, d in zip(flat_args, flat_in_dims)]
         outputs = func(*tree_unflatten(batched, spec), **kwargs)
         flat_out, flat_dims, out_spec = _flat_out_dims(outputs, out_dims, func)
@@ -128,12 +128,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapped(*args, **kwargs):
         size, flat_in_dims, flat_args, spec = _process_inputs(in_dims, args, func)
         if chunk_size is None or chunk_size >= size:
-            outs, _, out_spec = _run(func, flat_args, flat_in_dims, spec, size, out_dims, kwargs)
+            outs, _, out_spec = _run(func, flat_args, flat_in_dims, spec, size, out_dims, kwargs, randomness)
             return tree_unflatten(outs, out_spec)
         parts = []
         for chunk in _chunks(flat_args, flat_in_dims, size, chunk_size):
             n = next(a.size(d) for a, d in zip(chunk, flat_in_dims) if d is not None)
-            parts.append(_run(func, chunk, flat_in_dims, spec, n, out_dims, kwargs))
+            parts.append(_run(func, chunk, flat_in_dims, spec, n, out_dims, kwargs, randomness))
         _, flat_dims, out_spec = parts[0]
         joined = []
         for i, d in enumerate(flat_dims):

@@ -5,6 +5,8 @@ The streams differ from torch's (torch uses a Mersenne Twister and its own trans
 gives reproducible numbers in derivgen, not torch's numbers. ``default_generator`` serves every
 random function called without ``generator=``.
 """
+import threading
+
 import numpy as np
 
 _MASK64 = (1 << 64) - 1
@@ -65,9 +67,27 @@ class Generator:
 default_generator = Generator()
 
 
+class _DrawGuard(threading.local):
+    check = None  # called before every random draw on this thread while set (vmap's randomness mode)
+
+
+_draw_guard = _DrawGuard()
+
+
+def set_draw_guard(check):
+    """Install ``check`` (or None) to be called before every random draw on this thread; returns the
+    previous one. The vmap layer uses it to enforce its ``randomness`` mode."""
+    previous = _draw_guard.check
+    _draw_guard.check = check
+    return previous
+
+
 def numpy_generator(generator=None):
     """The numpy Generator to draw from: ``generator``'s (a derivgen Generator or a numpy Generator),
     else the default generator's."""
+    check = _draw_guard.check
+    if check is not None:
+        check()
     if generator is None:
         return default_generator._np
     if isinstance(generator, Generator):
