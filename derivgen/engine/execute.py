@@ -9,6 +9,9 @@ runs unless the graph is kept. One loop (``_run``) serves every call; ``_General
 write into is decided by construction (see "Gradient ownership" below).
 """
 import heapq
+import linecache
+import os
+import sys
 import threading
 
 import numpy as np
@@ -20,6 +23,7 @@ from derivgen.engine import graph_task
 from derivgen.config import settings as _cfg
 from derivgen.engine import fusion
 from derivgen.engine.fusion import run_region
+from derivgen.kernels import errors as _kernel_errors
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.node import _NEEDS, AccumulateGrad, GraphRoot, accumulate_into_leaf, gradient_edge
 from derivgen.core.sizes import is_expandable_to, sum_to, sum_to_graph
@@ -245,8 +249,7 @@ def _run(root, buffers, deps, keep_graph, general):
                     try:
                         outs = fn._apply_fast(buf, needs)
                     except Exception as exc:
-                        exc.add_note(f"(raised while computing the backward of {fn.name()})")
-                        raise
+                        _raise_backward_error(exc, fn, buf)
                     if len(outs) != n:
                         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
                                            f"expected {n}, but got {len(outs)}")
@@ -476,8 +479,7 @@ def _call_function(fn, buf, graph, needed, mask=0):
     except Exception as exc:
         if anomaly_on:
             _report_anomaly(fn)
-        exc.add_note(f"(raised while computing the backward of {fn.name()})")
-        raise
+        _raise_backward_error(exc, fn, buf)
     finally:
         if anomaly_on:
             anomaly.set_current_node(parent)
@@ -538,3 +540,43 @@ def _check_nan(fn, outs, graph):
 
 def _report_anomaly(fn):
     anomaly.report(fn)
+
+
+def _raise_backward_error(exc, fn, grads):
+    """Re-raise an exception from ``fn``'s backward, naming the node. One that escaped numpy or Numba
+    (a backward helper's numpy call refusing its arrays) becomes torch's RuntimeError naming the node and
+    the incoming gradients' shapes and dtypes."""
+    if _kernel_errors.is_foreign(exc) or _raised_by_compiled_code(exc, fn):
+        arrays = [getattr(g, "_array", g) for g in grads if g is not None]
+        descriptions = [_kernel_errors.describe_array(a) for a in arrays if hasattr(a, "shape")]
+        error = RuntimeError(_kernel_errors.message(exc, fn.name(), descriptions))
+        error.add_note(f"(raised while computing the backward of {fn.name()})")
+        raise error from None
+    exc.add_note(f"(raised while computing the backward of {fn.name()})")
+    raise exc
+
+
+def _raised_by_compiled_code(exc, fn):
+    """True when no Python ``raise`` made ``exc``: its innermost frame is derivgen's own code (the package,
+    or the module of ``fn``'s class, e.g. generated/) calling into compiled code (numpy's C loops refusing
+    broadcast shapes or an index). A user's hook or Function raises from the user's own file instead and
+    passes unchanged."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return False
+    path = os.path.abspath(last.tb_frame.f_code.co_filename)
+    module = sys.modules.get(type(fn).__module__)
+    own = (_PACKAGE_DIR,) + ((os.path.dirname(os.path.abspath(module.__file__)) + os.sep,)
+                             if getattr(module, "__file__", None) else ())
+    if not path.startswith(own) or path.startswith(_AUTOGRAD_FUNCTION_FILE):
+        return False
+    return not linecache.getline(path, last.tb_lineno).lstrip().startswith("raise")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# custom Functions' and hooks' user code is called from here: what it raises is the user's
+_AUTOGRAD_FUNCTION_FILE = os.path.join(_PACKAGE_DIR, "autograd") + os.sep

@@ -134,3 +134,48 @@ def test_backward_kernels_take_gradients_of_any_layout(op, hook):
         LAYOUT_OPS[op](y).sum().backward()
         grads.append(x.grad.tolist())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+
+
+# A saved-tensor unpack hook that returns a tensor of the wrong shape makes the backward helpers' numpy
+# calls fail (torch raises its own RuntimeError there): derivgen's engine turns what numpy raises into a
+# RuntimeError naming the node and the incoming gradient, never numpy's ValueError/IndexError.
+WRONG_SAVED = {
+    "log_softmax": (lambda t, x: x.log_softmax(1), "LogSoftmaxBackward0"),
+    "cumprod": (lambda t, x: x.cumprod(1), "CumprodBackward0"),
+    "prod_dim": (lambda t, x: x.prod(1), "ProdBackward1"),
+    "gather": (lambda t, x: x.gather(1, t.tensor([[0], [1], [2]])), "GatherBackward0"),
+    "var_dim": (lambda t, x: x.var(1), "VarBackward0"),
+    "sort": (lambda t, x: x.sort(1)[0], "SortBackward0"),
+}
+
+
+def _backward_with_wrong_saved_values(torch, op):
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def unpack(t):
+        return torch.ones(7, 2, dtype=t.dtype)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        y = op(torch, x)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_SAVED))
+def test_numpy_errors_in_backward_helpers_are_runtime_errors(torch, name):
+    op, node = WRONG_SAVED[name]
+    if torch is not derivgen and name == "log_softmax":
+        pytest.skip("torch's log_softmax backward reads the wrong-shaped saved output without a check")
+    with pytest.raises(RuntimeError) as info:
+        _backward_with_wrong_saved_values(torch, op)
+    if torch is derivgen:
+        assert str(info.value).startswith(f"{node}(): tensors "), str(info.value)
+
+
+def test_a_users_own_exception_in_backward_passes_unchanged(torch):
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def unpack(t):
+        raise ValueError("the user's own error")
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        y = x.log_softmax(1)
+    with pytest.raises(ValueError, match="the user's own error"):
+        y.sum().backward()
