@@ -44,7 +44,7 @@ def main():
     dims = (args.batch, args.d_in, args.hidden, args.classes)
     dg_params, dg_x, dg_y = _setup(derivgen, *dims)
     t_params, t_x, t_y = _setup(torch, *dims)
-    dg_vmap = derivgen.batching.vmap(derivgen.func.grad(_mlp_loss(derivgen)), in_dims=(None, 0, 0))
+    dg_vmap = derivgen.func.vmap(derivgen.func.grad(_mlp_loss(derivgen)), in_dims=(None, 0, 0))
     t_vmap = torch.func.vmap(torch.func.grad(_mlp_loss(torch)), in_dims=(None, 0, 0))
     dg_grad = derivgen.func.grad(_mlp_loss(derivgen))
 

@@ -2,7 +2,7 @@
 
 ``jvp`` and ``jacfwd`` run forward mode (dual tensors, ``derivgen.autograd.forward_ad``); ``vjp``,
 ``grad``, ``grad_and_value`` and ``jacrev`` run reverse mode; ``hessian`` is ``jacfwd(jacrev(f))`` as in
-torch; ``vmap`` (``derivgen.batching.vmap``) maps a function over a batch dimension. Functions take and return
+torch; ``vmap`` (from ``derivgen.batching``) maps a function over a batch dimension. Functions take and return
 Tensors or tuples of Tensors; ``argnums`` selects the differentiated positional arguments as torch's does.
 
 Inside vmap, the reverse-mode transforms differentiate the physical values: each differentiated input

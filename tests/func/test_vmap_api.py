@@ -196,7 +196,7 @@ def test_batched_tensor_repr_and_metadata():
 
 def test_torch_vmap_alias():
     import derivgen
-    assert derivgen.vmap is derivgen.batching.vmap
+    assert derivgen.vmap is derivgen.func.vmap
 
 
 def test_jacrev_argnums_aux_and_scalar_output():
