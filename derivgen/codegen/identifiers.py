@@ -20,7 +20,7 @@ MODULE_NAMES = frozenset({
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     # kernel modules
-    "prange", "ElementwiseOp", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
     # the package
     "kernels", "nodes", "ops",
 })
