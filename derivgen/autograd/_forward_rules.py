@@ -130,10 +130,11 @@ class ForwardObserver:
             tangent = _compute(token, result)
         if tangent is None:
             return
-        if isinstance(result, (list, tuple)):  # a list of outputs (split, unbind): one tangent each
+        if isinstance(result, (list, tuple)):  # several outputs (std_mean, split, unbind): one tangent each
             for r, t in zip(result, tangent):
                 if t is not None:
                     set_tangent(r, t)
+                    _share_with_saved_output(r)
         elif token.original_self is not None:
             write_inplace_tangent(result, tangent)
         else:
