@@ -463,6 +463,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given.
     ``check_rev_over_rev`` differentiates that backward graph in reverse mode, ``check_fwd_over_rev`` in
     forward mode (dual inputs and grad_outputs pushed through the backward pass), as torch's."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
