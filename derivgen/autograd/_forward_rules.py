@@ -135,10 +135,11 @@ class ForwardObserver:
                 if t is not None:
                     set_tangent(r, t)
                     _share_with_saved_output(r)
-        elif token.original_self is not None:
-            write_inplace_tangent(result, tangent)
         else:
-            set_tangent(result, tangent)
+            if token.original_self is not None:
+                write_inplace_tangent(result, tangent)
+            else:
+                set_tangent(result, tangent)
             _share_with_saved_output(result)
 
     def node_start(self, node):

@@ -5,9 +5,12 @@ of ``tests.support.samples`` go through ``gradcheck(fn, inputs, check_forward_ad
 JVPs and the one from backward, each against central differences) and ``gradgradcheck(fn, inputs,
 check_fwd_over_rev=True)``: the backward pass built with ``create_graph=True`` is differentiated in forward
 mode (dual inputs and grad_outputs) and in reverse mode, both against central differences of the
-first derivative. Rows that fail either check are listed in ``KNOWN_FAILURES`` with the reason; the list
-is asserted both ways (a listed row that passes fails the test too, so the list stays true).
+first derivative. Rows with ``inplace: true`` get the same checks through ``op_`` applied to a clone of the
+input (the saved output of ``exp_`` must carry the tangent written into self). Rows that fail either check
+are listed in ``KNOWN_FAILURES`` with the reason; the list is asserted both ways (a listed row that passes
+fails the test too, so the list stays true).
 """
+import numpy as np
 import os
 
 import pytest
@@ -22,7 +25,8 @@ from tests.support.samples import row_function, samples_for
 ENTRIES = load_table(os.path.join(REPO, "formulas.yaml"))
 ROWS = [e for e in ENTRIES if e.formulas and e.schema.row_name in generated_jvp.RULES]
 SAMPLES_PER_ROW = 2
-# rows failing one of the two checks, each with the reason
+INPLACE_ROWS = [e for e in ROWS if e.inplace]
+# rows failing one of the two checks, each with the reason (none today: every row passes both)
 KNOWN_FAILURES = {}
 
 
@@ -44,9 +48,9 @@ def _as_positional(fn, sample):
     return f, leaves
 
 
-def _smallest_samples(entry):
-    """The samples with a differentiable input, fewest perturbed elements first."""
-    samples = [s for s in samples_for(entry, derivgen.float64) if s.diff_index]
+def _smallest_samples(entry, keep=None):
+    """The samples with a differentiable input (and passing ``keep``), fewest perturbed elements first."""
+    samples = [s for s in samples_for(entry, derivgen.float64) if s.diff_index and (keep is None or keep(s))]
     sized = []
     for s in samples:
         _, _, leaves = s.leaves(requires_grad=False)
@@ -55,12 +59,30 @@ def _smallest_samples(entry):
     return [s for _, _, s in sorted(sized, key=lambda t: t[:2])][:SAMPLES_PER_ROW]
 
 
-def row_failures(entry):
-    """The failure messages of the row's checked samples (empty when both checks pass on all)."""
-    fn = row_function(entry)
+def _inplace_function(entry):
+    from derivgen.generated import ops
+    inplace = getattr(ops, f"{entry.schema.base}__{entry.schema.overload or 'default'}")
+
+    def fn(self, *rest, **kwargs):
+        target = self.clone()
+        out = inplace(target, *rest, **kwargs)
+        assert out is target
+        return out
+    return fn
+
+
+def _suits_inplace(s):
+    shapes = [a._array.shape for a in s.args if isinstance(a, derivgen.Tensor)]
+    return 0 in s.diff_index and np.broadcast_shapes(*shapes) == s.args[0]._array.shape
+
+
+def row_failures(entry, inplace=False):
+    """The failure messages of the row's checked samples (empty when both checks pass on all); with
+    ``inplace``, of its ``op_`` variant on the samples that suit it (self not broadcast)."""
+    fn = _inplace_function(entry) if inplace else row_function(entry)
     failures = []
-    samples = _smallest_samples(entry)
-    assert samples, f"no sample of '{entry.name}' has a differentiable input"
+    samples = _smallest_samples(entry, _suits_inplace if inplace else None)
+    assert samples, f"no sample of '{entry.name}' has a differentiable input" + (" and suits op_" if inplace else "")
     for s in samples:
         f, leaves = _as_positional(fn, s)
         for name, check in (("gradcheck(check_forward_ad=True)",
@@ -87,3 +109,9 @@ def test_row_forward_and_forward_over_reverse_gradchecks(entry):
         assert failures, f"row '{entry.name}' now passes: remove it from KNOWN_FAILURES"
         return
     assert not failures, f"row '{entry.name}' ({entry.file}:{entry.line}):\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("entry", INPLACE_ROWS, ids=lambda e: e.name)
+def test_inplace_variant_forward_and_forward_over_reverse_gradchecks(entry):
+    failures = row_failures(entry, inplace=True)
+    assert not failures, f"row '{entry.name}' ({entry.file}:{entry.line}), in place:\n" + "\n".join(failures)
