@@ -10,9 +10,9 @@ input (the saved output of ``exp_`` must carry the tangent written into self). R
 are listed in ``KNOWN_FAILURES`` with the reason; the list is asserted both ways (a listed row that passes
 fails the test too, so the list stays true).
 """
-import numpy as np
 import os
 
+import numpy as np
 import pytest
 
 import derivgen
