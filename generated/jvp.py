@@ -517,7 +517,7 @@ def leaky_relu_jvp_graph(self, negative_slope, self_t, result):
 
 def hardtanh_jvp_graph(self, min_val, max_val, self_t, result):
     """result: derived from forward minimum(maximum(self, min_val), max_val)"""
-    return self_t * _ops.where((max_val - _ops.maximum(min_val, self)) > 0, 1.0, 0.0) * _ops.where((-min_val + self) > 0, 1.0, 0.0)
+    return self_t * _ops.where((max_val - _ops.clamp_min(self, min_val)) > 0, 1.0, 0.0) * _ops.where((-min_val + self) > 0, 1.0, 0.0)
 
 
 def hardsigmoid_jvp_graph(self, self_t, result):

@@ -130,14 +130,16 @@ class ForwardObserver:
             tangent = _compute(token, result)
         if tangent is None:
             return
-        if isinstance(result, (list, tuple)):  # a list of outputs (split, unbind): one tangent each
+        if isinstance(result, (list, tuple)):  # several outputs (std_mean, split, unbind): one tangent each
             for r, t in zip(result, tangent):
                 if t is not None:
                     set_tangent(r, t)
-        elif token.original_self is not None:
-            write_inplace_tangent(result, tangent)
+                    _share_with_saved_output(r)
         else:
-            set_tangent(result, tangent)
+            if token.original_self is not None:
+                write_inplace_tangent(result, tangent)
+            else:
+                set_tangent(result, tangent)
             _share_with_saved_output(result)
 
     def node_start(self, node):

@@ -184,7 +184,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if res is not True:
             return res
     if check_forward_ad:
-        res = _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception)
+        res = _forward_check(func, tupled, all_outs, positions, diff_inputs, eps, atol, rtol, raise_exception)
         if res is not True:
             return res
         if check_undefined_grad:
@@ -223,12 +223,7 @@ def _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_in
                              fast_mode, raise_exception):
     """The Jacobians from backward against central differences, and the backward's reentrancy."""
     if not outputs:
-        tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
-        for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
-            for n in cols:
-                if np.any(n != 0):
-                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
-        return True
+        return _check_no_differentiable_outputs(func, tupled, all_outs, diff_inputs, eps, raise_exception)
     if fast_mode:
         ok = _fast_check(func, tupled, positions, outputs, diff_inputs, eps, atol, rtol)
         if not ok:
@@ -253,6 +248,16 @@ def _backward_jacobian_check(func, tupled, all_outs, positions, outputs, diff_in
                              "multiple times gives different values, although analytical gradient matches "
                              f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.",
                              raise_exception)
+    return True
+
+
+def _check_no_differentiable_outputs(func, tupled, all_outs, diff_inputs, eps, raise_exception):
+    """No output requires grad: then no output may change when a differentiable input does."""
+    tensor_pos = [p for p, o in enumerate(all_outs) if isinstance(o, Tensor)]
+    for cols in get_numerical_jacobian(func, tupled, tensor_pos, diff_inputs, eps):
+        for n in cols:
+            if np.any(n != 0):
+                return _fail("Numerical gradient for function expected to be zero", raise_exception)
     return True
 
 
@@ -375,10 +380,12 @@ def _batched_forward_grad(func, tupled, raise_exception):
     return True
 
 
-def _forward_check(func, tupled, diff_inputs, eps, atol, rtol, raise_exception):
+def _forward_check(func, tupled, all_outs, positions, diff_inputs, eps, atol, rtol, raise_exception):
+    """The Jacobians from forward mode against central differences, for the outputs that require grad when
+    the inputs do (as torch's: an output the op marks non-differentiable is not checked)."""
     from derivgen.autograd._forward_check import forward_jacobian, mismatch
-    outs = _as_tuple(func(*tupled))
-    positions = [p for p, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    if not positions:
+        return _check_no_differentiable_outputs(func, tupled, all_outs, diff_inputs, eps, raise_exception)
     forward = forward_jacobian(func, tupled, positions, diff_inputs)
     numerical = get_numerical_jacobian(func, tupled, positions, diff_inputs, eps)
     for j in range(len(diff_inputs)):
@@ -453,9 +460,15 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> autograd.grad(func(*inputs),
     inputs, grad_outputs, create_graph=True)``, i.e. of the backward graph built by ``create_graph=True``.
-    Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given."""
-    if check_fwd_over_rev:
-        raise NotImplementedError("derivgen's gradgradcheck checks reverse-over-reverse only")
+    Random ``grad_outputs`` (uniform in [-1, 1], requiring grad) are drawn when none are given.
+    ``check_rev_over_rev`` differentiates that backward graph in reverse mode, ``check_fwd_over_rev`` in
+    forward mode (dual inputs and grad_outputs pushed through the backward pass), as torch's."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
@@ -470,14 +483,20 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         tupled_grads = _as_tuple(grad_outputs)
     n_out = len(tupled_grads)
+    n_in = len(tupled_inputs)
+    # gradcheck's forward-mode check hands new_func detached dual tensors: which arguments require grad is
+    # remembered here and restored on them, so that the backward graph can be built over the duals
     diff_input_idx = {i for i, x in enumerate(tupled_inputs) if isinstance(x, Tensor) and x.requires_grad}
+    diff_grad_idx = {i for i, x in enumerate(tupled_grads) if isinstance(x, Tensor) and x.requires_grad}
     list_input_idx = {i for i, x in enumerate(tupled_inputs)
                       if isinstance(x, (list, tuple)) and any(True for _ in _iter_tensors(x, True))}
 
     def new_func(*args):
-        input_args = args[:-n_out] if n_out else args
+        input_args = tuple(x.requires_grad_() if i in diff_input_idx and not x.requires_grad else x
+                           for i, x in enumerate(args[:n_in]))
         outputs = _differentiable_outputs(func(*input_args))
-        grads = args[-n_out:] if n_out else ()
+        grads = tuple(x.requires_grad_() if i in diff_grad_idx and not x.requires_grad else x
+                      for i, x in enumerate(args[n_in:]))
         diff_input_args = []
         for i, x in enumerate(input_args):
             if i in diff_input_idx:
@@ -487,8 +506,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         grad_inputs = _grad(outputs, diff_input_args, grads, create_graph=True, allow_unused=True)
         return tuple(g for g in grad_inputs if g is not None)
 
-    if not check_rev_over_rev:
-        return True
     return gradcheck(new_func, tupled_inputs + tupled_grads, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)
+                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

@@ -297,15 +297,23 @@ class GraphPrinter(ValuePrinter):
         return "0.0"
 
     def _print_Max(self, e):
-        out = self._print(e.args[0])
-        for a in e.args[1:]:
-            out = f"{self.op('maximum')}({out}, {self._print(a)})"
-        return out
+        return self._fold_minmax(e, "max", "maximum", "clamp_min")
 
     def _print_Min(self, e):
-        out = self._print(e.args[0])
-        for a in e.args[1:]:
-            out = f"{self.op('minimum')}({out}, {self._print(a)})"
+        return self._fold_minmax(e, "min", "minimum", "clamp_max")
+
+    def _fold_minmax(self, e, builtin, tensor_op, scalar_op):
+        # torch's maximum/minimum take two tensors: a plain-number bound (hardtanh's min_val) goes through
+        # clamp_min/clamp_max, which keep NaN the same way; numbers alone use Python's max/min
+        tensors = [a for a in e.args if self.is_tensor(a)]
+        numbers = [a for a in e.args if not self.is_tensor(a)]
+        if not tensors:
+            return f"{builtin}({', '.join(self._print(a) for a in numbers)})"
+        out = self._print(tensors[0])
+        for a in tensors[1:]:
+            out = f"{self.op(tensor_op)}({out}, {self._print(a)})"
+        for a in numbers:
+            out = f"{self.op(scalar_op)}({out}, {self._print(a)})"
         return out
 
     def _print_Piecewise(self, e):

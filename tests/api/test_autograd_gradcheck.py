@@ -90,6 +90,65 @@ def test_gradgradcheck_catches_a_wrong_second_derivative(torch):
         torch.autograd.gradgradcheck(Cube.apply, (x,))
 
 
+def _cube_with_hidden_dependence(torch):
+    """x**3 with a right jvp and a backward whose value is right but hides half of its x-dependence."""
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * 3 * x.detach() * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 3 * x * x * t
+    return Cube
+
+
+def test_gradgradcheck_forward_over_reverse(torch):
+    """check_fwd_over_rev differentiates the backward pass in forward mode: the tangent through it is
+    compared with central differences of the first derivative, and catches what the backward hides."""
+    x, w = _t(torch, X, True), _t(torch, W, True)
+    assert torch.autograd.gradgradcheck(lambda a, b: a.mm(b).tanh() * 2, (x, w), check_fwd_over_rev=True)
+    assert torch.autograd.gradgradcheck(lambda a, b: a.mm(b).tanh() * 2, (x, w), check_fwd_over_rev=True,
+                                        check_rev_over_rev=False, check_undefined_grad=False)
+    Cube = _cube_with_hidden_dependence(torch)
+    assert torch.autograd.gradcheck(Cube.apply, (x,), check_forward_ad=True)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect "
+                                           "to input 0"):
+        torch.autograd.gradgradcheck(Cube.apply, (x,), check_fwd_over_rev=True, check_rev_over_rev=False,
+                                     check_undefined_grad=False)
+    assert not torch.autograd.gradgradcheck(Cube.apply, (x,), check_fwd_over_rev=True, check_rev_over_rev=False,
+                                            check_undefined_grad=False, raise_exception=False)
+    assert x.grad is None and w.grad is None
+    with pytest.raises(AssertionError, match="Expected at least one of check_fwd_over_rev or check_rev_over_rev"):
+        torch.autograd.gradgradcheck(Cube.apply, (x,), check_rev_over_rev=False)
+    with pytest.raises(AssertionError, match="Setting check_undefined_grad=True requires check_rev_over_rev"):
+        torch.autograd.gradgradcheck(Cube.apply, (x,), check_fwd_over_rev=True, check_rev_over_rev=False)
+
+
+def test_forward_gradcheck_skips_outputs_marked_non_differentiable(torch):
+    """native_layer_norm's mean and rstd do not require grad (and get no tangent): the forward-mode check,
+    as the backward one, compares only the normalized output."""
+    x = _t(torch, X, True)
+    if torch.__name__ == "torch":
+        def f(a):
+            return torch.ops.aten.native_layer_norm(a, [3], None, None, 1e-5)
+    else:
+        from derivgen.generated import ops
+
+        def f(a):
+            return ops.native_layer_norm_default(a, [3], None, None, 1e-5)
+    assert [o.requires_grad for o in f(x)] == [True, False, False]
+    assert torch.autograd.gradcheck(f, (x,), check_forward_ad=True)
+
+
 def test_gradcheck_argument_checks(torch):
     with pytest.raises(ValueError, match="gradcheck expects at least one input tensor to require gradient"):
         torch.autograd.gradcheck(lambda x: x * 2, (_t(torch, X),))
