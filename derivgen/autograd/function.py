@@ -86,7 +86,19 @@ class BackwardCFunction(FunctionCtx, Node):
             if "to_save" in self.__dict__:  # read during forward: torch returns what was given
                 return tuple(self.to_save)
             return ()
-        return tuple(None if sv is None else sv.unpack(self) for sv in saved)
+        clear_on_access = self._forward_cls.clear_saved_tensors_on_access
+        if clear_on_access and self.__dict__.get("_saved_accessed"):
+            raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True "
+                               "is set on the autograd.Function. Either access saved_tensors only once, or set "
+                               "clear_saved_tensors_on_access=False.")
+        tensors = tuple(None if sv is None else sv.unpack(self) for sv in saved)
+        if clear_on_access:
+            # the caller's references become the only ones, so each tensor can be freed as soon as it drops it
+            self._saved_accessed = True
+            for sv in saved:
+                if sv is not None:
+                    sv.release()
+        return tensors
 
     saved_variables = saved_tensors
 
@@ -203,6 +215,15 @@ class Function(metaclass=FunctionMeta):
                                   "autograd.Function to use it with backward mode AD.")
 
     vjp = backward
+
+    # when True, the first read of ``ctx.saved_tensors`` drops the node's references to them (a second raises)
+    clear_saved_tensors_on_access = False
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
 
     @staticmethod
     def jvp(ctx, *grad_inputs):

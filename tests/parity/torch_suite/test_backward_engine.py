@@ -1219,3 +1219,30 @@ def test_inplace_on_view_undefined_grad_output(torch):
     out.backward()
     assert b.grad is None
     assert a.grad.item() == 2
+
+
+@pytest.mark.derivgen_gap("a GradientEdge given as a root without a gradient gets no implicit ones: derivgen nodes "
+                          "record the shapes of their forward inputs, not of the gradients they receive, so the "
+                          "edge has no shape to check for one element")
+def test_gradient_edge_graph_ownership(torch):
+    class Clone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, gX):
+            return gX.clone()
+
+    inp = torch.rand(1, requires_grad=True).clone()
+    out = inp.clone()
+    edge = torch.autograd.graph.get_gradient_edge(out)
+    torch.autograd.backward(edge)
+    del out
+    torch.autograd.backward(edge)
+
+    out = Clone.apply(inp)
+    edge = torch.autograd.graph.get_gradient_edge(out)
+    torch.autograd.backward(edge)
+    del out
+    torch.autograd.backward(edge)

@@ -1,4 +1,6 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): custom ``autograd.Function`` tests."""
+import weakref
+
 import pytest
 
 from tests.support.torch_assert import assert_equal
@@ -966,3 +968,151 @@ def test_inplace_not_requires_grad(torch):
     a = torch.rand(1, 2)
     b = torch.rand(1, requires_grad=True)
     a.select(1, 0).copy_(b)
+
+
+def test_custom_function_vmap_defaults(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * 2 * x
+
+    assert not MySquare.generate_vmap_rule
+    assert hasattr(MySquare, "vmap")
+
+
+def test_custom_function_setup_context_simple(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * 2 * x
+
+    x = torch.randn([], requires_grad=True)
+    y = MySquare.apply(x)
+    (gx,) = torch.autograd.grad(y, x)
+    assert_equal(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_output(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            two_x = x.item() * 2
+            return x**2, two_x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            _, two_x = output
+            ctx.two_x = two_x
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, gO, _):
+            return gO * ctx.two_x
+
+    x = torch.randn([], requires_grad=True)
+    y, _ = MySquare.apply(x)
+    (gx,) = torch.autograd.grad(y, x)
+    assert_equal(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_input(torch):
+    class MyReshape(torch.autograd.Function):
+        @staticmethod
+        def forward(x, shape, scale_forward, scale_backward):
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, shape, scale_forward, scale_backward = inputs
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    class MyReshapeRef(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, shape, scale_forward, scale_backward):
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    def test(x, shape, scale_forward, scale_backward):
+        y = MyReshape.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx,) = torch.autograd.grad(y, x)
+        y_expected = MyReshapeRef.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx_expected,) = torch.autograd.grad(y_expected, x)
+        assert_equal(y_expected, y)
+        assert_equal(gx_expected, gx)
+
+    test(torch.randn(24, requires_grad=True), (3, 8), 7, 11)
+    test(torch.randn(2, 3, 4, requires_grad=True), (6, 4), -1, 2)
+
+
+def test_clear_saved_tensors_on_access(torch):
+    class MyFn(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            ref = weakref.ref(x)
+            del x
+            assert ref() is None
+            return grad_output
+
+    x = torch.randn(3, requires_grad=True)
+    y = MyFn.apply(x.clone())
+    y.sum().backward()
+
+
+def test_clear_saved_tensors_on_access_double_access_error(torch):
+    class MyFn(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            _ = ctx.saved_tensors
+            _ = ctx.saved_tensors
+            return grad_output
+
+    x = torch.randn(3, requires_grad=True)
+    y = MyFn.apply(x)
+    with pytest.raises(RuntimeError, match="can only be accessed once"):
+        y.sum().backward()

@@ -546,3 +546,102 @@ def test_register_hook_requires_grad_error(torch):
     a = torch.tensor([1.0])
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         a.register_hook(lambda g: g)
+
+
+def test_post_accumulate_grad_hook_gets_cleaned_up(torch):
+    def fun_stuff_with_hook():
+        thing_to_put_in_hook = torch.rand(3)
+
+        def hook(tensor):
+            tensor.sub_(tensor.grad)
+            tensor.add_(thing_to_put_in_hook)
+
+        tensor = torch.rand(3, requires_grad=True)
+        tensor.register_post_accumulate_grad_hook(hook)
+        tensor.sum().backward()
+        ref = weakref.ref(thing_to_put_in_hook)
+        gc.collect()
+        return tensor, ref
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        tensor, ref = fun_stuff_with_hook()
+        assert ref() is not None
+        del tensor
+        gc.collect()
+        assert ref() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_prehook_ordering(torch):
+    log = []
+
+    def hook1(g):
+        log.append(1)
+        return g * 3
+
+    def hook2(gs):
+        log.append(2)
+        return tuple(g * 2 for g in gs)
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.grad_fn.register_prehook(hook2)
+    b.register_hook(hook1)
+    b.grad_fn.register_prehook(hook2)
+    acc = b.grad_fn.next_functions[0][0]
+    a.register_hook(hook1)
+    acc.register_prehook(hook2)
+    a.register_hook(hook1)
+
+    b.sum().backward(retain_graph=True)
+    assert log == [1, 2, 2, 1, 1, 2]
+
+    log = []
+    torch.autograd.grad(b.sum(), inputs=(a,), retain_graph=True)
+    assert log == [1, 2, 2, 1, 1]
+
+    log = []
+    b.sum().backward(inputs=(b,))
+    assert log == [1, 2, 2]
+    assert b.grad.item() == 3
+
+
+def test_retains_grad_can_always_observe_tensor_prehook(torch):
+    def tensor_prehook(g):
+        return g * 2
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.register_hook(tensor_prehook)
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 4
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 2
+
+
+def test_accumulate_grad_posthooks_should_not_execute(torch):
+    def tensor_prehook(g):
+        raise RuntimeError
+
+    def posthook(gO, gI):
+        raise RuntimeError
+
+    a = torch.tensor(1.0, requires_grad=True)
+    a.register_hook(tensor_prehook)
+    b = torch.tensor(1.0, requires_grad=True)
+    c = a.clone()
+    acc = c.grad_fn.next_functions[0][0]
+    acc.register_hook(posthook)
+    out = a + b + c
+    out.sum().backward(inputs=[b])
