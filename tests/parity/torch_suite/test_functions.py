@@ -1116,3 +1116,183 @@ def test_clear_saved_tensors_on_access_double_access_error(torch):
     y = MyFn.apply(x)
     with pytest.raises(RuntimeError, match="can only be accessed once"):
         y.sum().backward()
+
+
+def test_custom_autograd_repeated_grad_grad(torch):
+    def mult1(x):
+        return x.prod(dim=-1).prod(dim=-1)
+
+    class Mult(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = mult1(x)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return (grad_output * y)[:, None, None] / x
+
+    mult2 = Mult.apply
+
+    def check_gradgrad_repeated(x, y):
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_1,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_2,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        assert_equal(ggy_1[0, 0, 1], ggy_2[0, 0, 1])
+
+    x = torch.ones(2, 4, 4).requires_grad_()
+    check_gradgrad_repeated(x, mult1(x))
+    check_gradgrad_repeated(x, mult2(x))
+
+
+def test_custom_autograd_no_early_free(torch):
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x**2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, _ = ctx.saved_tensors
+            return grad_output * 2 * x
+
+    class Double2(Double):
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * 2 * y / x
+
+    double = Double.apply
+    double2 = Double2.apply
+    x = torch.tensor(2).double().requires_grad_()
+    assert torch.autograd.gradcheck(double, x)
+    assert torch.autograd.gradgradcheck(double, x)
+    assert torch.autograd.gradcheck(double2, x)
+    assert torch.autograd.gradgradcheck(double2, x)
+
+    y = double(x)
+    torch.autograd.grad(y, x, create_graph=True)
+    torch.autograd.grad(y, x)
+
+    y = double2(x)
+    torch.autograd.grad(y, x, create_graph=True)
+    torch.autograd.grad(y, x)
+
+
+def test_return_leaf(torch):
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a + grad_b, grad_b
+
+    hook_called = [False]
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    q, p = Identity.apply(x, y)
+
+    def hook(grad):
+        hook_called[0] = True
+        assert_equal(grad, torch.ones(5, 5))
+
+    q.register_hook(hook)
+    (q + p + x).sum().backward()
+    assert_equal(x.grad, torch.ones(5, 5) * 3)
+    assert_equal(y.grad, torch.ones(5, 5))
+    assert hook_called[0]
+
+
+def test_return_leaf_inplace(torch):
+    class Inplace(torch.autograd.function.InplaceFunction):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a, grad_a + grad_b
+
+    x = torch.randn(5, 5)
+    y = torch.randn(5, 5, requires_grad=True)
+    q, p = Inplace.apply(x, y)
+    assert q is x
+    assert q.grad_fn.__class__ is Inplace._backward_cls
+    assert q.requires_grad
+    q.sum().backward()
+    assert_equal(y.grad, torch.ones(5, 5))
+
+
+def test_save_none_for_backward(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(None, input, None)
+            return input * input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            n1, input, n2 = ctx.saved_tensors
+            assert n1 is None
+            assert n2 is None
+            return 2 * input * grad_output
+
+    x = torch.randn(5, 5, requires_grad=True)
+    y = MyFn.apply(x)
+    y.sum().backward()
+    assert_equal(x.grad, 2 * x)
+
+
+def test_too_many_grads(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None, None
+
+    x = torch.randn(5, 5, requires_grad=True)
+    y = MyFn.apply(x)
+    y.sum().backward()
+    assert_equal(x.grad, torch.ones_like(x))
+
+
+def test_dep_nograd(torch):
+    class F1(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            out = torch.randn(input.size())
+            ctx.mark_non_differentiable(out)
+            return input, out
+
+        @staticmethod
+        def backward(ctx, grad_output, ignored):
+            return grad_output
+
+    class F2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, ignored):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None
+
+    x = torch.randn(5, requires_grad=True)
+    a, b = F1.apply(x)
+    b = b + 1
+    assert a.requires_grad
+    assert not b.requires_grad
+    c = F2.apply(a, b)
+    c.backward(torch.ones(c.size()))
+    assert_equal(x.grad, torch.ones(x.size()))

@@ -789,3 +789,26 @@ def test_set_autograd(torch):
         detached = torch.rand(2)
         detached.set_(source)
     assert not detached.requires_grad
+
+
+def test_detach_then_inplace_raises_in_autograd(torch):
+    x = torch.randn([], requires_grad=True)
+    orig_x = x.detach().clone()
+    y = x**2
+    z = x.detach()
+    z.zero_()
+    with pytest.raises(RuntimeError, match="has been modified by an inplace"):
+        y.backward()
+
+
+def test_leaf_assignment(torch):
+    x = torch.randn(5, 5)
+    y = torch.randn(5, requires_grad=True)
+    z = torch.randn(5, requires_grad=True)
+    x[0] = y
+    x[1] = 2 * z
+    assert x.requires_grad
+    assert x.grad_fn is not None
+    x.sum().backward()
+    assert_equal(y.grad, torch.ones(5))
+    assert_equal(z.grad, torch.ones(5) * 2)
