@@ -1,5 +1,6 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): backward(), autograd.grad() and engine
 options (retain_graph, create_graph, inputs=, allow_unused, gradient edges)."""
+import gc
 
 import pytest
 
@@ -1436,3 +1437,46 @@ def test_pickle(torch):
         xc, yc = pickle.loads(dump)
         assert_strict_equal(xc, x)
         assert_strict_equal(yc, y)
+
+
+def test_variable_traverse(torch):
+    def get_out_and_unrefed_cycle():
+        inp = torch.randn(10, requires_grad=True)
+        tmp = inp.view(10, 1)
+        out = tmp.view(10)
+        my_list = []
+        my_list.append(tmp)
+        my_list.append(my_list)
+        return out
+
+    out = get_out_and_unrefed_cycle()
+    gc.collect()
+    out.backward(torch.randn(out.size()))
+
+
+def test_dir(torch):
+    x = torch.randn(10, 10)
+    keys = dir(x)
+    assert "shape" in keys
+    imag_key = "imag"
+    with pytest.raises(RuntimeError):
+        hasattr(x, imag_key)
+    keys.remove(imag_key)
+    for key in keys:
+        assert hasattr(x, key), key
+
+
+def test_out_variant_raises_when_inputs_require_grad(torch):
+    a = torch.randn(2, 2, requires_grad=True)
+    b = torch.randn(2, 2, requires_grad=True)
+    x = torch.zeros_like(a)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)
+    with torch.no_grad():
+        torch.mul(a, b, out=x)
+        assert_equal(x, a * b)
+    a = torch.randn(2, 2)
+    b = torch.randn(2, 2)
+    x = torch.zeros(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)

@@ -812,3 +812,33 @@ def test_leaf_assignment(torch):
     x.sum().backward()
     assert_equal(y.grad, torch.ones(5))
     assert_equal(z.grad, torch.ones(5) * 2)
+
+
+def test_inplace_on_view_leaf_errors(torch):
+    x = torch.zeros(1, requires_grad=True)
+    y = x.view_as(x)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation."):
+        y.add_(1)
+
+
+@pytest.mark.derivgen_gap("nn.InstanceNorm2d is not implemented")
+def test_inplace_on_view_backward(torch):
+    nn = torch.nn
+    net = nn.Sequential(nn.InstanceNorm2d(2), nn.ReLU(True))
+    x = torch.tensor([[[[1.0, 1.0]]]], requires_grad=True)
+    (g,) = torch.autograd.grad(net(x).pow(2), [x], grad_outputs=x.new_ones(x.shape), create_graph=True)
+    torch.autograd.grad(g.sum(), [x])
+    assert_equal(x, torch.tensor([[[[1.0, 1.0]]]]))
+
+    inputs = torch.ones((1, 3, 256, 256), requires_grad=True)
+    tmp1 = (inputs + 1).view_as(inputs)
+    tmp2 = torch.nn.functional.threshold(tmp1, 0.0, 0.0, True)
+    prob_interpolated = torch.sigmoid(tmp2)
+    gradients = torch.autograd.grad(outputs=prob_interpolated, inputs=inputs,
+                                    grad_outputs=torch.ones(prob_interpolated.size()),
+                                    create_graph=True, retain_graph=True)[0]
+    gradient_penalty = gradients.sum()
+    gradient_penalty.backward()
+    fn = gradient_penalty.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert fn.name() == "ThresholdBackwardBackward0"
