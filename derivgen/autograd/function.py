@@ -28,7 +28,7 @@ import numpy as np
 
 from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.node import Node, SavedVariable, gradient_edge
+from derivgen.core.node import ERR_BACKWARD_TWICE, Node, SavedVariable, gradient_edge
 from derivgen.core.tensor import Tensor
 from derivgen.ops.inplace import check_inplace, forbid_inplace_on_view, set_inplace_history
 
@@ -101,6 +101,15 @@ class BackwardCFunction(FunctionCtx, Node):
         return tensors
 
     saved_variables = saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        """The SavedVariables behind ``saved_tensors`` (hooks can be registered on each), a placeholder
+        standing for each ``None`` that was saved."""
+        if getattr(self, "_released", False):
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        saved = self.__dict__.get("_saved") or ()
+        return tuple(_SAVED_NONE if sv is None else sv for sv in saved)
 
     def apply(self, *grads):
         """torch's ``ctx.apply(*grads)``: run the user's backward."""
@@ -175,6 +184,17 @@ class BackwardCFunction(FunctionCtx, Node):
                 raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
             out.append(r)
         return out
+
+
+class _SavedNone:
+    """What ``_raw_saved_tensors`` shows for a ``None`` given to ``save_for_backward``: there is no value
+    for hooks to pack."""
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+
+
+_SAVED_NONE = _SavedNone()
 
 
 class FunctionMeta(type):

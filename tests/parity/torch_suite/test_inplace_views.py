@@ -842,3 +842,50 @@ def test_inplace_on_view_backward(torch):
     gradient_penalty.backward()
     fn = gradient_penalty.grad_fn.next_functions[0][0].next_functions[1][0]
     assert fn.name() == "ThresholdBackwardBackward0"
+
+
+@pytest.mark.derivgen_gap("a view made under no_grad of a tensor that requires grad does not report requires_grad "
+                          "(torch's view reads it from its base), so an in-place change under no_grad leaves no "
+                          "grad_fn to print as <Invalid>")
+def test_autograd_print_tensor(torch):
+    a = torch.ones(1, requires_grad=True)
+    a_clone = a.clone()
+    assert repr(a) == "tensor([1.], requires_grad=True)"
+    assert repr(a_clone) == "tensor([1.], grad_fn=<CloneBackward0>)"
+
+    with torch.no_grad():
+        b = a[:]
+        b *= 2
+    assert repr(b) == "tensor([2.], grad_fn=<Invalid>)"
+
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, x):
+            return x
+
+    c = Func.apply(a)
+    assert repr(c) == "tensor([2.], grad_fn=<FuncBackward>)"
+
+
+@pytest.mark.derivgen_gap("views do not record that they were created under no_grad or inference_mode, so the "
+                          "in-place change of a view of such a view is not refused")
+def test_autograd_inplace_view_of_view(torch):
+    x = torch.zeros(2)
+    with torch.no_grad():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view .* is being .* inside the no_grad block"):
+        z /= 2
+
+    x = torch.zeros(2)
+    with torch.inference_mode():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view .* is being .* inside the inference_mode"):
+        z /= 2
