@@ -22,6 +22,7 @@ in the engine like a generated node: ``_apply_fast`` wraps the incoming arrays a
 a backward written with differentiable ops can be differentiated again.
 """
 import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -252,6 +253,11 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if cls.setup_context is not Function.setup_context:
+            # as torch: setup_context sees every input of forward, its defaults filled in
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         ctx._init_node((), (), 0)  # the sequence number is taken before the forward runs, as in torch
         is_tensor = tuple(isinstance(a, Tensor) for a in args)

@@ -1296,3 +1296,51 @@ def test_dep_nograd(torch):
     c = F2.apply(a, b)
     c.backward(torch.ones(c.size()))
     assert_equal(x.grad, torch.ones(x.size()))
+
+
+def test_setup_context_when_forward_has_default_args(torch):
+    class PowFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return torch.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * torch.pow(x, y - 1), None
+
+    class PowFunctionWithClassmethod(torch.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return torch.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * torch.pow(x, y - 1), None
+
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(8.0)
+    y_expected = torch.tensor(12.0)
+    y1 = PowFunction.apply(x)
+    (y1_expected,) = torch.autograd.grad(y1, x)
+    y2 = PowFunctionWithClassmethod.apply(x)
+    (y2_expected,) = torch.autograd.grad(y2, x)
+    assert_equal(y, y1)
+    assert_equal(y_expected, y1_expected)
+    assert_equal(y, y2)
+    assert_equal(y_expected, y2_expected)
