@@ -1480,3 +1480,15 @@ def test_out_variant_raises_when_inputs_require_grad(torch):
     x = torch.zeros(2, 2, requires_grad=True)
     with pytest.raises(RuntimeError, match="out="):
         torch.mul(a, b, out=x)
+
+
+def test_input_buffer_accum(torch):
+    leaf = torch.rand(2, 2, requires_grad=True)
+    ind = torch.tensor([[0, 0]], dtype=torch.long)
+    out2 = leaf.gather(0, ind)
+    out1 = leaf.clone()
+    grad_out1_original = torch.rand_like(out1)
+    grad_out1 = grad_out1_original.clone()
+    grad_out2 = torch.rand_like(out2)
+    torch.autograd.backward((out1, out2), (grad_out1, grad_out2))
+    assert_equal(grad_out1, grad_out1_original)

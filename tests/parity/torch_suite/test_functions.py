@@ -1,4 +1,5 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): custom ``autograd.Function`` tests."""
+import gc
 import weakref
 
 import pytest
@@ -1344,3 +1345,51 @@ def test_setup_context_when_forward_has_default_args(torch):
     assert_equal(y_expected, y1_expected)
     assert_equal(y, y2)
     assert_equal(y_expected, y2_expected)
+
+
+def test_custom_function_cycle(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, metadata):
+            x = x.clone()
+            ctx.meta = metadata
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            assert_equal(x, torch.tensor(3.14))
+            assert_equal(ctx.meta["foo"], torch.tensor(3.14))
+            return gO * x, None
+
+    def get_refs(with_backward):
+        a = torch.tensor(3.14, requires_grad=True)
+        metadata = {}
+        out = MyFn.apply(a, metadata)
+        metadata["foo"] = out
+        if with_backward:
+            out.sum().backward()
+            assert_equal(a.grad, a)
+        return weakref.ref(out)
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ref = get_refs(False)
+        assert ref() is not None
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.collect()
+    assert ref() is None
+
+    gc.disable()
+    try:
+        ref = get_refs(True)
+        assert ref() is not None
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.collect()
+    assert ref() is None
