@@ -727,3 +727,11 @@ def test_backward_hook_relative_ordering(torch):
     assert len(expected_order) == len(order)
     for expected, actual in zip(expected_order, order):
         assert expected == actual
+
+
+def test_multi_grad_hooks_invalid_mode(torch):
+    t1 = torch.rand(2, requires_grad=True)
+    t2 = torch.rand(2, requires_grad=True)
+    regex = r"Expects mode to be one of \('all', 'any'\) but got foo"
+    with pytest.raises(ValueError, match=regex):
+        torch.autograd.graph.register_multi_grad_hook((t1, t2), lambda _: None, mode="foo")
