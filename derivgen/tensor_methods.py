@@ -20,6 +20,15 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
     _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+def _real(self):
+    """Every dtype here is real, so (as in torch for a real tensor) the tensor itself."""
+    return self
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
 def install(ops):
     """Attach generated ops (methods) and operators to Tensor."""
     for name, fn in ops.METHODS.items():
@@ -107,3 +116,5 @@ def install(ops):
     Tensor.__setitem__ = setitem
     Tensor.backward = backward
     Tensor.mT = property(composites.mT)
+    Tensor.real = property(_real)
+    Tensor.imag = property(_imag)

@@ -22,13 +22,14 @@ in the engine like a generated node: ``_apply_fast`` wraps the incoming arrays a
 a backward written with differentiable ops can be differentiated again.
 """
 import functools
+import inspect
 import warnings
 
 import numpy as np
 
 from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.node import Node, SavedVariable, gradient_edge
+from derivgen.core.node import ERR_BACKWARD_TWICE, Node, SavedVariable, gradient_edge
 from derivgen.core.tensor import Tensor
 from derivgen.ops.inplace import check_inplace, forbid_inplace_on_view, set_inplace_history
 
@@ -86,9 +87,30 @@ class BackwardCFunction(FunctionCtx, Node):
             if "to_save" in self.__dict__:  # read during forward: torch returns what was given
                 return tuple(self.to_save)
             return ()
-        return tuple(None if sv is None else sv.unpack(self) for sv in saved)
+        clear_on_access = self._forward_cls.clear_saved_tensors_on_access
+        if clear_on_access and self.__dict__.get("_saved_accessed"):
+            raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True "
+                               "is set on the autograd.Function. Either access saved_tensors only once, or set "
+                               "clear_saved_tensors_on_access=False.")
+        tensors = tuple(None if sv is None else sv.unpack(self) for sv in saved)
+        if clear_on_access:
+            # the caller's references become the only ones, so each tensor can be freed as soon as it drops it
+            self._saved_accessed = True
+            for sv in saved:
+                if sv is not None:
+                    sv.release()
+        return tensors
 
     saved_variables = saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        """The SavedVariables behind ``saved_tensors`` (hooks can be registered on each), a placeholder
+        standing for each ``None`` that was saved."""
+        if getattr(self, "_released", False):
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        saved = self.__dict__.get("_saved") or ()
+        return tuple(_SAVED_NONE if sv is None else sv for sv in saved)
 
     def apply(self, *grads):
         """torch's ``ctx.apply(*grads)``: run the user's backward."""
@@ -165,6 +187,17 @@ class BackwardCFunction(FunctionCtx, Node):
         return out
 
 
+class _SavedNone:
+    """What ``_raw_saved_tensors`` shows for a ``None`` given to ``save_for_backward``: there is no value
+    for hooks to pack."""
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+
+
+_SAVED_NONE = _SavedNone()
+
+
 class FunctionMeta(type):
     """Gives each Function subclass its node class ``<Name>Backward``."""
 
@@ -204,6 +237,15 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
 
+    # when True, the first read of ``ctx.saved_tensors`` drops the node's references to them (a second raises)
+    clear_saved_tensors_on_access = False
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
@@ -211,6 +253,11 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if cls.setup_context is not Function.setup_context:
+            # as torch: setup_context sees every input of forward, its defaults filled in
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         ctx._init_node((), (), 0)  # the sequence number is taken before the forward runs, as in torch
         is_tensor = tuple(isinstance(a, Tensor) for a in args)

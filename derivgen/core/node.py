@@ -124,7 +124,8 @@ class SavedVariable:
         if self.released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.unpack_hook is not None:
-            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks were already registered")
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("expected two callables (pack_hook, unpack_hook)")
         if self.tensor is not None:

@@ -39,6 +39,11 @@ class Tensor:
                  "_fw_grads")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
+    def __dir__(self):
+        # an unset slot is not an attribute: dir() lists only names that hasattr() finds, as torch's does
+        unset = {n for n in Tensor.__slots__ if not hasattr(self, n)}
+        return [n for n in super().__dir__() if n not in unset]
+
     def __init__(self, data=None, dtype=None):
         if data is None:
             data = []

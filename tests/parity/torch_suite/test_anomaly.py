@@ -214,3 +214,50 @@ def test_anomaly_grad_warnings(torch):
     assert len(w) == 1
     assert "Anomaly Detection has been enabled" in str(w[0].message)
     assert "Error detected in PowBackward0" in s.captured
+
+
+def test_nested_anomaly_printstack_cleanup(torch):
+    import weakref
+
+    def get_ref():
+        class MyFunc(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, gO):
+                (x,) = ctx.saved_tensors
+                return MyFunc2.apply(x)
+
+        class MyFunc2(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, gO):
+                return gO + float("NaN")
+
+        inp = torch.rand(1, requires_grad=True)
+        out = MyFunc.apply(inp)
+        (ginp,) = torch.autograd.grad(out, (inp,), create_graph=True)
+        with warnings.catch_warnings(record=True):
+            with pytest.raises(RuntimeError, match="Function 'MyFunc2Backward' returned nan values in its 0th output."):
+                with torch.autograd.detect_anomaly():
+                    ginp.backward()
+
+        class Foo:
+            pass
+
+        my_obj = Foo()
+        meta_dict = out.grad_fn.metadata
+        meta_dict[0] = my_obj
+        ref = weakref.ref(my_obj)
+        return out, ref
+
+    t, ref = get_ref()
+    assert ref() is not None
+    del t
+    assert ref() is None

@@ -1,5 +1,6 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): backward(), autograd.grad() and engine
 options (retain_graph, create_graph, inputs=, allow_unused, gradient edges)."""
+import gc
 
 import pytest
 
@@ -1219,3 +1220,275 @@ def test_inplace_on_view_undefined_grad_output(torch):
     out.backward()
     assert b.grad is None
     assert a.grad.item() == 2
+
+
+@pytest.mark.derivgen_gap("a GradientEdge given as a root without a gradient gets no implicit ones: derivgen nodes "
+                          "record the shapes of their forward inputs, not of the gradients they receive, so the "
+                          "edge has no shape to check for one element")
+def test_gradient_edge_graph_ownership(torch):
+    class Clone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, gX):
+            return gX.clone()
+
+    inp = torch.rand(1, requires_grad=True).clone()
+    out = inp.clone()
+    edge = torch.autograd.graph.get_gradient_edge(out)
+    torch.autograd.backward(edge)
+    del out
+    torch.autograd.backward(edge)
+
+    out = Clone.apply(inp)
+    edge = torch.autograd.graph.get_gradient_edge(out)
+    torch.autograd.backward(edge)
+    del out
+    torch.autograd.backward(edge)
+
+
+def test_backward_with_scalar_input(torch):
+    x = torch.randn([], dtype=torch.double, requires_grad=True)
+    out = x**2
+    out.backward(inputs=x)
+    assert_equal(x.grad, 2 * x)
+
+
+def test_diagonal_expanded_v(torch):
+    value = torch.rand([])
+    v_expanded = torch.tensor(value).expand(10)
+    a = torch.rand(10, 10, dtype=torch.double, requires_grad=True)
+    (result,) = torch.autograd.grad(a.diagonal(), a, v_expanded)
+    assert_equal(result, torch.eye(10, dtype=torch.double) * value)
+
+
+def test_select_expanded_v(torch):
+    v_expanded = torch.rand(10).expand(10, 10)
+    a = torch.rand(10, 10, 10, requires_grad=True)
+    (result,) = torch.autograd.grad(a[0], a, v_expanded)
+    expected = torch.zeros(10, 10, 10)
+    expected[0] = v_expanded
+    assert_equal(result, expected)
+
+
+def test_slice_expanded_v(torch):
+    v_expanded = torch.rand(10, 1).expand(2, 10, 10)
+    a = torch.rand(10, 10, 10, requires_grad=True)
+    (result,) = torch.autograd.grad(a[3:5], a, v_expanded)
+    expected = torch.zeros(10, 10, 10)
+    expected[3:5] = v_expanded
+    assert_equal(result, expected)
+
+
+@pytest.mark.derivgen_gap("Tensor.grad_dtype (the dtype AccumulateGrad casts incoming gradients to, None for "
+                          "no cast) is not implemented")
+def test_grad_dtype(torch):
+    f32 = torch.float32
+    leaf = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    assert leaf.grad_dtype == torch.float32
+    leaf.grad_dtype = torch.float16
+    assert leaf.grad_dtype == torch.float16
+    leaf.grad_dtype = None
+    assert leaf.grad_dtype is None
+
+    non_leaf = leaf * 2
+    assert not non_leaf.is_leaf
+    with pytest.raises(RuntimeError, match="grad_dtype can only be accessed on leaf tensors"):
+        _ = non_leaf.grad_dtype
+    with pytest.raises(RuntimeError, match="grad_dtype can only be set on leaf tensors"):
+        non_leaf.grad_dtype = torch.float16
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    grad_match = torch.tensor([1.0, 1.0], dtype=f32)
+    x.grad = grad_match
+    assert x.grad.dtype == torch.float32
+
+    x.grad = None
+    x.grad_dtype = torch.float16
+    grad_mismatch = torch.tensor([1.0, 1.0], dtype=f32)
+    with pytest.raises(RuntimeError,
+                       match="attempting to assign a gradient with dtype.*float.*to a tensor with grad_dtype.*Half"):
+        x.grad = grad_mismatch
+
+    x.grad = None
+    x.grad_dtype = None
+    grad_any = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    x.grad = grad_any
+    assert x.grad.dtype == torch.float64
+
+    class MismatchedGradientFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output.to(torch.float64)
+
+    d = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    MismatchedGradientFunction.apply(d).sum().backward()
+    assert d.grad.dtype == torch.float32
+    assert torch.allclose(d.grad, torch.tensor([1.0, 1.0], dtype=f32))
+
+    e = torch.tensor([3.0, 4.0], requires_grad=True, dtype=f32)
+    e.grad_dtype = None
+    MismatchedGradientFunction.apply(e).sum().backward()
+    assert torch.allclose(e.grad, torch.tensor([1.0, 1.0], dtype=torch.float64))
+
+    f = torch.tensor([5.0, 6.0], requires_grad=True, dtype=f32)
+    f.grad_dtype = torch.float16
+    MismatchedGradientFunction.apply(f).sum().backward()
+    assert torch.allclose(f.grad, torch.tensor([1.0, 1.0], dtype=torch.float16))
+
+    g = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    g.grad = torch.tensor([1.0, 1.0], dtype=f32)
+    g.grad_dtype = torch.float32
+    assert g.grad_dtype == torch.float32
+    with pytest.raises(RuntimeError, match="Cannot set grad_dtype.*because there is already a gradient"):
+        g.grad_dtype = torch.float16
+    g.grad_dtype = None
+    assert g.grad_dtype is None
+    g.grad = None
+    g.grad_dtype = torch.float16
+    assert g.grad_dtype == torch.float16
+
+    h = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    _ = h.clone()
+    h.grad_dtype = None
+    MismatchedGradientFunction.apply(h).sum().backward()
+    assert h.grad.dtype == torch.float64
+
+    k = torch.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    k.grad_dtype = None
+    y = k * 2
+    y.sum().backward()
+    k.grad = k.grad.to(torch.bfloat16)
+    y2 = k * 3
+    assert k.grad.dtype == torch.bfloat16
+
+    l = torch.tensor([3.0, 4.0], requires_grad=True, dtype=torch.bfloat16)
+    l.grad_dtype = None
+    z = l * 2
+    z.sum().backward()
+    l.grad = l.grad.to(torch.float32)
+    z2 = l * 3
+    z2.sum().backward()
+    assert l.grad.dtype == torch.float32
+
+
+def _test_type_conversion_backward(torch, t):
+    fvar = t(torch.randn(5, 5).float()).requires_grad_(True)
+    fvar.double().sum().backward()
+    assert_equal(fvar.grad, torch.ones_like(fvar))
+    assert type(fvar.grad) is type(fvar)
+    dvar = t(torch.randn(5, 5).double()).requires_grad_(True)
+    dvar.float().sum().backward()
+    assert_equal(dvar.grad, torch.ones_like(dvar))
+    assert type(dvar.grad) is type(dvar)
+
+
+@pytest.mark.derivgen_gap("the legacy typed tensor classes (torch.FloatTensor, IntTensor, ...) and "
+                          "Tensor.type(cls) are not provided")
+def test_type_conversions(torch):
+    x = torch.randn(5, 5)
+    assert isinstance(x.float(), torch.FloatTensor)
+    assert isinstance(x.int(), torch.IntTensor)
+    for t in [torch.DoubleTensor, torch.FloatTensor, torch.IntTensor, torch.ByteTensor]:
+        for _y_var in (True, False):
+            y = torch.randint(5, (5, 5), dtype=t.dtype)
+            assert isinstance(x.type(t), t)
+            assert isinstance(x.type_as(y), t)
+            t_dtype = t().dtype
+            assert isinstance(x.type(t_dtype), t)
+            assert t_dtype is x.type(t_dtype).dtype
+            assert y.data_ptr() == y.type(t).data_ptr()
+    _test_type_conversion_backward(torch, lambda x: x)
+
+
+def test_isolated_node(torch):
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    a = x + y
+    b = torch.max(a, 1, True)[1].repeat(1, 5).double()
+    o = (b + a).sum()
+    o.backward()
+
+
+def test_shape(torch):
+    x = torch.randn(3, 4)
+    assert 2 == len(x.shape)
+    assert x.shape[0] == 3
+    assert x.shape[1] == 4
+
+
+def test_pickle(torch):
+    import pickle
+    x = torch.randn(10, 10, requires_grad=True)
+    y = torch.randn(10, 10, requires_grad=False)
+
+    def assert_strict_equal(var1, var2):
+        assert_equal(var1, var2)
+        assert var1.requires_grad == var2.requires_grad
+
+    serialized = [pickle.dumps([x, y], protocol=p) for p in range(3)]
+    for dump in serialized:
+        xc, yc = pickle.loads(dump)
+        assert_strict_equal(xc, x)
+        assert_strict_equal(yc, y)
+
+
+def test_variable_traverse(torch):
+    def get_out_and_unrefed_cycle():
+        inp = torch.randn(10, requires_grad=True)
+        tmp = inp.view(10, 1)
+        out = tmp.view(10)
+        my_list = []
+        my_list.append(tmp)
+        my_list.append(my_list)
+        return out
+
+    out = get_out_and_unrefed_cycle()
+    gc.collect()
+    out.backward(torch.randn(out.size()))
+
+
+def test_dir(torch):
+    x = torch.randn(10, 10)
+    keys = dir(x)
+    assert "shape" in keys
+    imag_key = "imag"
+    with pytest.raises(RuntimeError):
+        hasattr(x, imag_key)
+    keys.remove(imag_key)
+    for key in keys:
+        assert hasattr(x, key), key
+
+
+def test_out_variant_raises_when_inputs_require_grad(torch):
+    a = torch.randn(2, 2, requires_grad=True)
+    b = torch.randn(2, 2, requires_grad=True)
+    x = torch.zeros_like(a)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)
+    with torch.no_grad():
+        torch.mul(a, b, out=x)
+        assert_equal(x, a * b)
+    a = torch.randn(2, 2)
+    b = torch.randn(2, 2)
+    x = torch.zeros(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)
+
+
+def test_input_buffer_accum(torch):
+    leaf = torch.rand(2, 2, requires_grad=True)
+    ind = torch.tensor([[0, 0]], dtype=torch.long)
+    out2 = leaf.gather(0, ind)
+    out1 = leaf.clone()
+    grad_out1_original = torch.rand_like(out1)
+    grad_out1 = grad_out1_original.clone()
+    grad_out2 = torch.rand_like(out2)
+    torch.autograd.backward((out1, out2), (grad_out1, grad_out2))
+    assert_equal(grad_out1, grad_out1_original)

@@ -540,3 +540,107 @@ def test_access_saved_tensor_twice_without_recomputation_works(torch):
     assert count[0] == 4
     with pytest.raises(RuntimeError, match="or directly access saved tensors after they have already been freed"):
         d.grad_fn._saved_result
+
+
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_checkpointing_without_reentrant(torch, input_requires_grad):
+    import copy
+    nn = torch.nn
+    num_inp = 2000
+    nz_inp = 10
+    nz_bottleneck = 1000
+    module = nn.Sequential(nn.Linear(nz_inp, nz_bottleneck), nn.ReLU(), nn.Linear(nz_bottleneck, nz_inp))
+
+    class MyModule(nn.Module):
+        def __init__(self, mod):
+            super().__init__()
+            self.module = mod
+
+        def forward(self, data):
+            return self.module(data)
+
+    module = MyModule(mod=module)
+    module_copy = copy.deepcopy(module)
+    feat_combined = []
+    feat_combined_no_checkpoint = []
+    for _ in range(num_inp // 100):  # upstream runs 2000 inputs
+        data_r = torch.rand(1, nz_inp)  # upstream: empty(...).uniform_()
+        data_r.requires_grad = input_requires_grad
+        feat_r = _ckpt(torch).checkpoint(module, data=data_r, use_reentrant=False)
+        feat_combined.append(feat_r)
+        feat_combined_no_checkpoint.append(module_copy(data_r))
+    mean_combined = torch.stack(feat_combined).mean()
+    mean_combined.backward()
+    mean_combined_no_checkpoint = torch.stack(feat_combined_no_checkpoint).mean()
+    mean_combined_no_checkpoint.backward()
+    for checkpoint_param, param in zip(module.parameters(), module_copy.parameters()):
+        assert_equal(checkpoint_param.grad, param.grad)
+
+
+def test_save_on_cpu_and_checkpoint(torch):
+    checkpoint = _ckpt(torch).checkpoint
+    a = torch.randn(2, 2, requires_grad=True)
+    b = a.pow(2).pow(2).pow(2).pow(2)
+    b.sum().backward()
+    b_grad = a.grad.clone()
+    a.grad.zero_()
+
+    with torch.autograd.graph.save_on_cpu():
+        h = a.pow(2)
+        h = checkpoint(lambda x: x.pow(2).pow(2), h, use_reentrant=False)
+        c = h.pow(2)
+    c.sum().backward()
+    c_grad = a.grad.clone()
+    a.grad.zero_()
+
+    def f(a):
+        h = a.pow(2)
+        with torch.autograd.graph.save_on_cpu():
+            h = h.pow(2).pow(2)
+        return h.pow(2)
+
+    d = checkpoint(f, a, use_reentrant=False)
+    d.sum().backward()
+    d_grad = a.grad.clone()
+    assert_equal(b_grad, c_grad)
+    assert_equal(b_grad, d_grad)
+
+
+@pytest.mark.derivgen_gap("torch.utils.checkpoint.GraphExecGroup is not implemented")
+def test_checkpoint_graph_execution_group(torch):
+    import contextlib
+    ckpt = _ckpt(torch)
+
+    def run(use_graph_execution_group):
+        counter = [0]
+
+        def fn(x):
+            counter[0] += 1
+            y = x.sin().cos()
+            z = y.sin().cos()
+            return y, z
+
+        x = torch.randn(3, 3, requires_grad=True)
+        y, z = ckpt.checkpoint(fn, x, use_reentrant=False)
+        group = ckpt.GraphExecGroup()
+        ctx = group if use_graph_execution_group else contextlib.nullcontext()
+        with ctx:
+            (grad_y,) = torch.autograd.grad(z, inputs=(y,), grad_outputs=(torch.ones(3, 3),))
+            (grad_x,) = torch.autograd.grad(y, inputs=(x,), grad_outputs=(grad_y,))
+        if use_graph_execution_group:
+            assert counter[0] == 2
+        else:
+            assert counter[0] == 3
+
+    run(use_graph_execution_group=True)
+    run(use_graph_execution_group=False)
+
+    def fn(x):
+        return x.sin().cos()
+
+    x = torch.randn(3, 3, requires_grad=True)
+    out = ckpt.checkpoint(fn, x, use_reentrant=False)
+    with ckpt.GraphExecGroup():
+        out.sum().backward(retain_graph=True)
+        with pytest.raises(RuntimeError, match="Performing two backward calls that overlap"):
+            out.sum().backward()

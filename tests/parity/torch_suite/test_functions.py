@@ -1,4 +1,7 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd): custom ``autograd.Function`` tests."""
+import gc
+import weakref
+
 import pytest
 
 from tests.support.torch_assert import assert_equal
@@ -966,3 +969,427 @@ def test_inplace_not_requires_grad(torch):
     a = torch.rand(1, 2)
     b = torch.rand(1, requires_grad=True)
     a.select(1, 0).copy_(b)
+
+
+def test_custom_function_vmap_defaults(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * 2 * x
+
+    assert not MySquare.generate_vmap_rule
+    assert hasattr(MySquare, "vmap")
+
+
+def test_custom_function_setup_context_simple(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * 2 * x
+
+    x = torch.randn([], requires_grad=True)
+    y = MySquare.apply(x)
+    (gx,) = torch.autograd.grad(y, x)
+    assert_equal(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_output(torch):
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            two_x = x.item() * 2
+            return x**2, two_x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            _, two_x = output
+            ctx.two_x = two_x
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, gO, _):
+            return gO * ctx.two_x
+
+    x = torch.randn([], requires_grad=True)
+    y, _ = MySquare.apply(x)
+    (gx,) = torch.autograd.grad(y, x)
+    assert_equal(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_input(torch):
+    class MyReshape(torch.autograd.Function):
+        @staticmethod
+        def forward(x, shape, scale_forward, scale_backward):
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, shape, scale_forward, scale_backward = inputs
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    class MyReshapeRef(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, shape, scale_forward, scale_backward):
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    def test(x, shape, scale_forward, scale_backward):
+        y = MyReshape.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx,) = torch.autograd.grad(y, x)
+        y_expected = MyReshapeRef.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx_expected,) = torch.autograd.grad(y_expected, x)
+        assert_equal(y_expected, y)
+        assert_equal(gx_expected, gx)
+
+    test(torch.randn(24, requires_grad=True), (3, 8), 7, 11)
+    test(torch.randn(2, 3, 4, requires_grad=True), (6, 4), -1, 2)
+
+
+def test_clear_saved_tensors_on_access(torch):
+    class MyFn(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            ref = weakref.ref(x)
+            del x
+            assert ref() is None
+            return grad_output
+
+    x = torch.randn(3, requires_grad=True)
+    y = MyFn.apply(x.clone())
+    y.sum().backward()
+
+
+def test_clear_saved_tensors_on_access_double_access_error(torch):
+    class MyFn(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            _ = ctx.saved_tensors
+            _ = ctx.saved_tensors
+            return grad_output
+
+    x = torch.randn(3, requires_grad=True)
+    y = MyFn.apply(x)
+    with pytest.raises(RuntimeError, match="can only be accessed once"):
+        y.sum().backward()
+
+
+def test_custom_autograd_repeated_grad_grad(torch):
+    def mult1(x):
+        return x.prod(dim=-1).prod(dim=-1)
+
+    class Mult(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = mult1(x)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return (grad_output * y)[:, None, None] / x
+
+    mult2 = Mult.apply
+
+    def check_gradgrad_repeated(x, y):
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_1,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_2,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        assert_equal(ggy_1[0, 0, 1], ggy_2[0, 0, 1])
+
+    x = torch.ones(2, 4, 4).requires_grad_()
+    check_gradgrad_repeated(x, mult1(x))
+    check_gradgrad_repeated(x, mult2(x))
+
+
+def test_custom_autograd_no_early_free(torch):
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x**2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, _ = ctx.saved_tensors
+            return grad_output * 2 * x
+
+    class Double2(Double):
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * 2 * y / x
+
+    double = Double.apply
+    double2 = Double2.apply
+    x = torch.tensor(2).double().requires_grad_()
+    assert torch.autograd.gradcheck(double, x)
+    assert torch.autograd.gradgradcheck(double, x)
+    assert torch.autograd.gradcheck(double2, x)
+    assert torch.autograd.gradgradcheck(double2, x)
+
+    y = double(x)
+    torch.autograd.grad(y, x, create_graph=True)
+    torch.autograd.grad(y, x)
+
+    y = double2(x)
+    torch.autograd.grad(y, x, create_graph=True)
+    torch.autograd.grad(y, x)
+
+
+def test_return_leaf(torch):
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a + grad_b, grad_b
+
+    hook_called = [False]
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    q, p = Identity.apply(x, y)
+
+    def hook(grad):
+        hook_called[0] = True
+        assert_equal(grad, torch.ones(5, 5))
+
+    q.register_hook(hook)
+    (q + p + x).sum().backward()
+    assert_equal(x.grad, torch.ones(5, 5) * 3)
+    assert_equal(y.grad, torch.ones(5, 5))
+    assert hook_called[0]
+
+
+def test_return_leaf_inplace(torch):
+    class Inplace(torch.autograd.function.InplaceFunction):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a, grad_a + grad_b
+
+    x = torch.randn(5, 5)
+    y = torch.randn(5, 5, requires_grad=True)
+    q, p = Inplace.apply(x, y)
+    assert q is x
+    assert q.grad_fn.__class__ is Inplace._backward_cls
+    assert q.requires_grad
+    q.sum().backward()
+    assert_equal(y.grad, torch.ones(5, 5))
+
+
+def test_save_none_for_backward(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(None, input, None)
+            return input * input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            n1, input, n2 = ctx.saved_tensors
+            assert n1 is None
+            assert n2 is None
+            return 2 * input * grad_output
+
+    x = torch.randn(5, 5, requires_grad=True)
+    y = MyFn.apply(x)
+    y.sum().backward()
+    assert_equal(x.grad, 2 * x)
+
+
+def test_too_many_grads(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None, None
+
+    x = torch.randn(5, 5, requires_grad=True)
+    y = MyFn.apply(x)
+    y.sum().backward()
+    assert_equal(x.grad, torch.ones_like(x))
+
+
+def test_dep_nograd(torch):
+    class F1(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            out = torch.randn(input.size())
+            ctx.mark_non_differentiable(out)
+            return input, out
+
+        @staticmethod
+        def backward(ctx, grad_output, ignored):
+            return grad_output
+
+    class F2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, ignored):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None
+
+    x = torch.randn(5, requires_grad=True)
+    a, b = F1.apply(x)
+    b = b + 1
+    assert a.requires_grad
+    assert not b.requires_grad
+    c = F2.apply(a, b)
+    c.backward(torch.ones(c.size()))
+    assert_equal(x.grad, torch.ones(x.size()))
+
+
+def test_setup_context_when_forward_has_default_args(torch):
+    class PowFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return torch.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * torch.pow(x, y - 1), None
+
+    class PowFunctionWithClassmethod(torch.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return torch.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * torch.pow(x, y - 1), None
+
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(8.0)
+    y_expected = torch.tensor(12.0)
+    y1 = PowFunction.apply(x)
+    (y1_expected,) = torch.autograd.grad(y1, x)
+    y2 = PowFunctionWithClassmethod.apply(x)
+    (y2_expected,) = torch.autograd.grad(y2, x)
+    assert_equal(y, y1)
+    assert_equal(y_expected, y1_expected)
+    assert_equal(y, y2)
+    assert_equal(y_expected, y2_expected)
+
+
+def test_custom_function_cycle(torch):
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, metadata):
+            x = x.clone()
+            ctx.meta = metadata
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            assert_equal(x, torch.tensor(3.14))
+            assert_equal(ctx.meta["foo"], torch.tensor(3.14))
+            return gO * x, None
+
+    def get_refs(with_backward):
+        a = torch.tensor(3.14, requires_grad=True)
+        metadata = {}
+        out = MyFn.apply(a, metadata)
+        metadata["foo"] = out
+        if with_backward:
+            out.sum().backward()
+            assert_equal(a.grad, a)
+        return weakref.ref(out)
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ref = get_refs(False)
+        assert ref() is not None
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.collect()
+    assert ref() is None
+
+    gc.disable()
+    try:
+        ref = get_refs(True)
+        assert ref() is not None
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.collect()
+    assert ref() is None

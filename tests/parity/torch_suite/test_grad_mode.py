@@ -497,3 +497,137 @@ def test_grad_mode_class_decoration(torch):
         foo2.foo()
 
     assert len(w) == 0
+
+
+def test_set_grad_coroutines_benign_exceptions(torch):
+    class RecoverableException(Exception):
+        pass
+
+    @torch.no_grad()
+    def coro_no_grad(n=10):
+        has_raised = False
+        for i in range(n):
+            try:
+                assert not torch.is_grad_enabled()
+                yield (-i if has_raised else i)
+            except RecoverableException:
+                assert not torch.is_grad_enabled()
+                has_raised = True
+
+    @torch.enable_grad()
+    def coro_enable_grad(n=10):
+        has_raised = False
+        for i in range(n):
+            try:
+                assert torch.is_grad_enabled()
+                yield (-i if has_raised else i)
+            except RecoverableException:
+                assert torch.is_grad_enabled()
+                has_raised = True
+
+    with torch.enable_grad():
+        coro = coro_no_grad()
+        assert next(coro) == 0
+        try:
+            while True:
+                r = coro.throw(RecoverableException)
+                assert r < 0
+        except StopIteration:
+            pass
+
+    with torch.no_grad():
+        coro = coro_enable_grad()
+        assert next(coro) == 0
+        try:
+            while True:
+                r = coro.throw(RecoverableException)
+                assert r < 0
+        except StopIteration:
+            pass
+
+
+def test_set_grad_coroutines_critical_exceptions(torch):
+    class UnrecoverableException(Exception):
+        pass
+
+    class SecondaryException(Exception):
+        pass
+
+    @torch.no_grad()
+    def coro_no_grad(n=10):
+        for i in range(n):
+            try:
+                assert not torch.is_grad_enabled()
+                yield i
+            except UnrecoverableException:
+                assert not torch.is_grad_enabled()
+                raise SecondaryException from None
+
+    @torch.enable_grad()
+    def coro_enable_grad(n=10):
+        for i in range(n):
+            try:
+                assert torch.is_grad_enabled()
+                yield i
+            except UnrecoverableException:
+                assert torch.is_grad_enabled()
+                raise SecondaryException from None
+
+    with torch.enable_grad():
+        coro = coro_no_grad()
+        assert next(coro) == 0
+        with pytest.raises(SecondaryException):
+            coro.throw(UnrecoverableException)
+
+    with torch.no_grad():
+        coro = coro_enable_grad()
+        assert next(coro) == 0
+        with pytest.raises(SecondaryException):
+            coro.throw(UnrecoverableException)
+
+
+def test_set_grad_enabled_wraps(torch):
+    for decorator in [True, False]:
+        with torch.enable_grad():
+            assert torch.is_grad_enabled()
+            if decorator:
+                @torch.set_grad_enabled(False)
+                def inner_func(x):
+                    return x.sin()
+            else:
+                def inner_func(x):
+                    return x.sin()
+
+                obj = torch.set_grad_enabled(False)
+                assert not torch.is_grad_enabled()
+                inner_func = obj(inner_func)
+                assert torch.is_grad_enabled()
+            assert torch.is_grad_enabled()
+            x = torch.zeros(1, requires_grad=True)
+            assert not inner_func(x).requires_grad
+
+
+def test_no_grad_assignment(torch):
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5)
+    with torch.no_grad():
+        x[0] = y
+    assert x.requires_grad
+    assert x.grad_fn is None
+
+
+def test_no_grad_input(torch):
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(self, x):
+            return x
+
+        @staticmethod
+        def backward(self, grad_output):
+            return grad_output
+
+    x = torch.randn(5, requires_grad=True)
+    with torch.no_grad():
+        y = MyFunction.apply(x)
+    assert x.requires_grad
+    assert y.grad_fn is None

@@ -225,3 +225,13 @@ def test_gradcheck_custom_error(torch):
 
     check(fast_mode=True)
     check(fast_mode=False)
+
+
+def test_unrelated_inputs(torch):
+    def my_function(x, y):
+        return x * x
+
+    x = torch.rand(10, dtype=torch.double, requires_grad=True)
+    y = torch.rand(10, dtype=torch.double, requires_grad=True)
+    torch.autograd.gradcheck(my_function, (x, y))
+    torch.autograd.gradgradcheck(my_function, (x, y))

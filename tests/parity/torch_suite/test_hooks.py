@@ -546,3 +546,192 @@ def test_register_hook_requires_grad_error(torch):
     a = torch.tensor([1.0])
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         a.register_hook(lambda g: g)
+
+
+def test_post_accumulate_grad_hook_gets_cleaned_up(torch):
+    def fun_stuff_with_hook():
+        thing_to_put_in_hook = torch.rand(3)
+
+        def hook(tensor):
+            tensor.sub_(tensor.grad)
+            tensor.add_(thing_to_put_in_hook)
+
+        tensor = torch.rand(3, requires_grad=True)
+        tensor.register_post_accumulate_grad_hook(hook)
+        tensor.sum().backward()
+        ref = weakref.ref(thing_to_put_in_hook)
+        gc.collect()
+        return tensor, ref
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        tensor, ref = fun_stuff_with_hook()
+        assert ref() is not None
+        del tensor
+        gc.collect()
+        assert ref() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_prehook_ordering(torch):
+    log = []
+
+    def hook1(g):
+        log.append(1)
+        return g * 3
+
+    def hook2(gs):
+        log.append(2)
+        return tuple(g * 2 for g in gs)
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.grad_fn.register_prehook(hook2)
+    b.register_hook(hook1)
+    b.grad_fn.register_prehook(hook2)
+    acc = b.grad_fn.next_functions[0][0]
+    a.register_hook(hook1)
+    acc.register_prehook(hook2)
+    a.register_hook(hook1)
+
+    b.sum().backward(retain_graph=True)
+    assert log == [1, 2, 2, 1, 1, 2]
+
+    log = []
+    torch.autograd.grad(b.sum(), inputs=(a,), retain_graph=True)
+    assert log == [1, 2, 2, 1, 1]
+
+    log = []
+    b.sum().backward(inputs=(b,))
+    assert log == [1, 2, 2]
+    assert b.grad.item() == 3
+
+
+def test_retains_grad_can_always_observe_tensor_prehook(torch):
+    def tensor_prehook(g):
+        return g * 2
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.register_hook(tensor_prehook)
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 4
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 2
+
+
+def test_accumulate_grad_posthooks_should_not_execute(torch):
+    def tensor_prehook(g):
+        raise RuntimeError
+
+    def posthook(gO, gI):
+        raise RuntimeError
+
+    a = torch.tensor(1.0, requires_grad=True)
+    a.register_hook(tensor_prehook)
+    b = torch.tensor(1.0, requires_grad=True)
+    c = a.clone()
+    acc = c.grad_fn.next_functions[0][0]
+    acc.register_hook(posthook)
+    out = a + b + c
+    out.sum().backward(inputs=[b])
+
+
+def test_backward_hook_relative_ordering(torch):
+    order = []
+
+    class MyModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(10, 10)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    x = torch.randn(10, 10, requires_grad=True)
+    module = MyModule()
+    module.register_full_backward_hook(
+        lambda _1, _2, _3: order.append("module_full_backward_hook_BackwardHookFunctionBackward0"))
+
+    def make_pre_hook(id):
+        return lambda _: order.append(f"pre_hook_{id}")
+
+    def make_post_hook(id):
+        return lambda _1, _2: order.append(f"post_hook_{id}")
+
+    count = 0
+
+    def register_hooks_on_all_nodes(nodes):
+        nonlocal count
+        for node, _ in nodes:
+            count += 1
+            # derivgen's AccumulateGrad names its namespace after the library
+            id = f"{node.name().replace(torch.__name__ + '::', 'torch::')}_{count}"
+            node.register_prehook(make_pre_hook(id))
+            node.register_hook(make_post_hook(id))
+            register_hooks_on_all_nodes(node.next_functions)
+
+    loss = module(x).sum()
+    register_hooks_on_all_nodes(((loss.grad_fn, None),))
+
+    def make_tensor_pre_hook(id):
+        return lambda _: order.append(f"tensor_pre_hook_{id}")
+
+    def make_post_acc_grad_hook(id):
+        return lambda _: order.append(f"post_acc_grad_hook_{id}")
+
+    x.register_hook(make_tensor_pre_hook("x"))
+    module.linear.weight.register_hook(make_tensor_pre_hook("weight"))
+    module.linear.bias.register_hook(make_tensor_pre_hook("bias"))
+    x.register_post_accumulate_grad_hook(make_post_acc_grad_hook("x"))
+    module.linear.weight.register_post_accumulate_grad_hook(make_post_acc_grad_hook("weight"))
+    module.linear.bias.register_post_accumulate_grad_hook(make_post_acc_grad_hook("bias"))
+
+    loss.backward()
+
+    expected_order = [
+        "pre_hook_SumBackward0_1",
+        "post_hook_SumBackward0_1",
+        "pre_hook_BackwardHookFunctionBackward_2",
+        "post_hook_BackwardHookFunctionBackward_2",
+        "pre_hook_AddmmBackward0_3",
+        "post_hook_AddmmBackward0_3",
+        "tensor_pre_hook_bias",
+        "pre_hook_torch::autograd::AccumulateGrad_4",
+        "post_acc_grad_hook_bias",
+        "post_hook_torch::autograd::AccumulateGrad_4",
+        "pre_hook_TBackward0_7",
+        "post_hook_TBackward0_7",
+        "tensor_pre_hook_weight",
+        "pre_hook_torch::autograd::AccumulateGrad_8",
+        "post_acc_grad_hook_weight",
+        "post_hook_torch::autograd::AccumulateGrad_8",
+        "pre_hook_BackwardHookFunctionBackward_5",
+        "module_full_backward_hook_BackwardHookFunctionBackward0",
+        "post_hook_BackwardHookFunctionBackward_5",
+        "tensor_pre_hook_x",
+        "pre_hook_torch::autograd::AccumulateGrad_6",
+        "post_acc_grad_hook_x",
+        "post_hook_torch::autograd::AccumulateGrad_6",
+    ]
+    assert len(expected_order) == len(order)
+    for expected, actual in zip(expected_order, order):
+        assert expected == actual
+
+
+def test_multi_grad_hooks_invalid_mode(torch):
+    t1 = torch.rand(2, requires_grad=True)
+    t2 = torch.rand(2, requires_grad=True)
+    regex = r"Expects mode to be one of \('all', 'any'\) but got foo"
+    with pytest.raises(ValueError, match=regex):
+        torch.autograd.graph.register_multi_grad_hook((t1, t2), lambda _: None, mode="foo")

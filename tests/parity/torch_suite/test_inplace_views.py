@@ -789,3 +789,103 @@ def test_set_autograd(torch):
         detached = torch.rand(2)
         detached.set_(source)
     assert not detached.requires_grad
+
+
+def test_detach_then_inplace_raises_in_autograd(torch):
+    x = torch.randn([], requires_grad=True)
+    orig_x = x.detach().clone()
+    y = x**2
+    z = x.detach()
+    z.zero_()
+    with pytest.raises(RuntimeError, match="has been modified by an inplace"):
+        y.backward()
+
+
+def test_leaf_assignment(torch):
+    x = torch.randn(5, 5)
+    y = torch.randn(5, requires_grad=True)
+    z = torch.randn(5, requires_grad=True)
+    x[0] = y
+    x[1] = 2 * z
+    assert x.requires_grad
+    assert x.grad_fn is not None
+    x.sum().backward()
+    assert_equal(y.grad, torch.ones(5))
+    assert_equal(z.grad, torch.ones(5) * 2)
+
+
+def test_inplace_on_view_leaf_errors(torch):
+    x = torch.zeros(1, requires_grad=True)
+    y = x.view_as(x)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation."):
+        y.add_(1)
+
+
+@pytest.mark.derivgen_gap("nn.InstanceNorm2d is not implemented")
+def test_inplace_on_view_backward(torch):
+    nn = torch.nn
+    net = nn.Sequential(nn.InstanceNorm2d(2), nn.ReLU(True))
+    x = torch.tensor([[[[1.0, 1.0]]]], requires_grad=True)
+    (g,) = torch.autograd.grad(net(x).pow(2), [x], grad_outputs=x.new_ones(x.shape), create_graph=True)
+    torch.autograd.grad(g.sum(), [x])
+    assert_equal(x, torch.tensor([[[[1.0, 1.0]]]]))
+
+    inputs = torch.ones((1, 3, 256, 256), requires_grad=True)
+    tmp1 = (inputs + 1).view_as(inputs)
+    tmp2 = torch.nn.functional.threshold(tmp1, 0.0, 0.0, True)
+    prob_interpolated = torch.sigmoid(tmp2)
+    gradients = torch.autograd.grad(outputs=prob_interpolated, inputs=inputs,
+                                    grad_outputs=torch.ones(prob_interpolated.size()),
+                                    create_graph=True, retain_graph=True)[0]
+    gradient_penalty = gradients.sum()
+    gradient_penalty.backward()
+    fn = gradient_penalty.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert fn.name() == "ThresholdBackwardBackward0"
+
+
+@pytest.mark.derivgen_gap("a view made under no_grad of a tensor that requires grad does not report requires_grad "
+                          "(torch's view reads it from its base), so an in-place change under no_grad leaves no "
+                          "grad_fn to print as <Invalid>")
+def test_autograd_print_tensor(torch):
+    a = torch.ones(1, requires_grad=True)
+    a_clone = a.clone()
+    assert repr(a) == "tensor([1.], requires_grad=True)"
+    assert repr(a_clone) == "tensor([1.], grad_fn=<CloneBackward0>)"
+
+    with torch.no_grad():
+        b = a[:]
+        b *= 2
+    assert repr(b) == "tensor([2.], grad_fn=<Invalid>)"
+
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, x):
+            return x
+
+    c = Func.apply(a)
+    assert repr(c) == "tensor([2.], grad_fn=<FuncBackward>)"
+
+
+@pytest.mark.derivgen_gap("views do not record that they were created under no_grad or inference_mode, so the "
+                          "in-place change of a view of such a view is not refused")
+def test_autograd_inplace_view_of_view(torch):
+    x = torch.zeros(2)
+    with torch.no_grad():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view .* is being .* inside the no_grad block"):
+        z /= 2
+
+    x = torch.zeros(2)
+    with torch.inference_mode():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view .* is being .* inside the inference_mode"):
+        z /= 2

@@ -651,3 +651,20 @@ def test_global_and_local_hooks_order(torch):
     assert called == ["global_forward_pre", "local_forward_pre", "global_forward", "local_forward"]
     output.backward(torch.ones(5, 5), retain_graph=True)
     assert called[4:] == ["global_backward", "local_backward"]
+
+
+def test_full_backward_hook_double_backward(torch):
+    x = torch.rand(1, requires_grad=True)
+    y = torch.rand_like(x)
+    func = torch.nn.MSELoss()
+    counter = [0]
+
+    def hook(module, grad_input, grad_output):
+        counter[0] += 1
+
+    func.register_full_backward_hook(hook)
+    f = func(x, y)
+    (gradx_f,) = torch.autograd.grad(f, x, create_graph=True)
+    assert counter[0] == 1
+    _ = torch.autograd.grad(gradx_f, x)
+    assert counter[0] == 1

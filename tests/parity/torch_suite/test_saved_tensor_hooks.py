@@ -462,3 +462,47 @@ def test_get_data_and_hooks_from_raw_saved_variable(torch):
     # Returns the un-detached data when input is saved
     assert pow2_sv.data is c
     assert pow2_sv.unpack_hook is None
+
+
+def test_custom_function_saved_tensors(torch):
+    def getFn(save=True):
+        class MyFn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return MyFn
+
+    a = torch.randn(5, requires_grad=True)
+    y = getFn(True).apply(a)
+    assert_equal(y.grad_fn.saved_tensors[0], a)
+    assert y.grad_fn.saved_tensors[1] is None
+    saved = y.grad_fn._raw_saved_tensors
+    assert len(saved) == 2
+
+    with pytest.raises(RuntimeError, match="None is forbidden"):
+        saved[1].register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(TypeError):
+        saved[0].register_hooks(lambda x: x)
+    with pytest.raises(TypeError):
+        saved[0].register_hooks(1, 1)
+    saved[0].register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(RuntimeError, match="already been set"):
+        saved[0].register_hooks(lambda x: x, lambda x: x)
+    y.sum().backward()
+
+    del saved
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn._raw_saved_tensors
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors
+
+    y = getFn(False).apply(a)
+    assert y.grad_fn.saved_tensors == ()
+    assert y.grad_fn._raw_saved_tensors == ()

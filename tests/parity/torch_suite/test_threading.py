@@ -1,6 +1,7 @@
 """Ported from PyTorch's test/test_autograd.py (TestAutograd and TestMultithreadAutograd): sequence
 numbers, node metadata, and autograd from several threads."""
 import threading
+import weakref
 
 
 from tests.support.torch_assert import assert_equal
@@ -205,3 +206,25 @@ def test_python_thread_in_middle(torch):
     y_retain = x_retain + x_retain ** 2
     _run_threads(lambda: train_fn_retain_graph(y_retain), 5)
     assert_equal(x_retain.grad, 5 * (4 * x_retain ** 3 + 6 * (x_retain ** 2) + 4 * x_retain + 1))
+
+
+def test_grad_thread_safety(torch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    NUM_ITERS = 10
+    NUM_THREADS = 4
+
+    def access_grad(tensor, barrier):
+        barrier.wait()
+        return weakref.ref(tensor.grad)
+
+    for _ in range(NUM_ITERS):
+        tensor = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (tensor**2).sum().backward()
+        barrier = threading.Barrier(NUM_THREADS)
+        with ThreadPoolExecutor(max_workers=NUM_THREADS) as executor:
+            futures = [executor.submit(access_grad, tensor, barrier) for _ in range(NUM_THREADS)]
+            for future in futures:
+                assert_equal(future.result()(), tensor.grad)
+            assert tensor.grad is not None
