@@ -1,24 +1,15 @@
 """``Adam`` (with ``amsgrad``, ``weight_decay``, ``maximize``; ``decoupled_weight_decay=True`` is AdamW),
 updated as torch's single-tensor implementation (bit-for-bit in float64)."""
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_grad, empty_like_flat, new_step, typed, \
-    zeros_like_param
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, empty_like_flat, param_state, \
+    params_with_grad, typed
 
 
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_args(lr, eps, betas, weight_decay)
         if capturable or differentiable or fused:
             raise NotImplementedError("derivgen.optim.Adam: capturable, differentiable and fused are not supported")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
@@ -32,17 +23,8 @@ class Adam(Optimizer):
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         flags = (bool(amsgrad), bool(group["maximize"]))
         scalars = {}  # (dtype, step) -> the loop's typed scalars: the same for most parameters of a group
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = zeros_like_param(p)
-                state["exp_avg_sq"] = zeros_like_param(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = zeros_like_param(p)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None)
             step = advance(state["step"])
             flat = Flat()
             param = flat.out(p)

@@ -373,3 +373,50 @@ def check_grad(p):
         raise RuntimeError(f"the gradient of a parameter has shape {list(g.shape)} but the parameter has shape "
                            f"{list(p.shape)}")
     return g
+
+
+# ---- argument checks and per-parameter state shared by the optimizers ------------------------------
+_ARG_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(**values):
+    """torch's ``Invalid <name>: <value>`` ValueError for the first of ``values`` (checked in the order
+    given) that is not ``>= 0`` (NaN included)."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_ARG_LABELS.get(name, name + ' value')}: {value}")
+
+
+def check_adam_args(lr, eps, betas, weight_decay):
+    """The checks, in torch's order, of the Adam family's shared arguments."""
+    check_nonnegative(lr=lr, eps=eps)
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+    check_nonnegative(weight_decay=weight_decay)
+
+
+def refuse_unsupported(name, capturable, differentiable):
+    if capturable or differentiable:
+        raise NotImplementedError(f"derivgen.optim.{name}: capturable and differentiable are not supported")
+
+
+def params_with_grad(group):
+    """``(param, grad)`` for every parameter of ``group`` that has a gradient (of the parameter's shape)."""
+    for p in group["params"]:
+        if p.grad is not None:
+            yield p, check_grad(p)
+
+
+def param_state(state, p, *buffers, first=None):
+    """``state`` (one parameter's), filled when empty as torch does: ``step``, then what ``first()``
+    returns, then a zero buffer shaped like ``p`` per name in ``buffers`` (``None``: an option leaves
+    that buffer out)."""
+    if len(state) == 0:
+        state["step"] = new_step()
+        if first is not None:
+            state.update(first())
+        for name in buffers:
+            if name is not None:
+                state[name] = zeros_like_param(p)
+    return state
