@@ -14,7 +14,7 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, no_grad
-from derivgen.core.hooks import RemovableHandle
+from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.tensor import Tensor
 
@@ -32,22 +32,14 @@ _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
 
-def _register(hooks, hook, prepend=False):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
-
-
 def register_optimizer_step_pre_hook(hook):
     """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before every optimizer's ``step``."""
-    return _register(_global_optimizer_pre_hooks, hook)
+    return add_ordered_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
-    return _register(_global_optimizer_post_hooks, hook)
+    return add_ordered_hook(_global_optimizer_post_hooks, hook)
 
 
 def _hooked_step(func):
@@ -220,27 +212,27 @@ class Optimizer:
     # ---- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each ``step``."""
-        return _register(self._optimizer_step_pre_hooks, hook)
+        return add_ordered_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` after each ``step``."""
-        return _register(self._optimizer_step_post_hooks, hook)
+        return add_ordered_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         """``hook(optimizer)`` before ``state_dict`` is built."""
-        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
         """``hook(optimizer, state_dict) -> None | state_dict`` after ``state_dict`` is built."""
-        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
         """``hook(optimizer, state_dict) -> None | state_dict`` before ``load_state_dict`` reads it."""
-        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
         """``hook(optimizer)`` after ``load_state_dict``."""
-        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ---- state_dict ----------------------------------------------------------------------------
     def state_dict(self):
