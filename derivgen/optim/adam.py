@@ -5,6 +5,17 @@ from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, 
     params_with_grad, typed
 
 
+def decay_and_moment_scalars(param, group):
+    """The Adam family kernels' shared scalars, typed like ``param``: ``weight_decay, decoupled,
+    1 - lr * weight_decay, w1 = 1 - beta1, 1 - w1, beta2, 1 - beta2`` (see ``_kernels._adam_grad`` and
+    ``_adam_moments``)."""
+    lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
+    t = lambda v: typed(param, v)  # noqa: E731
+    w1 = t(1 - beta1)
+    return (t(weight_decay), bool(group["decoupled_weight_decay"]), t(1 - lr * weight_decay), w1, t(1) - w1,
+            t(beta2), t(1 - beta2))
+
+
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
@@ -20,7 +31,7 @@ class Adam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        amsgrad = group["amsgrad"]
         flags = (bool(amsgrad), bool(group["maximize"]))
         scalars = {}  # (dtype, step) -> the loop's typed scalars: the same for most parameters of a group
         for p, grad in params_with_grad(group):
@@ -34,11 +45,9 @@ class Adam(Optimizer):
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
-                t = lambda v: typed(param, v)  # noqa: E731
-                w1 = t(1 - beta1)
                 typed_scalars = scalars[key] = (
-                    t(weight_decay), bool(group["decoupled_weight_decay"]), t(1 - lr * weight_decay), w1, t(1) - w1,
-                    t(beta2), t(1 - beta2), t(bias_correction2 ** 0.5), t(group["eps"]), t(-step_size))
+                    *decay_and_moment_scalars(param, group), typed(param, bias_correction2 ** 0.5),
+                    typed(param, group["eps"]), typed(param, -step_size))
             _kernels.adam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
                 flat.out(state["max_exp_avg_sq"]) if amsgrad else empty_like_flat(param), *flags, *typed_scalars)

@@ -7,6 +7,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels_more
+from derivgen.optim.adam import decay_and_moment_scalars
 from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
                                       params_with_grad, refuse_unsupported, scalar_dtype, typed)
 
@@ -30,7 +31,7 @@ class NAdam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
+        momentum_decay = group["momentum_decay"]
         for p, grad in params_with_grad(group):
             state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
             step = advance(state["step"])
@@ -45,11 +46,9 @@ class NAdam(Optimizer):
             flat = Flat()
             param = flat.out(p)
             t = lambda v: typed(param, v)  # noqa: E731
-            w1 = t(1 - beta1)
             _kernels_more.nadam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), t(weight_decay), bool(group["decoupled_weight_decay"]),
-                t(1 - lr * weight_decay), w1, t(1) - w1, t(beta2), t(1 - beta2), t(bias_correction2),
+                bool(group["maximize"]), *decay_and_moment_scalars(param, group), t(bias_correction2),
                 t(group["eps"]), t(-lr * (1.0 - mu) / (1.0 - mu_product)), t((-lr * mu_next) / (1.0 - mu_product_next)))
             flat.finish()
 
@@ -66,7 +65,6 @@ class RAdam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay = group["weight_decay"]
         for p, grad in params_with_grad(group):
             state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq")
             step = advance(state["step"])
@@ -80,10 +78,8 @@ class RAdam(Optimizer):
             flat = Flat()
             param = flat.out(p)
             t = lambda v: typed(param, v)  # noqa: E731
-            w1 = t(1 - beta1)
             _kernels_more.radam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), t(weight_decay), bool(group["decoupled_weight_decay"]),
-                t(1 - lr * weight_decay), w1, t(1) - w1, t(beta2), t(1 - beta2), t(bias_correction1), t(lr),
+                bool(group["maximize"]), *decay_and_moment_scalars(param, group), t(bias_correction1), t(lr),
                 bool(rectified), t(bias_correction2 ** 0.5), t(group["eps"]), t(rect))
             flat.finish()
