@@ -12,6 +12,18 @@ from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args,
                                       params_with_grad, refuse_unsupported, scalar_dtype, typed)
 
 
+def _per_dtype(scalars_of, group):
+    """``scalars_of(param, group)`` computed once per parameter dtype of the group."""
+    cache = {}
+
+    def get(param):
+        found = cache.get(param.dtype)
+        if found is None:
+            found = cache[param.dtype] = scalars_of(param, group)
+        return found
+    return get
+
+
 def _new_mu_product():
     return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
 
@@ -32,6 +44,7 @@ class NAdam(Optimizer):
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
         momentum_decay = group["momentum_decay"]
+        shared_scalars = _per_dtype(decay_and_moment_scalars, group)
         for p, grad in params_with_grad(group):
             state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
             step = advance(state["step"])
@@ -48,7 +61,7 @@ class NAdam(Optimizer):
             t = lambda v: typed(param, v)  # noqa: E731
             _kernels_more.nadam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), *decay_and_moment_scalars(param, group), t(bias_correction2),
+                bool(group["maximize"]), *shared_scalars(param), t(bias_correction2),
                 t(group["eps"]), t(-lr * (1.0 - mu) / (1.0 - mu_product)), t((-lr * mu_next) / (1.0 - mu_product_next)))
             flat.finish()
 
@@ -65,6 +78,7 @@ class RAdam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
+        shared_scalars = _per_dtype(decay_and_moment_scalars, group)
         for p, grad in params_with_grad(group):
             state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq")
             step = advance(state["step"])
@@ -80,6 +94,6 @@ class RAdam(Optimizer):
             t = lambda v: typed(param, v)  # noqa: E731
             _kernels_more.radam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), *decay_and_moment_scalars(param, group), t(bias_correction1), t(lr),
+                bool(group["maximize"]), *shared_scalars(param), t(bias_correction1), t(lr),
                 bool(rectified), t(bias_correction2 ** 0.5), t(group["eps"]), t(rect))
             flat.finish()
