@@ -453,16 +453,17 @@ class OneCycleLR(LRScheduler):
                 "You must define either total_steps OR (epochs AND steps_per_epoch)"
             )
 
+        warmup: _SchedulePhase = {
+            "end_step": float(pct_start * self.total_steps) - 1,
+            "start_lr": "initial_lr",
+            "end_lr": "max_lr",
+            "start_momentum": "max_momentum",
+            "end_momentum": "base_momentum",
+        }
         self._schedule_phases: list[_SchedulePhase]
         if three_phase:
             self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
+                warmup,
                 {
                     "end_step": float(2 * pct_start * self.total_steps) - 2,
                     "start_lr": "max_lr",
@@ -480,13 +481,7 @@ class OneCycleLR(LRScheduler):
             ]
         else:
             self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
+                warmup,
                 {
                     "end_step": self.total_steps - 1,
                     "start_lr": "max_lr",

@@ -296,22 +296,22 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target):
-        module_path, _, param_name = target.rpartition(".")
+    def _owner_and_attr(self, target):
+        """The submodule ``target`` names an attribute of, the attribute's name and value."""
+        module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name, getattr(mod, name)
+
+    def get_parameter(self, target):
+        _, param_name, param = self._owner_and_attr(target)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target):
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
+        mod, buffer_name, buffer = self._owner_and_attr(target)
         if buffer_name not in mod._buffers:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return buffer
