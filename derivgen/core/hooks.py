@@ -38,3 +38,13 @@ def add_hook(hooks, fn):
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
     return hooks, handle
+
+
+def add_ordered_hook(hooks, fn, prepend=False):
+    """Adds ``fn`` to the ordered dict ``hooks`` (an ``OrderedDict`` owned by a module, optimizer or the
+    global hook tables), last or, with ``prepend``, first; returns its handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle

@@ -29,34 +29,35 @@ class _Current(threading.local):
 _current = _Current()
 
 
-def add_observer(observer):
+def _add(watchers, watcher):
     global ACTIVE
     with _lock:
-        _observers.append(observer)
+        watchers.append(watcher)
         ACTIVE = True
+
+
+def _remove(watchers, watcher):
+    global ACTIVE
+    with _lock:
+        if watcher in watchers:
+            watchers.remove(watcher)
+        ACTIVE = bool(_observers or _interceptors)
+
+
+def add_observer(observer):
+    _add(_observers, observer)
 
 
 def remove_observer(observer):
-    global ACTIVE
-    with _lock:
-        if observer in _observers:
-            _observers.remove(observer)
-        ACTIVE = bool(_observers or _interceptors)
+    _remove(_observers, observer)
 
 
 def add_interceptor(interceptor):
-    global ACTIVE
-    with _lock:
-        _interceptors.append(interceptor)
-        ACTIVE = True
+    _add(_interceptors, interceptor)
 
 
 def remove_interceptor(interceptor):
-    global ACTIVE
-    with _lock:
-        if interceptor in _interceptors:
-            _interceptors.remove(interceptor)
-        ACTIVE = bool(_observers or _interceptors)
+    _remove(_interceptors, interceptor)
 
 
 def wanted(fn):

@@ -17,13 +17,20 @@ from derivgen.kernels.jit import kernel
 
 
 @kernel
+def _transformed_grad(g, p, maximize, weight_decay):
+    """The gradient as every rule first transforms it: negated to maximize, plus ``weight_decay * p``."""
+    g = -g if maximize else g
+    if weight_decay != 0:
+        g = fma(p, weight_decay, g)
+    return g
+
+
+@kernel
 def sgd_update(param, grad, buf, lr, weight_decay, momentum, keep, nesterov, maximize, first):
     """``keep`` is ``1 - dampening``; ``buf`` is empty when ``momentum == 0``; ``first``: ``buf`` is
     filled with the (transformed) gradient instead of updated."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        if weight_decay != 0:
-            g = fma(param[i], weight_decay, g)
+        g = _transformed_grad(grad[i], param[i], maximize, weight_decay)
         if momentum != 0:
             if first:
                 b = g
@@ -43,22 +50,37 @@ def _lerp(a, b, w, one_minus_w):
 
 
 @kernel
+def _adam_grad(g, p, maximize, weight_decay, decoupled, decay):
+    """The Adam family's gradient and parameter after weight decay: ``decoupled`` (AdamW) scales the
+    parameter by ``decay = 1 - lr * weight_decay``, otherwise ``weight_decay * p`` joins the gradient."""
+    g = -g if maximize else g
+    if weight_decay != 0:
+        if decoupled:
+            p = p * decay
+        else:
+            g = fma(p, weight_decay, g)
+    return g, p
+
+
+@kernel
+def _adam_moments(exp_avg, exp_avg_sq, i, g, w1, one_minus_w1, beta2, one_minus_beta2):
+    """Element ``i`` of the first and second moments updated in place (``exp_avg.lerp_(g, 1 - beta1)``,
+    ``exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)``); returns both."""
+    m = _lerp(exp_avg[i], g, w1, one_minus_w1)
+    exp_avg[i] = m
+    v = fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2)
+    exp_avg_sq[i] = v
+    return m, v
+
+
+@kernel
 def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, weight_decay, decoupled,
                 decay, w1, one_minus_w1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size):
     """``decay`` is ``1 - lr * weight_decay`` (decoupled weight decay, AdamW); ``w1`` is ``1 - beta1``;
     ``max_exp_avg_sq`` is empty unless ``amsgrad``."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        p = param[i]
-        if weight_decay != 0:
-            if decoupled:
-                p = p * decay
-            else:
-                g = fma(p, weight_decay, g)
-        m = _lerp(exp_avg[i], g, w1, one_minus_w1)
-        exp_avg[i] = m
-        v = fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2)
-        exp_avg_sq[i] = v
+        g, p = _adam_grad(grad[i], param[i], maximize, weight_decay, decoupled, decay)
+        m, v = _adam_moments(exp_avg, exp_avg_sq, i, g, w1, one_minus_w1, beta2, one_minus_beta2)
         if amsgrad:
             mx = max_exp_avg_sq[i]
             if v > mx or v != v:
@@ -75,9 +97,7 @@ def rmsprop_update(param, grad, square_avg, grad_avg, buf, lr, alpha, one_minus_
     """``grad_avg`` is empty unless ``centered``, ``buf`` unless ``momentum > 0``; ``one_minus_w`` is
     ``1 - (1 - alpha)``, the complement of the ``lerp`` weight of the centered average."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        if weight_decay != 0:
-            g = fma(param[i], weight_decay, g)
+        g = _transformed_grad(grad[i], param[i], maximize, weight_decay)
         s = fma(one_minus_alpha * g, g, square_avg[i] * alpha)
         square_avg[i] = s
         if centered:
@@ -99,9 +119,7 @@ def rmsprop_update(param, grad, square_avg, grad_avg, buf, lr, alpha, one_minus_
 def adagrad_update(param, grad, state_sum, clr, eps, weight_decay, maximize):
     """``clr`` is the decayed learning rate ``lr / (1 + (step - 1) * lr_decay)``."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        if weight_decay != 0:
-            g = fma(param[i], weight_decay, g)
+        g = _transformed_grad(grad[i], param[i], maximize, weight_decay)
         s = fma(g, g, state_sum[i])
         state_sum[i] = s
         param[i] = param[i] + (-clr * g) / (np.sqrt(s) + eps)

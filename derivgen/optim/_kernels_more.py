@@ -7,15 +7,7 @@ import numpy as np
 
 from derivgen.kernels.fma import fma
 from derivgen.kernels.jit import kernel
-from derivgen.optim._kernels import _lerp
-
-
-@kernel
-def _transformed_grad(g, p, maximize, weight_decay):
-    g = -g if maximize else g
-    if weight_decay != 0:
-        g = fma(p, weight_decay, g)
-    return g
+from derivgen.optim._kernels import _adam_grad, _adam_moments, _lerp, _transformed_grad
 
 
 @kernel
@@ -53,17 +45,8 @@ def nadam_update(param, grad, exp_avg, exp_avg_sq, maximize, weight_decay, decou
     """``decay`` is ``1 - lr * weight_decay``; ``grad_coef`` / ``avg_coef`` are torch's
     ``-lr * (1 - mu) / (1 - mu_product)`` and ``-lr * mu_next / (1 - mu_product_next)``."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        p = param[i]
-        if weight_decay != 0:
-            if decoupled:
-                p = p * decay
-            else:
-                g = fma(p, weight_decay, g)
-        m = _lerp(exp_avg[i], g, w1, one_minus_w1)
-        exp_avg[i] = m
-        v = fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2)
-        exp_avg_sq[i] = v
+        g, p = _adam_grad(grad[i], param[i], maximize, weight_decay, decoupled, decay)
+        m, v = _adam_moments(exp_avg, exp_avg_sq, i, g, w1, one_minus_w1, beta2, one_minus_beta2)
         denom = np.sqrt(v / bias_correction2) + eps
         p = p + (grad_coef * g) / denom
         param[i] = p + (avg_coef * m) / denom
@@ -75,17 +58,8 @@ def radam_update(param, grad, exp_avg, exp_avg_sq, maximize, weight_decay, decou
     """``rectified``: torch's ``rho_t > 5`` branch, ``((m / bc1) * lr) * ((1 / (sqrt(v) + eps)) * sqrt(bc2))
     * rect`` (a Python scalar over a tensor is ``reciprocal() * scalar`` in torch); else ``(m / bc1) * lr``."""
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]
-        p = param[i]
-        if weight_decay != 0:
-            if decoupled:
-                p = p * decay
-            else:
-                g = fma(p, weight_decay, g)
-        m = _lerp(exp_avg[i], g, w1, one_minus_w1)
-        exp_avg[i] = m
-        v = fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2)
-        exp_avg_sq[i] = v
+        g, p = _adam_grad(grad[i], param[i], maximize, weight_decay, decoupled, decay)
+        m, v = _adam_moments(exp_avg, exp_avg_sq, i, g, w1, one_minus_w1, beta2, one_minus_beta2)
         update = (m / bias_correction1) * lr
         if rectified:
             adaptive = (1 / (np.sqrt(v) + eps)) * bias_correction2_sqrt

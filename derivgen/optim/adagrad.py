@@ -2,7 +2,7 @@
 torch's single-tensor implementation (bit-for-bit in float64). As in torch, the state is created when
 the optimizer is."""
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_grad, new_step, typed, zeros_like_param
+from derivgen.optim.optimizer import Flat, Optimizer, advance, new_step, params_with_grad, typed, zeros_like_param
 
 
 class Adagrad(Optimizer):
@@ -31,10 +31,7 @@ class Adagrad(Optimizer):
                 state["sum"] = zeros_like_param(p, group["initial_accumulator_value"])
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
+        for p, grad in params_with_grad(group):
             state = self.state[p]
             step = advance(state["step"])
             clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])

@@ -1,24 +1,26 @@
 """``Adam`` (with ``amsgrad``, ``weight_decay``, ``maximize``; ``decoupled_weight_decay=True`` is AdamW),
 updated as torch's single-tensor implementation (bit-for-bit in float64)."""
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_grad, empty_like_flat, new_step, typed, \
-    zeros_like_param
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, empty_like_flat, param_state, \
+    params_with_grad, typed
+
+
+def decay_and_moment_scalars(param, group):
+    """The Adam family kernels' shared scalars, typed like ``param``: ``weight_decay, decoupled,
+    1 - lr * weight_decay, w1 = 1 - beta1, 1 - w1, beta2, 1 - beta2`` (see ``_kernels._adam_grad`` and
+    ``_adam_moments``)."""
+    lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
+    t = lambda v: typed(param, v)  # noqa: E731
+    w1 = t(1 - beta1)
+    return (t(weight_decay), bool(group["decoupled_weight_decay"]), t(1 - lr * weight_decay), w1, t(1) - w1,
+            t(beta2), t(1 - beta2))
 
 
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_args(lr, eps, betas, weight_decay)
         if capturable or differentiable or fused:
             raise NotImplementedError("derivgen.optim.Adam: capturable, differentiable and fused are not supported")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
@@ -29,20 +31,11 @@ class Adam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        amsgrad = group["amsgrad"]
         flags = (bool(amsgrad), bool(group["maximize"]))
         scalars = {}  # (dtype, step) -> the loop's typed scalars: the same for most parameters of a group
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = zeros_like_param(p)
-                state["exp_avg_sq"] = zeros_like_param(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = zeros_like_param(p)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None)
             step = advance(state["step"])
             flat = Flat()
             param = flat.out(p)
@@ -52,11 +45,9 @@ class Adam(Optimizer):
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
-                t = lambda v: typed(param, v)  # noqa: E731
-                w1 = t(1 - beta1)
                 typed_scalars = scalars[key] = (
-                    t(weight_decay), bool(group["decoupled_weight_decay"]), t(1 - lr * weight_decay), w1, t(1) - w1,
-                    t(beta2), t(1 - beta2), t(bias_correction2 ** 0.5), t(group["eps"]), t(-step_size))
+                    *decay_and_moment_scalars(param, group), typed(param, bias_correction2 ** 0.5),
+                    typed(param, group["eps"]), typed(param, -step_size))
             _kernels.adam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
                 flat.out(state["max_exp_avg_sq"]) if amsgrad else empty_like_flat(param), *flags, *typed_scalars)

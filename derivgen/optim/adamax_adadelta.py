@@ -1,42 +1,22 @@
 """``Adamax`` and ``Adadelta``, updated as torch's single-tensor implementations."""
 from derivgen.optim import _kernels_more
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_grad, new_step, typed, zeros_like_param
-
-
-def _refuse_unsupported(name, capturable, differentiable):
-    if capturable or differentiable:
-        raise NotImplementedError(f"derivgen.optim.{name}: capturable and differentiable are not supported")
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
+                                      params_with_grad, refuse_unsupported, typed)
 
 
 class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _refuse_unsupported("Adamax", capturable, differentiable)
+        check_adam_args(lr, eps, betas, weight_decay)
+        refuse_unsupported("Adamax", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = zeros_like_param(p)
-                state["exp_inf"] = zeros_like_param(p)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "exp_avg", "exp_inf")
             step = advance(state["step"])
             clr = lr / (1 - beta1 ** step)
             flat = Flat()
@@ -52,30 +32,19 @@ class Adamax(Optimizer):
 class Adadelta(Optimizer):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _refuse_unsupported("Adadelta", capturable, differentiable)
+        check_nonnegative(eps=eps, weight_decay=weight_decay)
+        refuse_unsupported("Adadelta", capturable, differentiable)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _update(self, group):
         rho = group["rho"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["square_avg"] = zeros_like_param(p)
-                state["acc_delta"] = zeros_like_param(p)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "square_avg", "acc_delta")
             advance(state["step"])
             flat = Flat()
             param = flat.out(p)

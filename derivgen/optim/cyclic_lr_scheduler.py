@@ -21,6 +21,29 @@ if TYPE_CHECKING:
     from collections.abc import Callable  # noqa: F401
 
 
+def _momentum_key_is_beta1(optimizer: Optimizer) -> bool:
+    """Whether a cycled momentum is ``betas[0]`` (Adam-like) rather than ``momentum``; torch's error when
+    the optimizer has neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
+
+
+def _set_momentum(group: dict[str, Any], momentum: float, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _start_momentum_cycle(optimizer: Optimizer, max_momentums, base_momentums, use_beta1: bool) -> None:
+    """A fresh cycle starts every group at its ``max_momentum`` and records both bounds in the group."""
+    for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups, strict=True):
+        _set_momentum(group, m_momentum, use_beta1)
+        group["max_momentum"] = m_momentum
+        group["base_momentum"] = b_momentum
+
+
 class ReduceLROnPlateau(LRScheduler):
 
     def __init__(
@@ -205,32 +228,13 @@ class CyclicLR(LRScheduler):
 
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if (
-                "momentum" not in optimizer.defaults
-                and "betas" not in optimizer.defaults
-            ):
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-                )
-
-            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.use_beta1 = _momentum_key_is_beta1(optimizer)
             self.base_momentums = _format_param(
                 "base_momentum", optimizer, base_momentum
             )
             self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(
-                    self.max_momentums,
-                    self.base_momentums,
-                    optimizer.param_groups,
-                    strict=True,
-                ):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(optimizer, self.max_momentums, self.base_momentums, self.use_beta1)
 
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
@@ -301,10 +305,7 @@ class CyclicLR(LRScheduler):
             for param_group, momentum in zip(
                 self.optimizer.param_groups, momentums, strict=True
             ):
-                if self.use_beta1:
-                    param_group["betas"] = (momentum, *param_group["betas"][1:])
-                else:
-                    param_group["momentum"] = momentum
+                _set_momentum(param_group, momentum, self.use_beta1)
 
         return lrs
 
@@ -452,16 +453,17 @@ class OneCycleLR(LRScheduler):
                 "You must define either total_steps OR (epochs AND steps_per_epoch)"
             )
 
+        warmup: _SchedulePhase = {
+            "end_step": float(pct_start * self.total_steps) - 1,
+            "start_lr": "initial_lr",
+            "end_lr": "max_lr",
+            "start_momentum": "max_momentum",
+            "end_momentum": "base_momentum",
+        }
         self._schedule_phases: list[_SchedulePhase]
         if three_phase:
             self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
+                warmup,
                 {
                     "end_step": float(2 * pct_start * self.total_steps) - 2,
                     "start_lr": "max_lr",
@@ -479,13 +481,7 @@ class OneCycleLR(LRScheduler):
             ]
         else:
             self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
+                warmup,
                 {
                     "end_step": self.total_steps - 1,
                     "start_lr": "max_lr",
@@ -516,26 +512,11 @@ class OneCycleLR(LRScheduler):
 
         self.cycle_momentum = cycle_momentum
         if self.cycle_momentum:
-            if (
-                "momentum" not in self.optimizer.defaults
-                and "betas" not in self.optimizer.defaults
-            ):
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-                )
-            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.use_beta1 = _momentum_key_is_beta1(self.optimizer)
             max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(
-                    max_momentums, base_momentums, optimizer.param_groups, strict=True
-                ):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(optimizer, max_momentums, base_momentums, self.use_beta1)
 
         super().__init__(optimizer, last_epoch)
 
@@ -590,9 +571,6 @@ class OneCycleLR(LRScheduler):
 
             lrs.append(computed_lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (computed_momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = computed_momentum
+                _set_momentum(group, computed_momentum, self.use_beta1)
 
         return lrs

@@ -7,32 +7,34 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels_more
-from derivgen.optim.adamax_adadelta import _refuse_unsupported
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_grad, new_step, scalar_dtype, typed,
-                                      zeros_like_param)
+from derivgen.optim.adam import decay_and_moment_scalars
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
+                                      params_with_grad, refuse_unsupported, scalar_dtype, typed)
 
 
-def _check_adam_like(lr, eps, betas, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+def _per_dtype(scalars_of, group):
+    """``scalars_of(param, group)`` computed once per parameter dtype of the group."""
+    cache = {}
+
+    def get(param):
+        found = cache.get(param.dtype)
+        if found is None:
+            found = cache[param.dtype] = scalars_of(param, group)
+        return found
+    return get
+
+
+def _new_mu_product():
+    return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
 
 
 class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        _check_adam_like(lr, eps, betas, weight_decay)
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        _refuse_unsupported("NAdam", capturable, differentiable)
+        check_adam_args(lr, eps, betas, weight_decay)
+        check_nonnegative(momentum_decay=momentum_decay)
+        refuse_unsupported("NAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
@@ -41,17 +43,10 @@ class NAdam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["mu_product"] = Tensor._make(np.ones((), scalar_dtype().np))
-                state["exp_avg"] = zeros_like_param(p)
-                state["exp_avg_sq"] = zeros_like_param(p)
+        momentum_decay = group["momentum_decay"]
+        shared_scalars = _per_dtype(decay_and_moment_scalars, group)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
             step = advance(state["step"])
             bias_correction2 = 1 - beta2 ** step
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
@@ -64,11 +59,9 @@ class NAdam(Optimizer):
             flat = Flat()
             param = flat.out(p)
             t = lambda v: typed(param, v)  # noqa: E731
-            w1 = t(1 - beta1)
             _kernels_more.nadam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), t(weight_decay), bool(group["decoupled_weight_decay"]),
-                t(1 - lr * weight_decay), w1, t(1) - w1, t(beta2), t(1 - beta2), t(bias_correction2),
+                bool(group["maximize"]), *shared_scalars(param), t(bias_correction2),
                 t(group["eps"]), t(-lr * (1.0 - mu) / (1.0 - mu_product)), t((-lr * mu_next) / (1.0 - mu_product_next)))
             flat.finish()
 
@@ -76,8 +69,8 @@ class NAdam(Optimizer):
 class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
-        _check_adam_like(lr, eps, betas, weight_decay)
-        _refuse_unsupported("RAdam", capturable, differentiable)
+        check_adam_args(lr, eps, betas, weight_decay)
+        refuse_unsupported("RAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
@@ -85,16 +78,9 @@ class RAdam(Optimizer):
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay = group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = zeros_like_param(p)
-                state["exp_avg_sq"] = zeros_like_param(p)
+        shared_scalars = _per_dtype(decay_and_moment_scalars, group)
+        for p, grad in params_with_grad(group):
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq")
             step = advance(state["step"])
             bias_correction1 = 1 - beta1 ** step
             bias_correction2 = 1 - beta2 ** step
@@ -106,10 +92,8 @@ class RAdam(Optimizer):
             flat = Flat()
             param = flat.out(p)
             t = lambda v: typed(param, v)  # noqa: E731
-            w1 = t(1 - beta1)
             _kernels_more.radam_update(
                 param, Flat.read(grad, param.dtype), flat.out(state["exp_avg"]), flat.out(state["exp_avg_sq"]),
-                bool(group["maximize"]), t(weight_decay), bool(group["decoupled_weight_decay"]),
-                t(1 - lr * weight_decay), w1, t(1) - w1, t(beta2), t(1 - beta2), t(bias_correction1), t(lr),
+                bool(group["maximize"]), *shared_scalars(param), t(bias_correction1), t(lr),
                 bool(rectified), t(bias_correction2 ** 0.5), t(group["eps"]), t(rect))
             flat.finish()

@@ -14,7 +14,7 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, no_grad
-from derivgen.core.hooks import RemovableHandle
+from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.tensor import Tensor
 
@@ -32,22 +32,14 @@ _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
 
-def _register(hooks, hook, prepend=False):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
-
-
 def register_optimizer_step_pre_hook(hook):
     """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before every optimizer's ``step``."""
-    return _register(_global_optimizer_pre_hooks, hook)
+    return add_ordered_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
-    return _register(_global_optimizer_post_hooks, hook)
+    return add_ordered_hook(_global_optimizer_post_hooks, hook)
 
 
 def _hooked_step(func):
@@ -220,27 +212,27 @@ class Optimizer:
     # ---- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each ``step``."""
-        return _register(self._optimizer_step_pre_hooks, hook)
+        return add_ordered_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` after each ``step``."""
-        return _register(self._optimizer_step_post_hooks, hook)
+        return add_ordered_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         """``hook(optimizer)`` before ``state_dict`` is built."""
-        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
         """``hook(optimizer, state_dict) -> None | state_dict`` after ``state_dict`` is built."""
-        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
         """``hook(optimizer, state_dict) -> None | state_dict`` before ``load_state_dict`` reads it."""
-        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
         """``hook(optimizer)`` after ``load_state_dict``."""
-        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return add_ordered_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ---- state_dict ----------------------------------------------------------------------------
     def state_dict(self):
@@ -373,3 +365,50 @@ def check_grad(p):
         raise RuntimeError(f"the gradient of a parameter has shape {list(g.shape)} but the parameter has shape "
                            f"{list(p.shape)}")
     return g
+
+
+# ---- argument checks and per-parameter state shared by the optimizers ------------------------------
+_ARG_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(**values):
+    """torch's ``Invalid <name>: <value>`` ValueError for the first of ``values`` (checked in the order
+    given) that is not ``>= 0`` (NaN included)."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_ARG_LABELS.get(name, name + ' value')}: {value}")
+
+
+def check_adam_args(lr, eps, betas, weight_decay):
+    """The checks, in torch's order, of the Adam family's shared arguments."""
+    check_nonnegative(lr=lr, eps=eps)
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+    check_nonnegative(weight_decay=weight_decay)
+
+
+def refuse_unsupported(name, capturable, differentiable):
+    if capturable or differentiable:
+        raise NotImplementedError(f"derivgen.optim.{name}: capturable and differentiable are not supported")
+
+
+def params_with_grad(group):
+    """``(param, grad)`` for every parameter of ``group`` that has a gradient (of the parameter's shape)."""
+    for p in group["params"]:
+        if p.grad is not None:
+            yield p, check_grad(p)
+
+
+def param_state(state, p, *buffers, first=None):
+    """``state`` (one parameter's), filled when empty as torch does: ``step``, then what ``first()``
+    returns, then a zero buffer shaped like ``p`` per name in ``buffers`` (``None``: an option leaves
+    that buffer out)."""
+    if len(state) == 0:
+        state["step"] = new_step()
+        if first is not None:
+            state.update(first())
+        for name in buffers:
+            if name is not None:
+                state[name] = zeros_like_param(p)
+    return state

@@ -4,7 +4,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, check_grad, empty_like_flat, typed
+from derivgen.optim.optimizer import Flat, Optimizer, empty_like_flat, params_with_grad, typed
 
 
 class SGD(Optimizer):
@@ -28,10 +28,7 @@ class SGD(Optimizer):
     def _update(self, group):
         momentum = group["momentum"]
         scalars = {}  # dtype -> the loop's typed scalars
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
+        for p, grad in params_with_grad(group):
             flat = Flat()
             param = flat.out(p)
             g = Flat.read(grad, param.dtype)

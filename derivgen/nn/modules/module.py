@@ -13,8 +13,7 @@ from collections.abc import Mapping
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import no_grad
-from derivgen.core.hooks import RemovableHandle
-from derivgen.core.node import add_hook
+from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.tensor import Tensor
 from derivgen.nn.parameter import Buffer, Parameter
 from derivgen.utils.hooks import BackwardHook
@@ -32,35 +31,29 @@ _global_forward_hooks_always_called = OrderedDict()
 _global_forward_hooks_with_kwargs = OrderedDict()
 
 
-def _register(hooks, hook):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
-
-
 def register_module_buffer_registration_hook(hook):
     """``hook(module, name, buffer)`` runs on every ``register_buffer``; a non-None result replaces the buffer."""
-    return _register(_global_buffer_registration_hooks, hook)
+    return add_ordered_hook(_global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook):
     """``hook(module, name, submodule)`` runs on every submodule registration; a non-None result replaces it."""
-    return _register(_global_module_registration_hooks, hook)
+    return add_ordered_hook(_global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook):
     """``hook(module, name, param)`` runs on every ``register_parameter``; a non-None result replaces it."""
-    return _register(_global_parameter_registration_hooks, hook)
+    return add_ordered_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook):
     """``hook(module, args)`` before every module's forward (before the module's own pre-hooks)."""
-    return _register(_global_forward_pre_hooks, hook)
+    return add_ordered_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     """``hook(module, args, output)`` after every module's forward (before the module's own hooks)."""
-    handle = _register(_global_forward_hooks, hook)
+    handle = add_ordered_hook(_global_forward_hooks, hook)
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
@@ -75,12 +68,12 @@ def register_module_backward_hook(hook):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module "
                            "hook. Please use only one of them.")
     _global_is_full_backward_hook = False
-    return _register(_global_backward_hooks, hook)
+    return add_ordered_hook(_global_backward_hooks, hook)
 
 
 def register_module_full_backward_pre_hook(hook):
     """``hook(module, grad_output)`` before the gradients of every module's inputs are computed."""
-    return _register(_global_backward_pre_hooks, hook)
+    return add_ordered_hook(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook):
@@ -90,7 +83,7 @@ def register_module_full_backward_hook(hook):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module "
                            "hook. Please use only one of them.")
     _global_is_full_backward_hook = True
-    return _register(_global_backward_hooks, hook)
+    return add_ordered_hook(_global_backward_hooks, hook)
 
 
 class _WrappedHook:
@@ -159,6 +152,24 @@ def _typename(obj):
 
 def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+def _tensor_tuple_or_warn(value, verb, grad_name):
+    """``value`` as a tuple of tensors, or None after torch's FutureWarning that a non-full backward
+    hook misses gradients of a module that does not ``verb`` a tensor or a tuple of tensors."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    warnings.warn(
+        f"Using non-full backward hooks on a Module that does not {verb} a "
+        "single Tensor or a tuple of Tensors is deprecated and will be removed "
+        f"in future versions. This hook will be missing some of the {grad_name}. "
+        "Please use register_full_backward_hook to get the documented behavior.",
+        FutureWarning,
+        stacklevel=3,  # the frame torch names: the caller of _maybe_warn_non_full_backward_hook
+    )
+    return None
 
 
 class Module:
@@ -285,22 +296,22 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target):
-        module_path, _, param_name = target.rpartition(".")
+    def _owner_and_attr(self, target):
+        """The submodule ``target`` names an attribute of, the attribute's name and value."""
+        module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name, getattr(mod, name)
+
+    def get_parameter(self, target):
+        _, param_name, param = self._owner_and_attr(target)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target):
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
+        mod, buffer_name, buffer = self._owner_and_attr(target)
         if buffer_name not in mod._buffers:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return buffer
@@ -587,22 +598,22 @@ class Module:
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
-        return _register(self._state_dict_pre_hooks, hook)
+        return add_ordered_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved this module and
         its children; it may edit the dict in place and must return None."""
         hook._from_public_api = True
-        return _register(self._state_dict_hooks, hook)
+        return add_ordered_hook(self._state_dict_hooks, hook)
 
     def _register_state_dict_hook(self, hook):
         if getattr(hook, "_from_public_api", False):
             raise RuntimeError("Cannot register the same function as the state dict post hook that was "
                                "previously registered via register_state_dict_post_hook")
-        return _register(self._state_dict_hooks, hook)
+        return add_ordered_hook(self._state_dict_hooks, hook)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        return _register(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
+        return add_ordered_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_pre_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -612,7 +623,7 @@ class Module:
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys)`` after this module and its children were loaded; it may edit
         ``incompatible_keys`` in place and must return None."""
-        return _register(self._load_state_dict_post_hooks, hook)
+        return add_ordered_hook(self._load_state_dict_post_hooks, hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
@@ -698,31 +709,25 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """``hook(module, args)`` (or ``hook(module, args, kwargs)``) runs before ``forward``; a non-None
         result replaces the positional arguments (a non-tuple is wrapped in one)."""
-        hooks, handle = add_hook(self._forward_pre_hooks, hook)
+        handle = add_ordered_hook(self._forward_pre_hooks, hook, prepend)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
         ``forward``; a non-None result replaces the output."""
-        hooks, handle = add_hook(self._forward_hooks, hook)
+        handle = add_ordered_hook(self._forward_hooks, hook, prepend)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
             self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """``hook(module, grad_output) -> tuple | None`` runs when the gradients of the module's outputs
         are known; a non-None result replaces ``grad_output`` for the rest of backward."""
-        hooks, handle = add_hook(self._backward_pre_hooks, hook)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
+        handle = add_ordered_hook(self._backward_pre_hooks, hook, prepend)
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
@@ -732,9 +737,7 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
                                "Please use only one of them.")
         self._is_full_backward_hook = True
-        hooks, handle = add_hook(self._backward_hooks, hook)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
+        handle = add_ordered_hook(self._backward_hooks, hook, prepend)
         return handle
 
     def register_backward_hook(self, hook):
@@ -744,7 +747,7 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
                                "Please use only one of them.")
         self._is_full_backward_hook = False
-        return _register(self._backward_hooks, hook)
+        return add_ordered_hook(self._backward_hooks, hook)
 
     def _get_backward_hooks(self):
         full_backward_hooks, non_full_backward_hooks = [], []
@@ -759,39 +762,12 @@ class Module:
         return full_backward_hooks, non_full_backward_hooks
 
     def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
-        if not isinstance(result, Tensor):
-            if not (
-                isinstance(result, tuple)
-                and all(isinstance(r, Tensor) for r in result)
-            ):
-                warnings.warn(
-                    "Using non-full backward hooks on a Module that does not return a "
-                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
-                    "in future versions. This hook will be missing some of the grad_output. "
-                    "Please use register_full_backward_hook to get the documented behavior.",
-                    FutureWarning,
-                    stacklevel=2,
-                )
-                return
-        else:
-            result = (result,)
-
-        if not isinstance(inputs, Tensor):
-            if not (
-                isinstance(inputs, tuple)
-                and all(isinstance(i, Tensor) for i in inputs)
-            ):
-                warnings.warn(
-                    "Using non-full backward hooks on a Module that does not take as input a "
-                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
-                    "in future versions. This hook will be missing some of the grad_input. "
-                    "Please use register_full_backward_hook to get the documented behavior.",
-                    FutureWarning,
-                    stacklevel=2,
-                )
-                return
-        else:
-            inputs = (inputs,)
+        result = _tensor_tuple_or_warn(result, "return", "grad_output")
+        if result is None:
+            return
+        inputs = _tensor_tuple_or_warn(inputs, "take as input", "grad_input")
+        if inputs is None:
+            return
 
         out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
         if len(out_grad_fn) == 0 or (

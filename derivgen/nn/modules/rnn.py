@@ -42,9 +42,26 @@ class RNNCellBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     # ---- shared by the cells ------------------------------------------------------------------------
-    def _check_input(self, input, name):
+    def _batched(self, input, hx, name, pair=False):
+        """``(input, hx, is_batched)``: the dimensions checked as torch's cell wrappers do, an unbatched
+        (1-D) input and hidden state given a batch of one, a missing ``hx`` made of zeros. ``pair``: ``hx``
+        is LSTM's ``(h, c)``."""
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None:
+            for idx, value in enumerate(hx if pair else (hx,)):
+                if value.dim() not in (1, 2):
+                    what = f"hx[{idx}]" if pair else "hidden"
+                    raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {value.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            z = self._zeros(input)
+            hx = (z, z) if pair else z
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if pair else hx.unsqueeze(0)
+        return input, hx, is_batched
 
     def _check_forward(self, input, hiddens):
         """torch's ``check_rnn_cell_forward_input`` / ``_hidden`` (the sizes the ``_VF`` cells check)."""
@@ -73,16 +90,7 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        self._check_input(input, "RNNCell")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = self._zeros(input)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
+        input, hx, is_batched = self._batched(input, hx, "RNNCell")
         if self.nonlinearity == "tanh":
             activation = aten.tanh
         elif self.nonlinearity == "relu":
@@ -102,19 +110,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        self._check_input(input, "LSTMCell")
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.dim() not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            z = self._zeros(input)
-            hx = (z, z)
-        elif not is_batched:
-            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        input, hx, is_batched = self._batched(input, hx, "LSTMCell", pair=True)
         self._check_forward(input, hx)
         ingate, forgetgate, cellgate, outgate = self._gates(input, hx[0]).chunk(4, 1)
         ingate = aten.sigmoid(ingate)
@@ -134,16 +130,7 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        self._check_input(input, "GRUCell")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = self._zeros(input)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
+        input, hx, is_batched = self._batched(input, hx, "GRUCell")
         self._check_forward(input, (hx,))
         i_r, i_z, i_n = F.linear(input, self.weight_ih, self.bias_ih).chunk(3, 1)
         h_r, h_z, h_n = F.linear(hx, self.weight_hh, self.bias_hh).chunk(3, 1)
