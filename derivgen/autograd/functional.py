@@ -258,6 +258,12 @@ def _stack_rows(rows, shape, create_graph):
     return Tensor._make(np.stack([r._array for r in rows]).reshape(shape))
 
 
+def _check_strict_vectorize(strict, vectorize):
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                           "together. Please either set `strict=False` or `vectorize=False`.")
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``: for output i and input j a Tensor of shape
     ``output_i.shape + input_j.shape`` (nested in tuples like the outputs and inputs)."""
@@ -271,9 +277,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                       '`strategy="forward-mode"` are not supported together (yet). Please either '
                                       'set `create_graph=False` or `strategy="reverse-mode"`.')
         return _jacfwd(func, inputs, strict, vectorize)
-    if strict and vectorize:
-        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
-                           "together. Please either set `strict=False` or `vectorize=False`.")
+    _check_strict_vectorize(strict, vectorize)
     if vectorize and not create_graph:
         return _vectorized_jacobian(func, inputs, strict)
     with enable_grad():
@@ -396,9 +400,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    if strict and vectorize:
-        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
-                           "together. Please either set `strict=False` or `vectorize=False`.")
+    _check_strict_vectorize(strict, vectorize)
 
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":

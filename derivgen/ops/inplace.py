@@ -117,9 +117,7 @@ def _track_view(view, base):
     """A weak reference to ``view`` listed under its root (the tensor owning the memory); it unlists the view
     when the view dies. The root outlives its views (``_base`` holds it), so its id stays its own meanwhile."""
     import weakref
-    root = base
-    while root._base is not None:
-        root = root._base
+    root = _root_of(base)
     key, root_key = id(view), id(root)
 
     def forget(_ref):
@@ -224,7 +222,7 @@ def refresh_views(root, written=None):
             continue
         forbidden = _FORBIDDEN_VIEWS.get(id(v))
         if forbidden is not None and forbidden[0]() is v and v.__class__ is Tensor:
-            _make_stale(v, forbidden[1])
+            v.__class__ = _StaleView
             continue
         chain = view_chain(v)
         if chain is not None and chain[0] is not root:
@@ -238,28 +236,19 @@ _GRAD_FN_SLOT = Tensor.__dict__["grad_fn"]
 class _StaleView(Tensor):
     """A view torch refuses to rebuild (made inside a custom Function, or one of several views of one op)
     whose base was modified in place: reading its ``grad_fn`` (as any op using it does) raises torch's
-    error, as torch's lazy regeneration does when it meets such a view."""
+    error, as torch's lazy regeneration does when it meets such a view. The text is the view's in-place
+    refusal (``_FORBIDDEN_VIEWS``, kept while the view lives) told of its base instead."""
     __slots__ = ()
 
     @property
     def grad_fn(self):
-        raise RuntimeError(_STALE_MESSAGES[id(self)][1])
+        raise RuntimeError(_FORBIDDEN_VIEWS[id(self)][1].replace(
+            "is a view and is being modified inplace.",
+            "is a view and its base or another view of its base has been modified inplace."))
 
     @grad_fn.setter
     def grad_fn(self, fn):
         _GRAD_FN_SLOT.__set__(self, fn)
-
-
-_STALE_MESSAGES = {}  # id(view) -> (weakref to the view, its error message)
-
-
-def _make_stale(view, inplace_message):
-    import weakref
-    key = id(view)
-    text = inplace_message.replace("is a view and is being modified inplace.",
-                                   "is a view and its base or another view of its base has been modified inplace.")
-    _STALE_MESSAGES[key] = (weakref.ref(view, lambda _r, k=key: _STALE_MESSAGES.pop(k, None)), text)
-    view.__class__ = _StaleView
 
 
 def _inside(view, root):
