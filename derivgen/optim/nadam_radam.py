@@ -8,8 +8,8 @@ import numpy as np
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels_more
 from derivgen.optim.adam import decay_and_moment_scalars
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
-                                      params_with_grad, refuse_unsupported, scalar_dtype, typed)
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, check_options,
+                                      param_state, params_with_grad, scalar_dtype, typed)
 
 
 def _per_dtype(scalars_of, group):
@@ -29,17 +29,19 @@ def _new_mu_product():
 
 
 class NAdam(Optimizer):
+    _capturable_names = "params, mu_products and state_steps"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
         check_adam_args(lr, eps, betas, weight_decay)
         check_nonnegative(momentum_decay=momentum_decay)
-        refuse_unsupported("NAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
+        check_options(type(self), foreach, differentiable=differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
@@ -70,11 +72,11 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         check_adam_args(lr, eps, betas, weight_decay)
-        refuse_unsupported("RAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
+        check_options(type(self), foreach, differentiable=differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]

@@ -4,7 +4,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, empty_like_flat, params_with_grad, typed
+from derivgen.optim.optimizer import Flat, Optimizer, check_options, empty_like_flat, params_with_grad, typed
 
 
 class SGD(Optimizer):
@@ -16,14 +16,13 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if differentiable or fused:
-            raise NotImplementedError("derivgen.optim.SGD: differentiable and fused are not supported")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
                     "differentiable": differentiable, "fused": fused}
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_options(type(self), foreach, fused, differentiable)
 
     def _update(self, group):
         momentum = group["momentum"]
