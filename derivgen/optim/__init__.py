@@ -11,8 +11,9 @@ from derivgen.optim.adagrad import Adagrad
 from derivgen.optim.adamax_adadelta import Adadelta, Adamax
 from derivgen.optim.nadam_radam import NAdam, RAdam
 from derivgen.optim.asgd_rprop import ASGD, Rprop
+from derivgen.optim.lbfgs import LBFGS
 from derivgen.optim.sparse_adam import SparseAdam
 from derivgen.optim import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam",
-           "ASGD", "Rprop", "SparseAdam", "lr_scheduler"]
+           "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]

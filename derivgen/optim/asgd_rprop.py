@@ -3,6 +3,7 @@ implementations. ASGD's ``eta`` and ``mu`` are 0-dim tensors of the step dtype, 
 step as torch's are, and the update reads them back as Python floats, as torch's does."""
 import numpy as np
 
+from derivgen.core import dtypes as _dt
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels_more
 from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_nonnegative, check_options, param_state,
@@ -14,7 +15,9 @@ def _scalar_state(value):
 
 
 def _set_scalar_state(tensor, value):
-    tensor._array[...] = value  # rounded to the step dtype, as torch's ``copy_`` of a float64 value
+    """torch's ``tensor.copy_(torch.as_tensor(value))``: the value is rounded to the default dtype first
+    (which matters once a float64 parameter's loaded state holds float64 ``eta`` / ``mu``)."""
+    tensor._array[...] = _dt.get_default_dtype().np.type(value)
     tensor._vc[0] += 1
 
 
