@@ -1,12 +1,14 @@
 """``Adagrad`` (``lr_decay``, ``initial_accumulator_value``, ``weight_decay``, ``maximize``), updated as
 torch's single-tensor implementation (bit-for-bit in float64). As in torch, the state is created when
 the optimizer is."""
-from derivgen.optim import _kernels
+from derivgen.optim import _kernels, differentiable
 from derivgen.optim.optimizer import Flat, Optimizer, advance, check_options, new_step, params_with_grad, typed, \
     zeros_like_param
 
 
 class Adagrad(Optimizer):
+    _update_differentiable = differentiable.adagrad
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         if not 0.0 <= lr:

@@ -1,6 +1,6 @@
 """``Adam`` (with ``amsgrad``, ``weight_decay``, ``maximize``; ``decoupled_weight_decay=True`` is AdamW),
 updated as torch's single-tensor implementation (bit-for-bit in float64)."""
-from derivgen.optim import _kernels
+from derivgen.optim import _kernels, differentiable
 from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, check_options, empty_like_flat, \
     param_state, params_with_grad, typed
 
@@ -17,6 +17,8 @@ def decay_and_moment_scalars(param, group):
 
 
 class Adam(Optimizer):
+    _update_differentiable = differentiable.adam
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):

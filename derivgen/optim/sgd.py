@@ -3,11 +3,13 @@
 import numpy as np
 
 from derivgen.core.tensor import Tensor
-from derivgen.optim import _kernels
+from derivgen.optim import _kernels, differentiable
 from derivgen.optim.optimizer import Flat, Optimizer, check_options, empty_like_flat, params_with_grad, typed
 
 
 class SGD(Optimizer):
+    _update_differentiable = differentiable.sgd
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:

@@ -1,0 +1,112 @@
+"""The update rules as autograd-recorded tensor operations, for ``differentiable=True``.
+
+Each function is the optimizer's ``_update_differentiable(group)``: torch's single-tensor code with
+``differentiable=True``, operation for operation, so a program can differentiate through
+``opt.step()`` (meta-learning: the parameters are non-leaf tensors and ``p.grad`` is a gradient made
+with ``create_graph=True``). ``Optimizer.step`` runs it with grad mode on, as torch does. The state
+is torch's (same keys, ``step`` a 0-dim counter), so the state's buffers carry history too.
+
+In-place ops that derivgen's Tensor does not have (``lerp_``, ``addcmul_``) are written as
+``buf.copy_(buf.lerp(...))``; the values agree with torch's to rounding (derivgen's ``add(alpha=)``,
+``addcmul`` and ``lerp`` round each product, where torch's CPU kernels fuse them), not bit for bit.
+"""
+import numpy as np
+
+from derivgen.optim.optimizer import advance, param_state, params_with_grad
+
+
+def _signed_grad(p, group):
+    grad = p.grad
+    return -grad if group["maximize"] else grad
+
+
+def sgd(optimizer, group):
+    momentum, lr = group["momentum"], group["lr"]
+    for p, _ in params_with_grad(group):
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        if momentum != 0:
+            state = optimizer.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-lr)
+
+
+def adam(optimizer, group):
+    lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    amsgrad = group["amsgrad"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None,
+                            fused=bool(group["fused"]))
+        grad = _signed_grad(p, group)
+        advance(state["step"])
+        step = state["step"]._array[()]  # a NumPy scalar of the step dtype: the corrections round in it
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))
+        exp_avg_sq.copy_(exp_avg_sq.mul(beta2).addcmul(grad, grad, value=1 - beta2))
+        # torch's differentiable branch computes the bias corrections as 0-dim tensors of the step
+        # dtype; they hold no history, so NumPy scalars of that dtype give the same numbers (a Python
+        # number over a tensor is ``tensor.reciprocal() * number`` in torch)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size_neg = -((1 / bias_correction1) * lr)
+        bias_correction2_sqrt = np.sqrt(bias_correction2)
+        second = exp_avg_sq
+        if amsgrad:
+            max_exp_avg_sq = state["max_exp_avg_sq"]
+            max_exp_avg_sq.copy_(max_exp_avg_sq.clone().maximum(exp_avg_sq))
+            second = max_exp_avg_sq
+        denom = (second.sqrt() / float(bias_correction2_sqrt * step_size_neg)).add(float((1 / step_size_neg) * eps))
+        p.add_(exp_avg.clone() / denom)
+
+
+def adagrad(optimizer, group):
+    for p, _ in params_with_grad(group):
+        state = optimizer.state[p]
+        step = advance(state["step"])
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state_sum = state["sum"]
+        state_sum.copy_(state_sum.addcmul(grad, grad, value=1))
+        std = state_sum.sqrt() + group["eps"]
+        p.add_((grad * -clr) / std)
+
+
+def rmsprop(optimizer, group):
+    momentum, centered, alpha = group["momentum"], group["centered"], group["alpha"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "square_avg", "momentum_buffer" if momentum > 0 else None,
+                            "grad_avg" if centered else None)
+        advance(state["step"])
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        square_avg = state["square_avg"]
+        square_avg.copy_(square_avg.mul(alpha).addcmul(grad, grad, value=1 - alpha))
+        if centered:
+            grad_avg = state["grad_avg"]
+            grad_avg.copy_(grad_avg.lerp(grad, 1 - alpha))
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add(group["eps"])
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            buf.copy_(buf.mul(momentum).addcdiv(grad, avg))
+            p.add_(buf, alpha=-group["lr"])
+        else:
+            p.add_((grad * -group["lr"]) / avg)
+
+
