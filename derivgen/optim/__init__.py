@@ -13,7 +13,7 @@ from derivgen.optim.nadam_radam import NAdam, RAdam
 from derivgen.optim.asgd_rprop import ASGD, Rprop
 from derivgen.optim.lbfgs import LBFGS
 from derivgen.optim.sparse_adam import SparseAdam
-from derivgen.optim import lr_scheduler
+from derivgen.optim import lr_scheduler, swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]
+           "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]
