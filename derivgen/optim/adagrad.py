@@ -25,7 +25,7 @@ class Adagrad(Optimizer):
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, fused, differentiable)
+        check_options(foreach, fused, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]

@@ -28,7 +28,7 @@ class Adam(Optimizer):
                     "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, fused, differentiable)
+        check_options(foreach, fused, differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]

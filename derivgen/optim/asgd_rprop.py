@@ -5,8 +5,8 @@ import numpy as np
 
 from derivgen.core import dtypes as _dt
 from derivgen.core.tensor import Tensor
-from derivgen.optim import _kernels_more
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_nonnegative, check_options, param_state,
+from derivgen.optim import _kernels_more, differentiable
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_nonnegative, param_state,
                                       params_with_grad, scalar_dtype, typed)
 
 
@@ -22,6 +22,7 @@ def _set_scalar_state(tensor, value):
 
 
 class ASGD(Optimizer):
+    _update_differentiable = differentiable.asgd
     _capturable_names = "params, mus, etas, and state_steps"
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
@@ -31,14 +32,13 @@ class ASGD(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, differentiable=differentiable)
 
     def _state(self, p, group):
         return param_state(self.state[p], p, "ax", first=lambda: {"eta": _scalar_state(group["lr"]),
                                                                   "mu": _scalar_state(1.0)})
 
     def _update(self, group):
-        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        lambd = group["lambd"]
         for p, grad in params_with_grad(group):
             state = self._state(p, group)
             step = advance(state["step"])
@@ -51,11 +51,19 @@ class ASGD(Optimizer):
                 typed(param, group["weight_decay"]), typed(param, 1 - lambd * eta), typed(param, -eta),
                 typed(param, mu), mu != 1)
             flat.finish()
-            _set_scalar_state(state["eta"], lr / ((1 + lambd * lr * step) ** alpha))
-            _set_scalar_state(state["mu"], 1 / max(1, step - t0))
+            self._advance_averaging(state, group, step)
+
+    @staticmethod
+    def _advance_averaging(state, group, step):
+        """The next step's ``eta`` (decayed learning rate) and ``mu`` (averaging weight)."""
+        lr, lambd = group["lr"], group["lambd"]
+        _set_scalar_state(state["eta"], lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        _set_scalar_state(state["mu"], 1 / max(1, step - group["t0"]))
 
 
 class Rprop(Optimizer):
+    _update_differentiable = differentiable.rprop
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
                  foreach=None, maximize=False, differentiable=False):
         check_nonnegative(lr=lr)
@@ -64,7 +72,6 @@ class Rprop(Optimizer):
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, differentiable=differentiable)
 
     def _state(self, p, group):
         state = param_state(self.state[p], p, "prev")

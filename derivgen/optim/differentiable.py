@@ -12,7 +12,8 @@ In-place ops that derivgen's Tensor does not have (``lerp_``, ``addcmul_``) are 
 """
 import numpy as np
 
-from derivgen.optim.optimizer import advance, param_state, params_with_grad
+from derivgen.core.tensor import Tensor
+from derivgen.optim.optimizer import advance, new_mu_product as _new_mu_product, param_state, params_with_grad
 
 
 def _signed_grad(p, group):
@@ -110,3 +111,129 @@ def rmsprop(optimizer, group):
             p.add_((grad * -group["lr"]) / avg)
 
 
+
+
+def adamax(optimizer, group):
+    lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "exp_avg", "exp_inf")
+        step = advance(state["step"])
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+        exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))
+        # torch takes the amax over the two stacked candidates; ``maximum`` gives the same values and
+        # splits the gradient of ties the same way
+        exp_inf.copy_(exp_inf.mul(beta2).maximum(grad.abs().add(eps)))
+        clr = lr / (1 - beta1 ** step)
+        p.add_((exp_avg * -clr) / exp_inf)
+
+
+def adadelta(optimizer, group):
+    rho, eps = group["rho"], group["eps"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "square_avg", "acc_delta")
+        advance(state["step"])
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg.copy_(square_avg.mul(rho).addcmul(grad, grad, value=1 - rho))
+        std = square_avg.add(eps).sqrt()
+        delta = acc_delta.add(eps).sqrt().clone().div(std).mul(grad)
+        acc_delta.copy_(acc_delta.mul(rho).addcmul(delta, delta, value=1 - rho))
+        p.add_(delta, alpha=-group["lr"])
+
+
+def nadam(optimizer, group):
+    lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    momentum_decay = group["momentum_decay"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
+        step = advance(state["step"])
+        grad = _signed_grad(p, group)
+        bias_correction2 = 1 - beta2 ** step
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu_product_t = state["mu_product"]
+        mu_product_t._array *= mu_product_t._array.dtype.type(mu)
+        mu_product_t._vc[0] += 1
+        mu_product = mu_product_t._array[()]  # torch's 0-dim tensor: the coefficients round in its dtype
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))
+        exp_avg_sq.copy_(exp_avg_sq.mul(beta2).addcmul(grad, grad, value=1 - beta2))
+        denom = exp_avg_sq.div(bias_correction2).sqrt().add(eps)
+        grad_coef = (1 / (1.0 - mu_product)) * (-lr * (1.0 - mu))
+        avg_coef = (1 / (1.0 - mu_product * mu_next)) * (-lr * mu_next)
+        p.add_((grad * float(grad_coef)) / denom)
+        p.add_((exp_avg * float(avg_coef)) / denom)
+
+
+def radam(optimizer, group):
+    lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    for p, _ in params_with_grad(group):
+        state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq")
+        step = advance(state["step"])
+        grad = _signed_grad(p, group)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))
+        exp_avg_sq.copy_(exp_avg_sq.mul(beta2).addcmul(grad, grad, value=1 - beta2))
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        update = (exp_avg / bias_correction1) * lr
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive = (1 / exp_avg_sq.sqrt().add(eps)) * bias_correction2 ** 0.5
+            update = (update * adaptive) * rect
+        p.add_(update, alpha=-1.0)
+
+
+def asgd(optimizer, group):
+    lambd = group["lambd"]
+    for p, _ in params_with_grad(group):
+        state = optimizer._state(p, group)
+        step = advance(state["step"])
+        grad = _signed_grad(p, group)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        eta = float(state["eta"]._array)
+        p.mul_(1 - lambd * eta)
+        p.add_(grad, alpha=-eta)
+        ax, mu = state["ax"], float(state["mu"]._array)
+        if mu != 1:
+            ax.add_(p.sub(ax).mul(mu))
+        else:
+            ax.copy_(p)
+        optimizer._advance_averaging(state, group, step)
+
+
+def rprop(optimizer, group):
+    etaminus, etaplus = group["etas"]
+    step_size_min, step_size_max = group["step_sizes"]
+    for p, _ in params_with_grad(group):
+        state = optimizer._state(p, group)
+        advance(state["step"])
+        grad = _signed_grad(p, group)
+        prev, step_size = state["prev"], state["step_size"]
+        # the sign of the gradient's agreement with the previous one carries no gradient (``sign``'s
+        # derivative is zero), so the factors are computed as constants
+        sign = grad.detach().mul(prev.detach()).sign()._array
+        factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, np.where(sign == 0, 1, sign)))
+        factor = Tensor._make(factor.astype(sign.dtype))
+        step_size.copy_(step_size.mul(factor).clamp(step_size_min, step_size_max))
+        grad = grad.clone().masked_fill(factor.eq(etaminus), 0)
+        p.add_(grad.sign().mul(step_size).neg())
+        prev.copy_(grad)

@@ -3,13 +3,10 @@ implementations. NAdam's ``mu_product`` is a 0-dim tensor of the step dtype, mul
 each step as torch's is."""
 import math
 
-import numpy as np
-
-from derivgen.core.tensor import Tensor
-from derivgen.optim import _kernels_more
+from derivgen.optim import _kernels_more, differentiable
 from derivgen.optim.adam import decay_and_moment_scalars
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, check_options,
-                                      param_state, params_with_grad, scalar_dtype, typed)
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative,
+                                      new_mu_product, param_state, params_with_grad, typed)
 
 
 def _per_dtype(scalars_of, group):
@@ -24,11 +21,8 @@ def _per_dtype(scalars_of, group):
     return get
 
 
-def _new_mu_product():
-    return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
-
-
 class NAdam(Optimizer):
+    _update_differentiable = differentiable.nadam
     _capturable_names = "params, mu_products and state_steps"
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
@@ -41,14 +35,13 @@ class NAdam(Optimizer):
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, differentiable=differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
         momentum_decay = group["momentum_decay"]
         shared_scalars = _per_dtype(decay_and_moment_scalars, group)
         for p, grad in params_with_grad(group):
-            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=new_mu_product)
             step = advance(state["step"])
             bias_correction2 = 1 - beta2 ** step
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
@@ -69,6 +62,8 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
+    _update_differentiable = differentiable.radam
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         check_adam_args(lr, eps, betas, weight_decay)
@@ -76,7 +71,6 @@ class RAdam(Optimizer):
                     "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, differentiable=differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]

@@ -215,9 +215,10 @@ class Optimizer:
         """The update rule on every parameter of ``group`` with a gradient: a Numba loop on the arrays."""
         raise NotImplementedError
 
-    # the update as autograd-recorded tensor operations (torch's single-tensor code with
-    # ``differentiable=True``); ``None`` where an optimizer has no such rule
-    _update_differentiable = None
+    def _update_differentiable(self, group):
+        """The update as autograd-recorded tensor operations (torch's single-tensor code with
+        ``differentiable=True``): the functions of ``derivgen.optim.differentiable``."""
+        raise NotImplementedError
 
     # what torch names in its refusal of ``capturable=True`` for CPU tensors, and the devices it lists
     _capturable_names = "params and state_steps"
@@ -328,6 +329,11 @@ def new_step(fused=False):
     return Tensor._make(np.zeros((), (_dt.float32 if fused else scalar_dtype()).np))
 
 
+def new_mu_product():
+    """NAdam's extra state: the running product of its momentum coefficients, a 0-dim step-dtype tensor."""
+    return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
+
+
 def advance(step):
     """``step += 1`` on a 0-dim step tensor, and its new value as a Python float."""
     step._array += 1  # in place: a 0-dim array stays one
@@ -403,7 +409,7 @@ def check_adam_args(lr, eps, betas, weight_decay):
     check_nonnegative(weight_decay=weight_decay)
 
 
-def check_options(optimizer_class, foreach=None, fused=None, differentiable=False):
+def check_options(foreach=None, fused=None, differentiable=False):
     """torch's refusals, at construction, of option combinations (``fused`` with ``differentiable`` or
     with ``foreach``). ``foreach`` and ``fused`` otherwise only choose torch's implementation: here every
     update already is one fused loop per parameter, so both are accepted and change nothing but the
@@ -413,9 +419,6 @@ def check_options(optimizer_class, foreach=None, fused=None, differentiable=Fals
             raise RuntimeError("`fused` does not support `differentiable`")
         if foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-    if differentiable and optimizer_class._update_differentiable is None:
-        raise NotImplementedError(f"derivgen.optim.{optimizer_class.__name__}: differentiable=True is not "
-                                  "supported (no autograd-recorded update rule)")
 
 
 _FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']

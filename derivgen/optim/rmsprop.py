@@ -1,7 +1,7 @@
 """``RMSprop`` (``centered``, ``momentum``, ``weight_decay``, ``maximize``), updated as torch's
 single-tensor implementation (bit-for-bit in float64)."""
 from derivgen.optim import _kernels, differentiable
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_nonnegative, check_options, empty_like_flat, \
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_nonnegative, empty_like_flat, \
     param_state, params_with_grad, typed
 
 
@@ -15,7 +15,6 @@ class RMSprop(Optimizer):
                     "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
-        check_options(type(self), foreach, differentiable=differentiable)
 
     def _update(self, group):
         momentum, centered = group["momentum"], group["centered"]

@@ -24,7 +24,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        check_options(type(self), foreach, fused, differentiable)
+        check_options(foreach, fused, differentiable)
 
     def _update(self, group):
         momentum = group["momentum"]

@@ -1,6 +1,6 @@
-"""The options every optimizer takes, against PyTorch: ``differentiable=True`` (differentiating through
-several ``opt.step()`` calls, as meta-learning does: the final loss's gradient with respect to the
-initial weights), ``foreach`` / ``fused`` (accepted; the same results as torch's implementations they
+"""The options every optimizer takes, against PyTorch: ``differentiable=True`` on every optimizer that
+takes it (differentiating through several ``opt.step()`` calls, as meta-learning does: the final loss's
+gradient with respect to the initial weights; torch's refusal where a step changes a saved buffer), ``foreach`` / ``fused`` (accepted; the same results as torch's implementations they
 select), ``capturable`` (refused on CPU tensors with torch's AssertionError), and the option errors."""
 import numpy as np
 import pytest
@@ -35,7 +35,16 @@ META_CASES = [
     ("Adam", {"lr": 0.05}), ("Adam", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
     ("AdamW", {"lr": 0.05}), ("Adagrad", {"lr": 0.05, "lr_decay": 0.1, "weight_decay": 0.1}),
     ("RMSprop", {"lr": 0.01}), ("RMSprop", {"lr": 0.01, "momentum": 0.5, "weight_decay": 0.1}),
+    ("Adadelta", {"lr": 0.5}), ("Adadelta", {"lr": 0.5, "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"lr": 0.05}), ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.05}), ("RAdam", {"lr": 0.05, "betas": (0.5, 0.7), "weight_decay": 0.1}),
+    ("ASGD", {"lr": 0.05}), ("ASGD", {"lr": 0.05, "t0": 1, "lambd": 0.1, "weight_decay": 0.1}),
 ]
+# these save a state buffer that their next step changes in place, so torch can differentiate
+# through one step only
+ONE_STEP_CASES = [("Adamax", {"lr": 0.05}), ("Adamax", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
+                  ("Rprop", {"lr": 0.05}), ("Rprop", {"lr": 0.05, "maximize": True}),
+                  ("Adam", {"lr": 0.05, "amsgrad": True}), ("RMSprop", {"lr": 0.01, "centered": True})]
 
 
 @pytest.mark.parametrize("steps", [2, 3])
@@ -48,9 +57,12 @@ def test_differentiate_through_steps(name, options, steps):
     assert np.abs(their_grad).max() > 1e-2
 
 
-@pytest.mark.parametrize("name,options", [("Adam", {"lr": 0.05, "amsgrad": True}),
-                                          ("RMSprop", {"lr": 0.01, "centered": True})])
+@pytest.mark.parametrize("name,options", ONE_STEP_CASES, ids=[f"{n}-{o}" for n, o in ONE_STEP_CASES])
 def test_state_saved_then_changed_in_place_is_refused_as_in_torch(name, options):
+    ours, our_grad = meta_gradient(derivgen, name, options, 1)
+    theirs, their_grad = meta_gradient(torch, name, options, 1)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-14)
     for lib in (derivgen, torch):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             meta_gradient(lib, name, options, 3)
