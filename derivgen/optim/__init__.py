@@ -1,7 +1,9 @@
 """``derivgen.optim``: torch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adamax``,
-``Adadelta``, ``NAdam``, ``RAdam``) and
-learning-rate schedulers (``derivgen.optim.lr_scheduler``). Each update rule is one Numba loop per
-parameter, in place, matching torch's single-tensor (``foreach=False``) formulas bit-for-bit in float64."""
+``Adadelta``, ``NAdam``, ``RAdam``, ``ASGD``, ``Rprop``, ``LBFGS``, ``SparseAdam``), learning-rate schedulers
+(``derivgen.optim.lr_scheduler``) and weight averaging (``derivgen.optim.swa_utils``). Each update rule is
+one Numba loop per parameter, in place, matching torch's single-tensor (``foreach=False``) formulas
+bit-for-bit in float64 where no square root is taken; ``differentiable=True`` runs the same rules as
+autograd-recorded tensor operations (``derivgen.optim.differentiable``)."""
 from derivgen.optim.optimizer import Optimizer
 from derivgen.optim.sgd import SGD
 from derivgen.optim.adam import Adam
