@@ -16,6 +16,11 @@ from derivgen.core.tensor import Tensor
 from derivgen.optim.optimizer import advance, new_mu_product as _new_mu_product, param_state, params_with_grad
 
 
+def _learned(hyperparameter):
+    """A hyperparameter given as a tensor that requires grad (meta-learning a learning rate)."""
+    return isinstance(hyperparameter, Tensor) and hyperparameter.requires_grad
+
+
 def _signed_grad(p, group):
     grad = p.grad
     return -grad if group["maximize"] else grad
@@ -35,7 +40,10 @@ def sgd(optimizer, group):
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        p.add_(grad, alpha=-lr)
+        if _learned(lr):
+            p.add_(grad * lr * -1)  # torch's ``addcmul_(grad, lr, value=-1)``: the gradient reaches lr
+        else:
+            p.add_(grad, alpha=-lr)
 
 
 def adam(optimizer, group):
@@ -60,14 +68,20 @@ def adam(optimizer, group):
         # number over a tensor is ``tensor.reciprocal() * number`` in torch)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
-        step_size_neg = -((1 / bias_correction1) * lr)
         bias_correction2_sqrt = np.sqrt(bias_correction2)
         second = exp_avg_sq
         if amsgrad:
             max_exp_avg_sq = state["max_exp_avg_sq"]
             max_exp_avg_sq.copy_(max_exp_avg_sq.clone().maximum(exp_avg_sq))
             second = max_exp_avg_sq
-        denom = (second.sqrt() / float(bias_correction2_sqrt * step_size_neg)).add(float((1 / step_size_neg) * eps))
+        if _learned(lr):  # the step size is a tensor with history: the same expression, as tensor ops
+            step_size_neg = (lr / Tensor._make(np.array(bias_correction1))).neg()
+            denom = (second.sqrt() / (Tensor._make(np.array(bias_correction2_sqrt)) * step_size_neg)).add(
+                step_size_neg.reciprocal() * eps)
+        else:
+            step_size_neg = -((1 / bias_correction1) * lr)
+            denom = (second.sqrt() / float(bias_correction2_sqrt * step_size_neg)).add(
+                float((1 / step_size_neg) * eps))
         p.add_(exp_avg.clone() / denom)
 
 

@@ -157,3 +157,29 @@ def test_option_conflicts(name):
             cls([lib.ones(1, requires_grad=True)], fused=True, differentiable=True)
         with pytest.raises(RuntimeError, match="^`fused` and `foreach` cannot be `True` together.$"):
             cls([lib.ones(1, requires_grad=True)], fused=True, foreach=True)
+
+
+def meta_learning_rate(lib, name, options, steps):
+    """As ``meta_gradient``, with the learning rate a tensor that requires grad: its gradient too."""
+    rng = np.random.default_rng(0)
+    w0 = lib.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    lr = lib.tensor(0.05, dtype=lib.float64, requires_grad=True)
+    x, y = lib.tensor(rng.standard_normal((5, 3))), lib.tensor(rng.standard_normal((5, 2)))
+    p = w0.clone()
+    opt = getattr(lib.optim, name)([p], lr=lr, differentiable=True, **options)
+    for _ in range(steps):
+        q = p.clone()
+        inner = ((x @ q - y) ** 2).sum() + (q ** 4).sum() * 0.1
+        p.grad, = lib.autograd.grad(inner, q, create_graph=True)
+        opt.step()
+    ((x @ p - y).sin() ** 2).sum().backward()
+    return p.detach().numpy(), w0.grad.numpy(), lr.grad.item()
+
+
+@pytest.mark.parametrize("name,options", [("SGD", {}), ("Adam", {}), ("AdamW", {"weight_decay": 0.1})])
+def test_learning_rate_tensor_gets_a_gradient(name, options):
+    ours = meta_learning_rate(derivgen, name, options, 3)
+    theirs = meta_learning_rate(torch, name, options, 3)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-14)
+    assert ours[2] == pytest.approx(theirs[2], rel=1e-12) and abs(theirs[2]) > 1
