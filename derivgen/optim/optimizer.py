@@ -427,9 +427,7 @@ _FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']
 def check_step_options(optimizer, group):
     """torch's refusals at ``step`` time: ``capturable=True`` needs accelerator tensors (an
     ``AssertionError`` on CPU, as in torch), ``fused=True`` floating-point parameters."""
-    if not any(p.grad is not None for p in group["params"]):
-        return
-    if group.get("capturable", False):
+    if group.get("capturable", False) and any(p.grad is not None for p in group["params"]):
         raise AssertionError(f"If capturable=True, {optimizer._capturable_names} must be on supported devices: "
                              f"{list(optimizer._capturable_devices)}.")
     if group.get("fused", False):

@@ -183,3 +183,17 @@ def test_learning_rate_tensor_gets_a_gradient(name, options):
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-14)
     assert ours[2] == pytest.approx(theirs[2], rel=1e-12) and abs(theirs[2]) > 1
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_refuses_integer_parameters(name):
+    messages = []
+    for lib in (derivgen, torch):
+        p = lib.zeros(2, dtype=lib.int64)
+        p.grad = lib.ones(2, dtype=lib.int64)
+        opt = getattr(lib.optim, name)([p], lr=0.1, fused=True)
+        with pytest.raises(RuntimeError) as info:
+            opt.step()
+        messages.append(str(info.value).replace(lib.__name__ + ".", ""))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("`fused=True` requires all the params to be floating point Tensors")
