@@ -1,5 +1,5 @@
 """``derivgen.optim``: torch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adamax``,
-``Adadelta``, ``NAdam``, ``RAdam``, ``ASGD``, ``Rprop``, ``Adafactor``, ``LBFGS``, ``SparseAdam``), learning-rate schedulers
+``Adadelta``, ``NAdam``, ``RAdam``, ``ASGD``, ``Rprop``, ``Adafactor``, ``Muon``, ``LBFGS``, ``SparseAdam``), learning-rate schedulers
 (``derivgen.optim.lr_scheduler``) and weight averaging (``derivgen.optim.swa_utils``). Each update rule is
 one Numba loop per parameter, in place, matching torch's single-tensor (``foreach=False``) formulas
 bit-for-bit in float64 where no square root is taken; ``differentiable=True`` runs the same rules as
@@ -15,8 +15,9 @@ from derivgen.optim.nadam_radam import NAdam, RAdam
 from derivgen.optim.asgd_rprop import ASGD, Rprop
 from derivgen.optim.lbfgs import LBFGS
 from derivgen.optim.adafactor import Adafactor
+from derivgen.optim.muon import Muon
 from derivgen.optim.sparse_adam import SparseAdam
 from derivgen.optim import lr_scheduler, swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "lr_scheduler", "swa_utils"]
+           "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon", "lr_scheduler", "swa_utils"]
