@@ -18,6 +18,8 @@ from derivgen.optim.adafactor import Adafactor
 from derivgen.optim.muon import Muon
 from derivgen.optim.sparse_adam import SparseAdam
 from derivgen.optim import lr_scheduler, swa_utils
+from derivgen.optim.swap_in import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon", "lr_scheduler", "swa_utils"]
+           "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon", "lr_scheduler", "swa_utils",
+           "swap_in_optimizer_params_and_state"]
