@@ -315,6 +315,8 @@ def _cast_state(param, key, value):
         return value
     if isinstance(value, dict):
         return {k: _cast_state(param, k, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):  # LBFGS's histories; their items are never ``step``
+        return type(value)(_cast_state(param, None, v) for v in value)
     return value
 
 

@@ -133,3 +133,29 @@ def test_errors():
         assert "line_search_fn: armijo" in repr(opt)
         with pytest.raises(TypeError):
             opt.step()
+
+
+def test_loading_casts_the_histories_to_the_parameters_dtype():
+    def loaded(lib):
+        p = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.LBFGS([p], max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((p - 2) ** 4).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+        q = lib.ones(3, dtype=lib.float32, requires_grad=True)
+        opt2 = lib.optim.LBFGS([q])
+        opt2.load_state_dict(opt.state_dict())
+
+        def kind(v):
+            if isinstance(v, list):
+                return [kind(x) for x in v]
+            return str(v.dtype).split(".")[-1] if hasattr(v, "dtype") else type(v).__name__
+        return {k: kind(v) for k, v in opt2.state[q].items()}
+
+    ours = loaded(derivgen)
+    assert ours == loaded(torch)
+    assert ours["old_dirs"] == ["float32"] and ours["d"] == "float32"
