@@ -13,7 +13,7 @@ In-place ops that derivgen's Tensor does not have (``lerp_``, ``addcmul_``) are 
 import numpy as np
 
 from derivgen.core.tensor import Tensor
-from derivgen.optim.optimizer import advance, new_mu_product as _new_mu_product, param_state, params_with_grad
+from derivgen.optim.optimizer import advance, new_mu_product, param_state, params_with_grad
 
 
 def _learned(hyperparameter):
@@ -164,7 +164,7 @@ def nadam(optimizer, group):
     lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
     momentum_decay = group["momentum_decay"]
     for p, _ in params_with_grad(group):
-        state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
+        state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq", first=new_mu_product)
         step = advance(state["step"])
         grad = _signed_grad(p, group)
         bias_correction2 = 1 - beta2 ** step
