@@ -8,7 +8,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, new_step, params_with_grad
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_tensor_lr, new_step, params_with_grad
 
 
 def _lerp_(target, end, weight):
@@ -26,6 +26,7 @@ def _norm(arr, **axes):
 class Adafactor(Optimizer):
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
+        check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:

@@ -2,8 +2,8 @@
 torch's single-tensor implementation (bit-for-bit in float64). As in torch, the state is created when
 the optimizer is."""
 from derivgen.optim import _kernels, differentiable
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_options, new_step, params_with_grad, typed, \
-    zeros_like_param
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_options, check_tensor_lr, new_step, \
+    params_with_grad, typed, zeros_like_param
 
 
 class Adagrad(Optimizer):
@@ -11,6 +11,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:

@@ -1,5 +1,6 @@
 """``Adam`` (with ``amsgrad``, ``weight_decay``, ``maximize``; ``decoupled_weight_decay=True`` is AdamW),
 updated as torch's single-tensor implementation (bit-for-bit in float64)."""
+from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels, differentiable
 from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, check_options, empty_like_flat, \
     param_state, params_with_grad, typed
@@ -22,6 +23,8 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         check_adam_args(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,

@@ -13,7 +13,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, params_with_grad
+from derivgen.optim.optimizer import Flat, Optimizer, check_tensor_lr, params_with_grad
 
 EPS = 1e-7
 DEFAULT_A = 3.4445
@@ -66,6 +66,7 @@ class Muon(Optimizer):
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS, ns_steps=DEFAULT_NS_STEPS,
                  adjust_lr_fn=None):
+        check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:

@@ -394,9 +394,17 @@ def check_grad(p):
 _ARG_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 
 
+def check_tensor_lr(lr):
+    """torch's first check of every optimizer: a learning rate given as a tensor holds one number."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
 def check_nonnegative(**values):
     """torch's ``Invalid <name>: <value>`` ValueError for the first of ``values`` (checked in the order
-    given) that is not ``>= 0`` (NaN included)."""
+    given) that is not ``>= 0`` (NaN included); a tensor ``lr`` must hold one number."""
+    if "lr" in values:
+        check_tensor_lr(values["lr"])
     for name, value in values.items():
         if not 0.0 <= value:
             raise ValueError(f"Invalid {_ARG_LABELS.get(name, name + ' value')}: {value}")

@@ -4,7 +4,8 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor
 from derivgen.optim import _kernels, differentiable
-from derivgen.optim.optimizer import Flat, Optimizer, check_options, empty_like_flat, params_with_grad, typed
+from derivgen.optim.optimizer import Flat, Optimizer, check_options, check_tensor_lr, empty_like_flat, params_with_grad, \
+    typed
 
 
 class SGD(Optimizer):
@@ -12,6 +13,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
+        check_tensor_lr(lr)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:

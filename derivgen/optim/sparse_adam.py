@@ -2,11 +2,12 @@
 dense (and no parameter is sparse or complex) and ``step`` raises torch's error for dense gradients; construction, argument checks and
 ``state_dict`` behave as torch's."""
 from derivgen.core.grad_mode import enable_grad
-from derivgen.optim.optimizer import Optimizer
+from derivgen.optim.optimizer import Optimizer, check_tensor_lr
 
 
 class SparseAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        check_tensor_lr(lr)
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:

@@ -197,3 +197,24 @@ def test_fused_refuses_integer_parameters(name):
         messages.append(str(info.value).replace(lib.__name__ + ".", ""))
     assert messages[0] == messages[1]
     assert messages[0].startswith("`fused=True` requires all the params to be floating point Tensors")
+
+
+ALL = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS",
+       "SparseAdam", "Adafactor", "Muon"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_tensor_learning_rate(name):
+    for lib in (derivgen, torch):
+        with pytest.raises(ValueError, match="^Tensor lr must be 1-element$"):
+            getattr(lib.optim, name)([lib.ones(2, 2, requires_grad=True)], lr=lib.tensor([0.1, 0.2]))
+    if name in ("Adam", "AdamW"):
+        for lib in (derivgen, torch):
+            with pytest.raises(ValueError, match="^lr as a Tensor is not supported for capturable=False and "
+                                                 "foreach=True$"):
+                getattr(lib.optim, name)([lib.ones(2, 2, requires_grad=True)], lr=lib.tensor(0.1), foreach=True)
+    if name not in ("LBFGS", "SparseAdam", "Muon"):  # those need a closure, sparse gradients, matrices
+        ours = run(derivgen, name, {"lr": derivgen.tensor(0.01)}, "float64", steps=3)[0]
+        theirs = run(torch, name, {"lr": torch.tensor(0.01)}, "float64", steps=3)[0]
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
