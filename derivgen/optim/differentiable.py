@@ -52,6 +52,8 @@ def adam(optimizer, group):
     for p, _ in params_with_grad(group):
         state = param_state(optimizer.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None,
                             fused=bool(group["fused"]))
+        if state["step"].requires_grad:
+            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
         grad = _signed_grad(p, group)
         advance(state["step"])
         step = state["step"]._array[()]  # a NumPy scalar of the step dtype: the corrections round in it

@@ -218,3 +218,15 @@ def test_tensor_learning_rate(name):
         theirs = run(torch, name, {"lr": torch.tensor(0.01)}, "float64", steps=3)[0]
         for a, b in zip(ours, theirs):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
+
+
+def test_step_counter_with_history_is_refused_in_differentiable_adam():
+    for lib in (derivgen, torch):
+        p = lib.ones(2, dtype=lib.float64, requires_grad=True).clone()
+        opt = lib.optim.Adam([p], differentiable=True)
+        opt.state[p]["step"] = lib.tensor(0.0, requires_grad=True)
+        opt.state[p]["exp_avg"] = lib.zeros(2, dtype=lib.float64)
+        opt.state[p]["exp_avg_sq"] = lib.zeros(2, dtype=lib.float64)
+        p.grad = lib.ones(2, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match="^`requires_grad` is not supported for `step` in differentiable mode$"):
+            opt.step()
