@@ -123,3 +123,17 @@ def adagrad_update(param, grad, state_sum, clr, eps, weight_decay, maximize):
         s = fma(g, g, state_sum[i])
         state_sum[i] = s
         param[i] = param[i] + (-clr * g) / (np.sqrt(s) + eps)
+
+
+@kernel
+def add_scaled(out, update, alpha):
+    """``out.add_(update, alpha=alpha)``: ``fma(update, alpha, out)`` per element."""
+    for i in range(out.size):
+        out[i] = fma(update[i], alpha, out[i])
+
+
+@kernel
+def lerp_into(start, end, w, one_minus_w):
+    """``start.lerp_(end, w)`` with torch's CPU roundings (see ``_lerp``)."""
+    for i in range(start.size):
+        start[i] = _lerp(start[i], end[i], w, one_minus_w)

@@ -65,3 +65,45 @@ def radam_update(param, grad, exp_avg, exp_avg_sq, maximize, weight_decay, decou
             adaptive = (1 / (np.sqrt(v) + eps)) * bias_correction2_sqrt
             update = (update * adaptive) * rect
         param[i] = p - update
+
+
+@kernel
+def asgd_update(param, grad, ax, maximize, weight_decay, decay, neg_eta, mu, average):
+    """``decay`` is ``1 - lambd * eta``; ``average``: ``mu != 1``, so ``ax += (param - ax) * mu``
+    (otherwise ``ax`` copies the parameter)."""
+    for i in range(param.size):
+        g = _transformed_grad(grad[i], param[i], maximize, weight_decay)
+        p = fma(g, neg_eta, param[i] * decay)
+        param[i] = p
+        if average:
+            ax[i] = ax[i] + (p - ax[i]) * mu
+        else:
+            ax[i] = p
+
+
+@kernel
+def rprop_update(param, grad, prev, step_size, maximize, etaminus, etaplus, step_size_min, step_size_max):
+    """Each element's step size grows by ``etaplus`` while its gradient keeps its sign and shrinks by
+    ``etaminus`` when it flips (then that gradient counts as zero), clamped to the bounds (NaN stays
+    NaN, as torch's ``clamp_``); the parameter moves by the step size against the gradient's sign."""
+    for i in range(param.size):
+        g = -grad[i] if maximize else grad[i]
+        s = g * prev[i]
+        if s > 0:
+            factor = etaplus
+        elif s < 0:
+            factor = etaminus
+        elif s == 0:
+            factor = etaplus / etaplus  # a one of the parameter's type
+        else:
+            factor = s  # NaN
+        size = step_size[i] * factor
+        if size < step_size_min:
+            size = step_size_min
+        if size > step_size_max:
+            size = step_size_max
+        step_size[i] = size
+        if factor == etaminus:
+            g = etaminus - etaminus  # a zero of the parameter's type
+        param[i] = fma(-np.sign(g), size, param[i])
+        prev[i] = g

@@ -1,13 +1,17 @@
 """``Adagrad`` (``lr_decay``, ``initial_accumulator_value``, ``weight_decay``, ``maximize``), updated as
 torch's single-tensor implementation (bit-for-bit in float64). As in torch, the state is created when
 the optimizer is."""
-from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, new_step, params_with_grad, typed, zeros_like_param
+from derivgen.optim import _kernels, differentiable
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_options, check_tensor_lr, new_step, \
+    params_with_grad, typed, zeros_like_param
 
 
 class Adagrad(Optimizer):
+    _update_differentiable = differentiable.adagrad
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:
@@ -18,16 +22,15 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if differentiable or fused:
-            raise NotImplementedError("derivgen.optim.Adagrad: differentiable and fused are not supported")
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
+        check_options(foreach, fused, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = new_step()
+                state["step"] = new_step(bool(group["fused"]))
                 state["sum"] = zeros_like_param(p, group["initial_accumulator_value"])
 
     def _update(self, group):

@@ -1,8 +1,9 @@
 """``Adam`` (with ``amsgrad``, ``weight_decay``, ``maximize``; ``decoupled_weight_decay=True`` is AdamW),
 updated as torch's single-tensor implementation (bit-for-bit in float64)."""
-from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, empty_like_flat, param_state, \
-    params_with_grad, typed
+from derivgen.core.tensor import Tensor
+from derivgen.optim import _kernels, differentiable
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_adam_args, check_options, empty_like_flat, \
+    param_state, params_with_grad, typed
 
 
 def decay_and_moment_scalars(param, group):
@@ -17,17 +18,20 @@ def decay_and_moment_scalars(param, group):
 
 
 class Adam(Optimizer):
+    _update_differentiable = differentiable.adam
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         check_adam_args(lr, eps, betas, weight_decay)
-        if capturable or differentiable or fused:
-            raise NotImplementedError("derivgen.optim.Adam: capturable, differentiable and fused are not supported")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
+        check_options(foreach, fused, differentiable)
 
     def _update(self, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
@@ -35,7 +39,8 @@ class Adam(Optimizer):
         flags = (bool(amsgrad), bool(group["maximize"]))
         scalars = {}  # (dtype, step) -> the loop's typed scalars: the same for most parameters of a group
         for p, grad in params_with_grad(group):
-            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None)
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None,
+                                fused=bool(group["fused"]))
             step = advance(state["step"])
             flat = Flat()
             param = flat.out(p)

@@ -1,14 +1,15 @@
 """``Adamax`` and ``Adadelta``, updated as torch's single-tensor implementations."""
-from derivgen.optim import _kernels_more
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
-                                      params_with_grad, refuse_unsupported, typed)
+from derivgen.optim import _kernels_more, differentiable
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative,
+                                      param_state, params_with_grad, typed)
 
 
 class Adamax(Optimizer):
+    _update_differentiable = differentiable.adamax
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         check_adam_args(lr, eps, betas, weight_decay)
-        refuse_unsupported("Adamax", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
@@ -30,13 +31,15 @@ class Adamax(Optimizer):
 
 
 class Adadelta(Optimizer):
+    _update_differentiable = differentiable.adadelta
+    _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone")
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
         check_nonnegative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         check_nonnegative(eps=eps, weight_decay=weight_decay)
-        refuse_unsupported("Adadelta", capturable, differentiable)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)

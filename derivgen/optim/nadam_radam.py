@@ -3,13 +3,10 @@ implementations. NAdam's ``mu_product`` is a 0-dim tensor of the step dtype, mul
 each step as torch's is."""
 import math
 
-import numpy as np
-
-from derivgen.core.tensor import Tensor
-from derivgen.optim import _kernels_more
+from derivgen.optim import _kernels_more, differentiable
 from derivgen.optim.adam import decay_and_moment_scalars
-from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative, param_state,
-                                      params_with_grad, refuse_unsupported, scalar_dtype, typed)
+from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative,
+                                      new_mu_product, param_state, params_with_grad, typed)
 
 
 def _per_dtype(scalars_of, group):
@@ -24,17 +21,15 @@ def _per_dtype(scalars_of, group):
     return get
 
 
-def _new_mu_product():
-    return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
-
-
 class NAdam(Optimizer):
+    _update_differentiable = differentiable.nadam
+    _capturable_names = "params, mu_products and state_steps"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
         check_adam_args(lr, eps, betas, weight_decay)
         check_nonnegative(momentum_decay=momentum_decay)
-        refuse_unsupported("NAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
@@ -46,7 +41,7 @@ class NAdam(Optimizer):
         momentum_decay = group["momentum_decay"]
         shared_scalars = _per_dtype(decay_and_moment_scalars, group)
         for p, grad in params_with_grad(group):
-            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=_new_mu_product)
+            state = param_state(self.state[p], p, "exp_avg", "exp_avg_sq", first=new_mu_product)
             step = advance(state["step"])
             bias_correction2 = 1 - beta2 ** step
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
@@ -67,10 +62,11 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
+    _update_differentiable = differentiable.radam
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         check_adam_args(lr, eps, betas, weight_decay)
-        refuse_unsupported("RAdam", capturable, differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}

@@ -13,7 +13,7 @@ from itertools import chain
 import numpy as np
 
 from derivgen.core import dtypes as _dt
-from derivgen.core.grad_mode import enable_grad, no_grad
+from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.core.tensor import Tensor
@@ -201,13 +201,28 @@ class Optimizer:
         if _LIVE_PENDING:
             from derivgen.engine.fusion import flush
             flush()
-        with no_grad():
+        # torch runs the update with autograd recording exactly when the optimizer is differentiable
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
-                self._update(group)
+                check_step_options(self, group)
+                if group.get("differentiable", False):
+                    self._update_differentiable(group)
+                else:
+                    self._update(group)
         return loss
 
     def _update(self, group):
+        """The update rule on every parameter of ``group`` with a gradient: a Numba loop on the arrays."""
         raise NotImplementedError
+
+    def _update_differentiable(self, group):
+        """The update as autograd-recorded tensor operations (torch's single-tensor code with
+        ``differentiable=True``): the functions of ``derivgen.optim.differentiable``."""
+        raise NotImplementedError
+
+    # what torch names in its refusal of ``capturable=True`` for CPU tensors, and the devices it lists
+    _capturable_names = "params and state_steps"
+    _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone", "xla")
 
     # ---- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
@@ -300,6 +315,8 @@ def _cast_state(param, key, value):
         return value
     if isinstance(value, dict):
         return {k: _cast_state(param, k, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):  # LBFGS's histories; their items are never ``step``
+        return type(value)(_cast_state(param, None, v) for v in value)
     return value
 
 
@@ -309,8 +326,14 @@ def scalar_dtype():
     return _dt.float64 if _dt.get_default_dtype() is _dt.float64 else _dt.float32
 
 
-def new_step():
-    return Tensor._make(np.zeros((), scalar_dtype().np))
+def new_step(fused=False):
+    """A 0-dim ``step`` counter: float32 under ``fused`` (torch's ``_get_scalar_dtype(is_fused=True)``)."""
+    return Tensor._make(np.zeros((), (_dt.float32 if fused else scalar_dtype()).np))
+
+
+def new_mu_product():
+    """NAdam's extra state: the running product of its momentum coefficients, a 0-dim step-dtype tensor."""
+    return {"mu_product": Tensor._make(np.ones((), scalar_dtype().np))}
 
 
 def advance(step):
@@ -371,9 +394,17 @@ def check_grad(p):
 _ARG_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 
 
+def check_tensor_lr(lr):
+    """torch's first check of every optimizer: a learning rate given as a tensor holds one number."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
 def check_nonnegative(**values):
     """torch's ``Invalid <name>: <value>`` ValueError for the first of ``values`` (checked in the order
-    given) that is not ``>= 0`` (NaN included)."""
+    given) that is not ``>= 0`` (NaN included); a tensor ``lr`` must hold one number."""
+    if "lr" in values:
+        check_tensor_lr(values["lr"])
     for name, value in values.items():
         if not 0.0 <= value:
             raise ValueError(f"Invalid {_ARG_LABELS.get(name, name + ' value')}: {value}")
@@ -388,9 +419,32 @@ def check_adam_args(lr, eps, betas, weight_decay):
     check_nonnegative(weight_decay=weight_decay)
 
 
-def refuse_unsupported(name, capturable, differentiable):
-    if capturable or differentiable:
-        raise NotImplementedError(f"derivgen.optim.{name}: capturable and differentiable are not supported")
+def check_options(foreach=None, fused=None, differentiable=False):
+    """torch's refusals, at construction, of option combinations (``fused`` with ``differentiable`` or
+    with ``foreach``). ``foreach`` and ``fused`` otherwise only choose torch's implementation: here every
+    update already is one fused loop per parameter, so both are accepted and change nothing but the
+    ``step`` counter's dtype under ``fused`` (float32, as torch's)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+_FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']
+
+
+def check_step_options(optimizer, group):
+    """torch's refusals at ``step`` time: ``capturable=True`` needs accelerator tensors (an
+    ``AssertionError`` on CPU, as in torch), ``fused=True`` floating-point parameters."""
+    if group.get("capturable", False) and any(p.grad is not None for p in group["params"]):
+        raise AssertionError(f"If capturable=True, {optimizer._capturable_names} must be on supported devices: "
+                             f"{list(optimizer._capturable_devices)}.")
+    if group.get("fused", False):
+        for p in group["params"]:
+            if p.grad is not None and not p.dtype.is_floating_point:
+                raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
+                                   f"supported devices: {_FUSED_DEVICES} but {p.dtype} and cpu")
 
 
 def params_with_grad(group):
@@ -400,12 +454,12 @@ def params_with_grad(group):
             yield p, check_grad(p)
 
 
-def param_state(state, p, *buffers, first=None):
+def param_state(state, p, *buffers, first=None, fused=False):
     """``state`` (one parameter's), filled when empty as torch does: ``step``, then what ``first()``
     returns, then a zero buffer shaped like ``p`` per name in ``buffers`` (``None``: an option leaves
     that buffer out)."""
     if len(state) == 0:
-        state["step"] = new_step()
+        state["step"] = new_step(fused)
         if first is not None:
             state.update(first())
         for name in buffers:

@@ -1,15 +1,16 @@
 """``RMSprop`` (``centered``, ``momentum``, ``weight_decay``, ``maximize``), updated as torch's
 single-tensor implementation (bit-for-bit in float64)."""
-from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, advance, check_nonnegative, empty_like_flat, param_state, \
-    params_with_grad, refuse_unsupported, typed
+from derivgen.optim import _kernels, differentiable
+from derivgen.optim.optimizer import Flat, Optimizer, advance, check_nonnegative, empty_like_flat, \
+    param_state, params_with_grad, typed
 
 
 class RMSprop(Optimizer):
+    _update_differentiable = differentiable.rmsprop
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
-        refuse_unsupported("RMSprop", capturable, differentiable)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
                     "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable}

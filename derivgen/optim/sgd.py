@@ -3,27 +3,30 @@
 import numpy as np
 
 from derivgen.core.tensor import Tensor
-from derivgen.optim import _kernels
-from derivgen.optim.optimizer import Flat, Optimizer, empty_like_flat, params_with_grad, typed
+from derivgen.optim import _kernels, differentiable
+from derivgen.optim.optimizer import Flat, Optimizer, check_options, check_tensor_lr, empty_like_flat, params_with_grad, \
+    typed
 
 
 class SGD(Optimizer):
+    _update_differentiable = differentiable.sgd
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
+        check_tensor_lr(lr)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if differentiable or fused:
-            raise NotImplementedError("derivgen.optim.SGD: differentiable and fused are not supported")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
                     "differentiable": differentiable, "fused": fused}
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_options(foreach, fused, differentiable)
 
     def _update(self, group):
         momentum = group["momentum"]
