@@ -13,6 +13,7 @@ from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLo
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
+from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from derivgen.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401
