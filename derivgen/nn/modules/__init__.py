@@ -9,6 +9,9 @@ from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict
 from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from derivgen.nn.modules.dropout import Dropout  # noqa: F401
 from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from derivgen.nn.modules.lazy import LazyModuleMixin  # noqa: F401
+from derivgen.nn.modules.lazy_layers import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
+                                             LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear)
 from derivgen.nn.modules.linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: F401
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
