@@ -4,8 +4,8 @@ order (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``wei
 
 The recurrence is built from existing ops rather than torch's fused node. Each layer and direction projects
 its whole input with one matrix product before the time loop, so a step costs one ``addmm`` (the hidden
-projection added to that step's input projection) plus the gate arithmetic. Padded input goes through
-the same loop as packed input: a padded batch is a packed one whose steps all hold the full batch."""
+projection added to that step's input projection) plus the gate arithmetic. Padded and packed input go
+through the same loop: a padded batch is a packed one whose steps all hold the full batch."""
 import math
 import numbers
 import warnings
@@ -16,6 +16,7 @@ from derivgen.nn import init
 from derivgen.nn.modules.module import Module
 from derivgen.nn.parameter import Parameter
 from derivgen.nn.utils.rnn import PackedSequence
+from derivgen.ops import composites as _c
 from derivgen.ops.factories import empty, zeros
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -157,16 +158,21 @@ class RNNBase(Module):
 
     def _run(self, input, states, batch_sizes):
         """The stacked layers over ``input`` (packed data ``(N, I)`` with ``batch_sizes``, or padded) from the
-        initial ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output, final states)``."""
-        if batch_sizes is None:
+        initial ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output, final states)``.
+
+        Inside, every state and step is feature-major, ``(features, batch)``: a step's gates then come out
+        of one ``addmm(x_t, W_hh, h)`` as ``(gates * hidden, batch)``, and ``chunk`` along dim 0 splits them
+        into contiguous blocks, on which the elementwise kernels run their fast contiguous loops. A padded
+        layer's input is ``(T, features, batch)`` and its projection one ``matmul`` to ``(T, gates, batch)``."""
+        padded = batch_sizes is None
+        if padded:
             if self.batch_first:
                 input = input.transpose(0, 1)
-            steps, batch = input.size(0), input.size(1)
-            data = input.reshape(steps * batch, input.size(2))
-            sizes = [batch] * steps
+            sizes = [input.size(1)] * input.size(0)
+            data = input.transpose(1, 2)
         else:
-            data = input
             sizes = [int(n) for n in batch_sizes._array]
+            data = input
         step = _STEPS[self.mode]
         initial = [s.unbind(0) for s in states]
         finals = []
@@ -176,18 +182,20 @@ class RNNBase(Module):
                 index = layer * self._num_directions + direction
                 weights = _Weights(self.mode, [getattr(self, n) for n in self._all_weights[index]], self.bias,
                                    self.proj_size > 0)
-                out, final = _run_direction(step, weights, weights.project(data), sizes,
-                                            tuple(s[index] for s in initial), reverse=direction == 1)
-                outputs.append(out)
-                finals.append(final)
+                if padded:
+                    inputs = weights.project_steps(data).unbind(0)
+                else:  # packed: steps of different widths, (gates, rows) views of one (N, gates) product
+                    inputs = [aten.t(x) for x in weights.project_rows(data).split(sizes, 0)]
+                state = tuple(aten.t(s[index]) for s in initial)
+                hs, final = _run_direction(step, weights, inputs, sizes, state, reverse=direction == 1)
+                outputs.append(aten.stack(hs, 0) if padded else aten.cat([aten.t(h) for h in hs], 0))
+                finals.append(tuple(aten.t(f) for f in final))
             data = outputs[0] if len(outputs) == 1 else aten.cat(outputs, 1)
             if self.dropout != 0 and self.training and layer < self.num_layers - 1:
                 data = F.dropout(data, self.dropout, True)
         final_states = tuple(aten.stack([f[k] for f in finals], 0) for k in range(len(states)))
-        if batch_sizes is None:
-            data = data.view(len(sizes), sizes[0] if sizes else 0, data.size(1))
-            if self.batch_first:
-                data = data.transpose(0, 1)
+        if padded:
+            data = _c.contiguous(aten.permute(data, [2, 0, 1] if self.batch_first else [0, 2, 1]))
         return data, final_states
 
     def _finish(self, output, hidden, orig_input, batch_sizes, sorted_indices, unsorted_indices, unbatched_dim):
@@ -337,44 +345,49 @@ def _check_arguments(input_size, hidden_size, num_layers, bias, batch_first, dro
 
 
 class _Weights:
-    """One layer and direction's parameters, with the transposes the time loop uses made once."""
+    """One layer and direction's parameters, as the feature-major time loop uses them."""
 
     def __init__(self, mode, params, bias, projected):
         self.w_ih, self.w_hh = params[0], params[1]
         self.b_ih, self.b_hh = (params[2], params[3]) if bias else (None, None)
-        self.hh_t = aten.t(self.w_hh)
-        self.hr_t = aten.t(params[-1]) if projected else None
+        self.w_hr = params[-1] if projected else None
         self.mode = mode
+        # RNN and LSTM fold both biases into the input projection, so that a step is one addmm; GRU keeps
+        # b_hh for the step, because its new gate scales ``W_hn h + b_hn``
+        self.input_bias = self.b_ih if mode == "GRU" or self.b_ih is None else aten.add(self.b_ih, self.b_hh)
+        self.step_bias = aten.unsqueeze(self.b_hh, 1) if mode == "GRU" and self.b_hh is not None else None
 
-    def project(self, data):
-        """Every step's input projection at once. RNN and LSTM fold both biases in here, so that a step is
-        one ``addmm``; GRU keeps ``b_hh`` for the step, because its new gate scales ``W_hn h + b_hn``."""
-        if self.mode == "GRU" or self.b_ih is None:
-            return F.linear(data, self.w_ih, self.b_ih)
-        return aten.addmm(aten.add(self.b_ih, self.b_hh), data, aten.t(self.w_ih))
+    def project_steps(self, data):
+        """``(T, features, batch)`` -> every step's input projection, ``(T, gates, batch)``."""
+        out = _c.matmul(self.w_ih, data)
+        return out if self.input_bias is None else aten.add(out, aten.unsqueeze(self.input_bias, 1))
+
+    def project_rows(self, data):
+        """Packed ``(N, features)`` -> ``(N, gates)``."""
+        return F.linear(data, self.w_ih, self.input_bias)
 
 
 def _rnn_step(activation):
     def step(x_t, state, w):
-        return (activation(aten.addmm(x_t, state[0], w.hh_t)),)
+        return (activation(aten.addmm(x_t, w.w_hh, state[0])),)
     return step
 
 
 def _lstm_step(x_t, state, w):
     h, c = state
-    ingate, forgetgate, cellgate, outgate = aten.addmm(x_t, h, w.hh_t).chunk(4, 1)
+    ingate, forgetgate, cellgate, outgate = aten.addmm(x_t, w.w_hh, h).chunk(4, 0)
     c = aten.add(aten.mul(aten.sigmoid(forgetgate), c), aten.mul(aten.sigmoid(ingate), aten.tanh(cellgate)))
     h = aten.mul(aten.sigmoid(outgate), aten.tanh(c))
-    if w.hr_t is not None:
-        h = aten.mm(h, w.hr_t)
+    if w.w_hr is not None:
+        h = aten.mm(w.w_hr, h)
     return h, c
 
 
 def _gru_step(x_t, state, w):
     h = state[0]
-    i_r, i_z, i_n = x_t.chunk(3, 1)
-    hidden = aten.mm(h, w.hh_t) if w.b_hh is None else aten.addmm(w.b_hh, h, w.hh_t)
-    h_r, h_z, h_n = hidden.chunk(3, 1)
+    i_r, i_z, i_n = x_t.chunk(3, 0)
+    hidden = aten.mm(w.w_hh, h) if w.step_bias is None else aten.addmm(w.step_bias, w.w_hh, h)
+    h_r, h_z, h_n = hidden.chunk(3, 0)
     reset_gate = aten.sigmoid(aten.add(i_r, h_r))
     input_gate = aten.sigmoid(aten.add(i_z, h_z))
     new_gate = aten.tanh(aten.add(i_n, aten.mul(reset_gate, h_n)))
@@ -385,35 +398,36 @@ _STEPS = {"RNN_TANH": _rnn_step(aten.tanh), "RNN_RELU": _rnn_step(aten.relu), "L
           "GRU": _gru_step}
 
 
-def _run_direction(step, weights, projected, sizes, state, reverse):
-    """One direction of one layer over the packed steps (``sizes[t]`` rows each, non-increasing).
+def _run_direction(step, weights, inputs, sizes, state, reverse):
+    """One direction of one layer over the steps' input projections ``inputs`` (``(gates, sizes[t])``,
+    non-increasing widths) from ``state`` (feature-major ``(size, batch)`` tensors); returns every step's
+    hidden state and the final state.
 
-    Forwards, a sequence that ends leaves the batch: its rows of the state are set aside as its final state.
-    Backwards, sequences join as the loop reaches their last step, starting from their initial state."""
-    inputs = projected.split(sizes, 0)
+    Forwards, a sequence that ends leaves the batch: its columns of the state are set aside as its final
+    state. Backwards, sequences join as the loop reaches their last step, starting from their initial state."""
     outputs = []
     if not reverse:
         done = []
-        for x_t, rows in zip(inputs, sizes):
-            if rows < state[0].size(0):
-                done.append(tuple(s.narrow(0, rows, s.size(0) - rows) for s in state))
-                state = tuple(s.narrow(0, 0, rows) for s in state)
+        for x_t, cols in zip(inputs, sizes):
+            if cols < state[0].size(1):
+                done.append(tuple(s.narrow(1, cols, s.size(1) - cols) for s in state))
+                state = tuple(s.narrow(1, 0, cols) for s in state)
             state = step(x_t, state, weights)
             outputs.append(state[0])
         if done:
             done.append(state)
-            state = tuple(aten.cat([d[k] for d in reversed(done)], 0) for k in range(len(state)))
+            state = tuple(aten.cat([d[k] for d in reversed(done)], 1) for k in range(len(state)))
     else:
         initial = state
-        rows_now = sizes[-1] if sizes else 0
-        if rows_now < initial[0].size(0):
-            state = tuple(s.narrow(0, 0, rows_now) for s in initial)
-        for x_t, rows in zip(reversed(inputs), reversed(sizes)):
-            if rows > rows_now:
-                state = tuple(aten.cat([s, s0.narrow(0, rows_now, rows - rows_now)], 0)
+        cols_now = sizes[-1] if sizes else 0
+        if cols_now < initial[0].size(1):
+            state = tuple(s.narrow(1, 0, cols_now) for s in initial)
+        for x_t, cols in zip(reversed(inputs), reversed(sizes)):
+            if cols > cols_now:
+                state = tuple(aten.cat([s, s0.narrow(1, cols_now, cols - cols_now)], 1)
                               for s, s0 in zip(state, initial))
-                rows_now = rows
+                cols_now = cols
             state = step(x_t, state, weights)
             outputs.append(state[0])
         outputs.reverse()
-    return aten.cat(outputs, 0), state
+    return outputs, state
