@@ -125,6 +125,24 @@ def test_nested_tensor_warnings_match_torch():
     _build(lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(E, 1, 16, batch_first=True), 1))
 
 
+@pytest.mark.parametrize("left_aligned", [True, False])
+@pytest.mark.parametrize("grad", [True, False])
+def test_inference_zeros_padded_positions_as_torch(left_aligned, grad):
+    padding = [[False] * 5, [False] * 3 + [True] * 2, [False, True, False, False, False]] if not left_aligned \
+        else PADDING
+    outs = []
+    for lib, module in zip((derivgen, torch), _build(lambda lib: lib.nn.TransformerEncoder(
+            lib.nn.TransformerEncoderLayer(E, 2, 16, batch_first=True, dtype=lib.float64), 2,
+            lib.nn.LayerNorm(E, dtype=lib.float64)))):
+        module.eval()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.set_grad_enabled(grad):
+                outs.append(module(lib.tensor(SRC.transpose(1, 0, 2).copy()),
+                                   src_key_padding_mask=lib.tensor(padding)).detach().numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-11, atol=1e-13)
+
+
 def test_dropout_is_active_in_training_only():
     layer = derivgen.nn.TransformerEncoderLayer(E, 2, 16, dropout=0.5, dtype=derivgen.float64)
     src = derivgen.tensor(SRC)

@@ -1,13 +1,15 @@
 """``TransformerEncoderLayer``, ``TransformerEncoder``, ``TransformerDecoderLayer``, ``TransformerDecoder``
 and ``Transformer`` as torch's: submodule names and order (so ``state_dict`` keys match), post- or pre-norm
 (``norm_first``), relu/gelu or any callable activation, masks and causal hints passed through to
-``MultiheadAttention``. torch's inference fast paths (``_transformer_encoder_layer_fwd`` and nested
-tensors) are not reproduced; they compute the same values where the input is not padded, and zeros at
-padded positions where it is."""
+``MultiheadAttention``. torch's inference fast paths (``_transformer_encoder_layer_fwd``, nested tensors)
+are not run, but their one visible difference is: where the encoder would go through a nested tensor,
+its output is zero at the padded positions."""
 import copy
 import warnings
 
+from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
+from derivgen.core.tensor import Tensor
 from derivgen.nn import functional as F
 from derivgen.nn.init import xavier_uniform_
 from derivgen.nn.modules.activation import GELU, ReLU
@@ -207,9 +209,30 @@ class TransformerEncoder(Module):
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            output = aten.masked_fill(output, padded, 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _nested_padding(self, src, mask, src_key_padding_mask):
+        """Where torch's encoder would run on a nested tensor (inference without gradients, a left-aligned
+        key padding mask, no attention mask), its output is zero at the padded positions; this returns
+        those positions as an ``(N, S, 1)`` bool mask (or ``(S, N, 1)``), else None."""
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
+                or src_key_padding_mask is None or mask is not None):
+            return None
+        if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
+            return None
+        padded = src_key_padding_mask._array != 0
+        if getattr(self, "mask_check", True) and (padded[:, 1:] < padded[:, :-1]).any():
+            return None  # not left-aligned: torch keeps the padded tensor
+        if not first.self_attn.batch_first:
+            padded = padded.T
+        return Tensor._make(padded[:, :, None])
 
 
 class TransformerDecoder(Module):
