@@ -5,6 +5,7 @@ batch 16, 128 wide, 8 heads) and a TransformerEncoderLayer of the same size.
 
     python benchmarks/sequence_layers.py                  # about 10-20 s
     python benchmarks/sequence_layers.py --single-thread  # one thread everywhere, process CPU time as the clock
+    python benchmarks/sequence_layers.py --only LSTM,GRU  # workloads whose names start so
 
 Both libraries run the same modules (derivgen's weights copied from torch's) on the same inputs,
 interleaved round by round in alternating order; the table shows the median and the fastest
@@ -25,7 +26,7 @@ SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_N
 clock = time.perf_counter
 
 
-def _workloads(torch, derivgen):
+def _workloads(torch, derivgen, only=None):
     rng = np.random.default_rng(0)
     lengths = sorted(rng.integers(10, 51, 32).tolist(), reverse=True)
     specs = {
@@ -39,6 +40,8 @@ def _workloads(torch, derivgen):
     }
     work = {}
     for name, (build, shape, extra) in specs.items():
+        if only and not any(name.startswith(prefix) for prefix in only):
+            continue
         theirs = build(torch)
         ours = build(derivgen)
         ours.load_state_dict({k: derivgen.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
@@ -77,6 +80,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--torch-threads", type=int, default=2)
+    parser.add_argument("--only", help="comma-separated name prefixes of the workloads to run (e.g. LSTM,GRU)")
     parser.add_argument("--single-thread", action="store_true",
                         help="run again with one thread everywhere and process CPU time as the clock")
     args = parser.parse_args()
@@ -91,7 +95,7 @@ def main():
 
     import derivgen
     torch.set_num_threads(args.torch_threads)
-    work = _workloads(torch, derivgen)
+    work = _workloads(torch, derivgen, args.only.split(",") if args.only else None)
     times = {wl: {"derivgen": [], "torch": []} for wl in work}
     for impls in work.values():
         for fn in impls.values():
