@@ -77,7 +77,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = _c.matmul(aten.mul(query, factor), aten.mul(aten.transpose(key, -2, -1), factor))
     if attn_mask is not None:
         scores = aten.add(scores, attn_mask)
-    weights = _safe_softmax(scores)
+    # without a mask no row can be all -inf (unless the inputs hold infinities, as torch's plain path)
+    weights = aten._softmax(scores, -1, False) if attn_mask is None else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = _c.dropout(weights, dropout_p, True)
     return _c.matmul(weights, value)
@@ -151,13 +152,14 @@ def _in_projection_packed(q, k, v, w, b=None):
             proj = _linear(q, w, b)
             proj = _c.contiguous(aten.squeeze(aten.transpose(aten.unsqueeze(_c.unflatten(proj, -1, (3, E)), 0), 0, -2),
                                               -2))
-            return proj[0], proj[1], proj[2]
+            return proj.unbind(0)  # one UnbindBackward0 where torch records three SelectBackward0
         w_q, w_kv = _c.split(w, [E, E * 2])
         b_q, b_kv = (None, None) if b is None else _c.split(b, [E, E * 2])
         kv_proj = _linear(k, w_kv, b_kv)
         kv_proj = _c.contiguous(aten.squeeze(aten.transpose(aten.unsqueeze(_c.unflatten(kv_proj, -1, (2, E)), 0), 0, -2),
                                              -2))
-        return _linear(q, w_q, b_q), kv_proj[0], kv_proj[1]
+        k_proj, v_proj = kv_proj.unbind(0)
+        return _linear(q, w_q, b_q), k_proj, v_proj
     w_q, w_k, w_v = _c.chunk(w, 3)
     b_q, b_k, b_v = (None, None, None) if b is None else _c.chunk(b, 3)
     return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
