@@ -376,7 +376,7 @@ def _rnn_step(activation):
 def _lstm_step(x_t, state, w):
     h, c = state
     ingate, forgetgate, cellgate, outgate = aten.addmm(x_t, w.w_hh, h).chunk(4, 0)
-    c = aten.add(aten.mul(aten.sigmoid(forgetgate), c), aten.mul(aten.sigmoid(ingate), aten.tanh(cellgate)))
+    c = aten.addcmul(aten.mul(aten.sigmoid(forgetgate), c), aten.sigmoid(ingate), aten.tanh(cellgate))
     h = aten.mul(aten.sigmoid(outgate), aten.tanh(c))
     if w.w_hr is not None:
         h = aten.mm(w.w_hr, h)
