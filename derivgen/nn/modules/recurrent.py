@@ -352,10 +352,20 @@ class _Weights:
         self.b_ih, self.b_hh = (params[2], params[3]) if bias else (None, None)
         self.w_hr = params[-1] if projected else None
         self.mode = mode
-        # RNN and LSTM fold both biases into the input projection, so that a step is one addmm; GRU keeps
-        # b_hh for the step, because its new gate scales ``W_hn h + b_hn``
-        self.input_bias = self.b_ih if mode == "GRU" or self.b_ih is None else aten.add(self.b_ih, self.b_hh)
-        self.step_bias = aten.unsqueeze(self.b_hh, 1) if mode == "GRU" and self.b_hh is not None else None
+        if mode != "GRU":
+            # both biases folded into the input projection, so that a step is one addmm
+            self.input_bias = self.b_ih if self.b_ih is None else aten.add(self.b_ih, self.b_hh)
+            return
+        # GRU: the reset and update gates take ``x W_i + b_i + h W_h + b_h`` (b_hh's first two thirds go into
+        # the input projection, so a step computes both with one addmm); the new gate scales ``W_hn h + b_hn``
+        # by the reset gate, so that product is a second addmm with b_hn
+        gates = 2 * self.w_hh.size(0) // 3
+        self.w_hrz, self.w_hn = self.w_hh.split([gates, gates // 2], 0)
+        self.input_bias, self.b_hn = self.b_ih, None
+        if self.b_ih is not None:
+            b_hrz, b_hn = self.b_hh.split([gates, gates // 2], 0)
+            self.input_bias = aten.add(self.b_ih, aten.constant_pad_nd(b_hrz, [0, gates // 2], 0.0))
+            self.b_hn = aten.unsqueeze(b_hn, 1)
 
     def project_steps(self, data):
         """``(T, features, batch)`` -> every step's input projection, ``(T, gates, batch)``."""
@@ -385,12 +395,10 @@ def _lstm_step(x_t, state, w):
 
 def _gru_step(x_t, state, w):
     h = state[0]
-    i_r, i_z, i_n = x_t.chunk(3, 0)
-    hidden = aten.mm(w.w_hh, h) if w.step_bias is None else aten.addmm(w.step_bias, w.w_hh, h)
-    h_r, h_z, h_n = hidden.chunk(3, 0)
-    reset_gate = aten.sigmoid(aten.add(i_r, h_r))
-    input_gate = aten.sigmoid(aten.add(i_z, h_z))
-    new_gate = aten.tanh(aten.add(i_n, aten.mul(reset_gate, h_n)))
+    x_rz, x_n = x_t.split([w.w_hrz.size(0), w.w_hn.size(0)], 0)
+    reset_gate, input_gate = aten.sigmoid(aten.addmm(x_rz, w.w_hrz, h)).chunk(2, 0)
+    h_n = aten.mm(w.w_hn, h) if w.b_hn is None else aten.addmm(w.b_hn, w.w_hn, h)
+    new_gate = aten.tanh(aten.add(x_n, aten.mul(reset_gate, h_n)))
     return (aten.add(aten.mul(aten.sub(h, new_gate), input_gate), new_gate),)
 
 
