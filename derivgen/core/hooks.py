@@ -20,6 +20,15 @@ class RemovableHandle:
         if d is not None:
             d.pop(self.id, None)
 
+    def __getstate__(self):
+        # the dict itself, so that pickling or deep-copying its owner keeps the handle pointing at the copy
+        return (self._dict_ref(), self.id)
+
+    def __setstate__(self, state):
+        hooks, self.id = state
+        self._dict_ref = weakref.ref(hooks if hooks is not None else _HookDict())  # None: a dead reference
+        RemovableHandle._next_id[0] = max(RemovableHandle._next_id[0], self.id + 1)
+
     def __enter__(self):
         return self
 

@@ -4,4 +4,4 @@ from derivgen.nn import functional  # noqa: F401
 from derivgen.nn import init  # noqa: F401
 from derivgen.nn import utils  # noqa: F401
 from derivgen.nn.modules import *  # noqa: F401,F403
-from derivgen.nn.parameter import Buffer, Parameter  # noqa: F401
+from derivgen.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401

@@ -400,3 +400,12 @@ from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pool
     max_pool1d,
     max_pool2d,
 )
+from derivgen.nn.functional_attention import (  # noqa: E402,F401 - attention
+    _canonical_mask,
+    _in_projection,
+    _in_projection_packed,
+    _mha_shape_check,
+    _none_or_dtype,
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)

@@ -1,4 +1,5 @@
 """torch.nn's module classes, one small module per theme."""
+from derivgen.nn.modules.attention import MultiheadAttention  # noqa: F401
 from derivgen.nn.modules.activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: F401
                                             LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
                                             Softplus, Tanh, Threshold)
@@ -8,11 +9,17 @@ from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict
 from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from derivgen.nn.modules.dropout import Dropout  # noqa: F401
 from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
-from derivgen.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
+from derivgen.nn.modules.lazy import LazyModuleMixin  # noqa: F401
+from derivgen.nn.modules.lazy_layers import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
+                                             LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear)
+from derivgen.nn.modules.linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: F401
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
+from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from derivgen.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401
+from derivgen.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                                             TransformerEncoder, TransformerEncoderLayer)

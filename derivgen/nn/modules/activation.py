@@ -213,3 +213,6 @@ class LogSoftmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+# torch's ``nn.modules.activation`` also holds ``MultiheadAttention``
+from derivgen.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

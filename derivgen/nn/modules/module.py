@@ -15,6 +15,7 @@ from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.tensor import Tensor
+from derivgen.core.typename import typename as _typename
 from derivgen.nn.parameter import Buffer, Parameter
 from derivgen.utils.hooks import BackwardHook
 
@@ -139,15 +140,6 @@ def _addindent(s_, num_spaces):
     first = s.pop(0)
     s = [(num_spaces * " ") + line if line.strip() else "" for line in s]
     return first + "\n" + "\n".join(s)
-
-
-def _typename(obj):
-    """torch.typename: the qualified class name of a non-tensor (``int``, ``builtins`` dropped)."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = type(obj).__module__
-    name = type(obj).__qualname__
-    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
 
 
 def _forward_unimplemented(self, *input):

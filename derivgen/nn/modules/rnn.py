@@ -139,3 +139,6 @@ class GRUCell(RNNCellBase):
         new_gate = aten.tanh(aten.add(i_n, aten.mul(h_n, reset_gate)))
         ret = aten.add(aten.mul(aten.sub(hx, new_gate), input_gate), new_gate)
         return ret if is_batched else ret.squeeze(0)
+
+# torch's ``nn.modules.rnn`` also holds the layers (``from torch.nn.modules.rnn import LSTM``)
+from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: E402,F401

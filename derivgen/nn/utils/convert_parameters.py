@@ -1,7 +1,7 @@
 """``parameters_to_vector`` / ``vector_to_parameters``: all parameters as one flat vector and back."""
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
-from derivgen.nn.modules.module import _typename
+from derivgen.core.typename import typename as _typename
 
 
 def parameters_to_vector(parameters):

@@ -14,8 +14,9 @@ def _softmax(self, dim, half_to_float):
     d = wrap_dim(dim, self.ndim)
     if self.size == 0:
         return np.empty_like(self)
-    e = np.exp(self - np.max(self, axis=d, keepdims=True))
-    return e / np.sum(e, axis=d, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a row of all -inf gives NaN, as torch's does, without a warning
+        e = np.exp(self - np.max(self, axis=d, keepdims=True))
+        return e / np.sum(e, axis=d, keepdims=True)
 
 
 def _log_softmax(self, dim, half_to_float):
