@@ -37,6 +37,7 @@ else:
     from derivgen import tensor_methods as _tensor_methods
     from derivgen.generated import kernels as _generated_kernels
     from derivgen.ops import closeness as _closeness
+    from derivgen.ops import sorting as _sorting
     from derivgen.ops import dtype_rules as _dtype_rules
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
@@ -48,6 +49,7 @@ else:
     # composites accept torch's keyword names (input=, other=) like the generated ops
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})
     globals().update(_closeness.FUNCTIONS)
+    globals().update(_sorting.FUNCTIONS)
     is_tensor = _composites.is_tensor
     numel = _composites.numel
 
