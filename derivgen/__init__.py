@@ -6,6 +6,7 @@ methods), ``*Backward0`` nodes with torch's names and graph shapes, and ``derivg
 from derivgen.version import __version__  # noqa: F401
 
 from derivgen.core.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
+from derivgen.core.dtypes import int16, int8, short, uint8  # noqa: F401
 from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
 from derivgen.core.dtypes import dtype  # noqa: F401
 from derivgen.core.dtypes import bfloat16, float16, half  # noqa: F401
@@ -38,6 +39,7 @@ else:
     from derivgen.generated import kernels as _generated_kernels
     from derivgen.ops import closeness as _closeness
     from derivgen.ops import sorting as _sorting
+    from derivgen.ops import type_promotion as _type_promotion
     from derivgen.ops import dtype_rules as _dtype_rules
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
@@ -50,6 +52,7 @@ else:
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})
     globals().update(_closeness.FUNCTIONS)
     globals().update(_sorting.FUNCTIONS)
+    globals().update(_type_promotion.FUNCTIONS)
     is_tensor = _composites.is_tensor
     numel = _composites.numel
 

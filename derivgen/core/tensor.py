@@ -383,6 +383,15 @@ class Tensor:
     def int(self):
         return self.to(_dt.int32)
 
+    def short(self):
+        return self.to(_dt.int16)
+
+    def char(self):
+        return self.to(_dt.int8)
+
+    def byte(self):
+        return self.to(_dt.uint8)
+
     def bool(self):
         return self.to(_dt.bool_)
 
