@@ -22,8 +22,11 @@ from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enable
                                 no_grad, set_grad_enabled)
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from derivgen.core.tensor import Size, Tensor  # noqa: F401
+from derivgen.core.legacy_types import LEGACY_CLASSES as _LEGACY_CLASSES
 
 from derivgen import config  # noqa: F401
+
+globals().update(_LEGACY_CLASSES)  # FloatTensor, DoubleTensor, LongTensor, ...
 
 try:
     from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes, ops and kernels too)

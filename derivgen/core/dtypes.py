@@ -60,6 +60,19 @@ bfloat16 = _unsupported("bfloat16", 2, "BFloat16Tensor")
 half = float16
 
 
+_BY_LEGACY = {d._legacy: d for d in (float32, float64, int64, int32, int16, int8, uint8, bool_, float16, bfloat16)}
+
+
+def from_legacy_name(name):
+    """The dtype of a legacy tensor type name (``'torch.FloatTensor'``, ``'derivgen.FloatTensor'``); an
+    unknown name raises torch's ValueError."""
+    prefix, _, legacy = name.rpartition(".")
+    d = _BY_LEGACY.get(legacy) if prefix in ("torch", "derivgen") else None
+    if d is None:
+        raise ValueError(f"invalid type: '{name}'")
+    return d
+
+
 def from_numpy_dtype(np_dtype):
     """The derivgen dtype of a numpy dtype; unsupported dtypes raise a clear TypeError."""
     d = _BY_NP.get(np.dtype(np_dtype))

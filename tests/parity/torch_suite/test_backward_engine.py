@@ -1389,8 +1389,6 @@ def _test_type_conversion_backward(torch, t):
     assert type(dvar.grad) is type(dvar)
 
 
-@pytest.mark.derivgen_gap("the legacy typed tensor classes (torch.FloatTensor, IntTensor, ...) and "
-                          "Tensor.type(cls) are not provided")
 def test_type_conversions(torch):
     x = torch.randn(5, 5)
     assert isinstance(x.float(), torch.FloatTensor)
