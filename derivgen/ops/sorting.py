@@ -4,7 +4,7 @@
 Autograd, as torch: index results never require grad. The values ``unique`` / ``unique_consecutive`` return do
 (when the input does) and carry torch's node (``Unique2Backward0``, ``UniqueDimBackward0``,
 ``UniqueConsecutiveBackward0``), whose backward raises torch's NotImplementedError: torch has no derivative
-for them either. ``msort`` is ``sort`` along dim 0 (``SortBackward0``); ``sort``, ``topk`` and ``kthvalue``
+for them either (nor a forward-mode one: a tangent on the input raises too). ``msort`` is ``sort`` along dim 0 (``SortBackward0``); ``sort``, ``topk`` and ``kthvalue``
 themselves are table rows.
 """
 import numbers
@@ -16,6 +16,7 @@ from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Tensor
 from derivgen.ops.forwards import stable_argsort
+from derivgen.ops.errors import forward_ad_unsupported
 from derivgen.ops.forwards._common import _scalar_type_name
 from derivgen.ops.tensor_set import NotImplementedBackward
 
@@ -45,7 +46,10 @@ UniqueConsecutiveBackward0 = _node_class("UniqueConsecutiveBackward0")
 
 
 def _values_output(values, node_cls, op, source):
-    """``values`` as the differentiable first output of ``op`` on ``source``."""
+    """``values`` as the differentiable first output of ``op`` on ``source``; a forward-mode tangent on
+    ``source`` is refused, as torch has no forward formula for ``op`` either."""
+    if getattr(source, "_fw_grads", None):
+        raise forward_ad_unsupported(op)
     if is_grad_enabled() and source.requires_grad:
         return Tensor._make(values, node_cls(op, (source,)), 0)
     return Tensor._make(values)

@@ -191,3 +191,33 @@ def test_gradients_match_torch(fn):
         (out * lib.arange(out.numel(), dtype=lib.float64).reshape(out.shape)).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x: lib.unique(x), lambda lib, x: lib.unique(x, dim=0),
+                                lambda lib, x: x.unique_consecutive(), lambda lib, x: lib._unique(x)[0]],
+                         ids=["unique", "unique dim", "unique_consecutive", "_unique"])
+def test_unique_refuses_forward_ad(fn):
+    import importlib
+    messages = []
+    for lib in (derivgen, torch):
+        fw = importlib.import_module(lib.__name__ + ".autograd.forward_ad")
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([2., 1., 2.]), lib.tensor([1., 1., 1.]))
+            with pytest.raises(NotImplementedError) as err:
+                fn(lib, x)
+            messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.kthvalue(2)[0], lambda x: x.sort(stable=True, descending=True)[0],
+                                lambda x: x.msort()])
+def test_forward_ad_tangents_match_torch(fn):
+    import importlib
+    tangents = []
+    for lib in (derivgen, torch):
+        fw = importlib.import_module(lib.__name__ + ".autograd.forward_ad")
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([0.2, 0.1, 0.3], dtype=lib.float64),
+                             lib.tensor([1., 2., 3.], dtype=lib.float64))
+            tangents.append(fw.unpack_dual(fn(x)).tangent.numpy())
+    np.testing.assert_array_equal(*tangents)
