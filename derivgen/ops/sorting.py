@@ -4,8 +4,8 @@
 Autograd, as torch: index results never require grad. The values ``unique`` / ``unique_consecutive`` return do
 (when the input does) and carry torch's node (``Unique2Backward0``, ``UniqueDimBackward0``,
 ``UniqueConsecutiveBackward0``), whose backward raises torch's NotImplementedError: torch has no derivative
-for them either (nor a forward-mode one: a tangent on the input raises too). ``msort`` is ``sort`` along dim 0 (``SortBackward0``); ``sort``, ``topk`` and ``kthvalue``
-themselves are table rows.
+for them either (nor a forward-mode one: a tangent on the input raises too). ``msort`` is ``sort`` along
+dim 0 (``SortBackward0``); ``sort``, ``topk``, ``kthvalue`` and ``count_nonzero`` themselves are table rows.
 """
 import numbers
 
@@ -15,8 +15,8 @@ from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.tensor import Tensor
-from derivgen.ops.forwards import stable_argsort
 from derivgen.ops.errors import forward_ad_unsupported
+from derivgen.ops.forwards import stable_argsort
 from derivgen.ops.forwards._common import _scalar_type_name
 from derivgen.ops.tensor_set import NotImplementedBackward
 
@@ -59,13 +59,13 @@ def _index(array):
     return Tensor._make(np.array(array, dtype=np.int64, order="C"))
 
 
-def _as_tensor_arg(x, like):
-    """A Python number where torch accepts a Scalar: a 0-dim tensor of its default dtype."""
+def _as_tensor_arg(x, op):
+    """The array of a Tensor argument, or of a Python number where torch accepts a Scalar (0-dim)."""
     if isinstance(x, Tensor):
         return x._array
     if isinstance(x, (bool, numbers.Number)):
         return np.asarray(x)
-    raise TypeError(f"{like}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
 
 
 # ---- sorting ------------------------------------------------------------------------------------------------
