@@ -6,6 +6,7 @@ methods), ``*Backward0`` nodes with torch's names and graph shapes, and ``derivg
 from derivgen.version import __version__  # noqa: F401
 
 from derivgen.core.dtypes import float32, float64, int64, int32, double, long, get_default_dtype, set_default_dtype  # noqa: F401
+from derivgen.core.dtypes import int16, int8, short, uint8  # noqa: F401
 from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
 from derivgen.core.dtypes import dtype  # noqa: F401
 from derivgen.core.dtypes import bfloat16, float16, half  # noqa: F401
@@ -21,8 +22,11 @@ from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enable
                                 no_grad, set_grad_enabled)
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from derivgen.core.tensor import Size, Tensor  # noqa: F401
+from derivgen.core.legacy_types import LEGACY_CLASSES as _LEGACY_CLASSES
 
 from derivgen import config  # noqa: F401
+
+globals().update(_LEGACY_CLASSES)  # FloatTensor, DoubleTensor, LongTensor, ...
 
 try:
     from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes, ops and kernels too)
@@ -37,6 +41,8 @@ else:
     from derivgen import tensor_methods as _tensor_methods
     from derivgen.generated import kernels as _generated_kernels
     from derivgen.ops import closeness as _closeness
+    from derivgen.ops import sorting as _sorting
+    from derivgen.ops import type_promotion as _type_promotion
     from derivgen.ops import dtype_rules as _dtype_rules
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
@@ -48,6 +54,8 @@ else:
     # composites accept torch's keyword names (input=, other=) like the generated ops
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})
     globals().update(_closeness.FUNCTIONS)
+    globals().update(_sorting.FUNCTIONS)
+    globals().update(_type_promotion.FUNCTIONS)
     is_tensor = _composites.is_tensor
     numel = _composites.numel
 

@@ -26,7 +26,7 @@ from derivgen.core.tensor import Tensor
 _FORMAT = "derivgen.save"
 _VERSION = 1
 _STRUCTURE = "derivgen/structure.json"
-_ALLOWED = {d.np for d in (_dt.float32, _dt.float64, _dt.int64, _dt.int32, _dt.bool_)}
+_ALLOWED = _dt.NUMPY_DTYPES
 _DICT_TYPES = {"dict": dict, "OrderedDict": collections.OrderedDict, "Counter": collections.Counter}
 
 

@@ -22,6 +22,7 @@ from derivgen.core.pending import Pending
 from derivgen.core.tensor import Tensor
 from derivgen.engine import fusion as _fusion
 from derivgen.generated import jvp as _jvp
+from derivgen.ops.errors import forward_ad_unsupported
 from derivgen.ops.inplace import set_tangent_commit, view_chain
 
 level = -1   # the active dual level (set by forward_ad), -1 when none
@@ -73,12 +74,7 @@ def _zeros(t):
 
 
 def unsupported(fn_name):
-    op = _jvp.OP_NAMES.get(fn_name, fn_name)
-    return NotImplementedError(
-        f"Trying to use forward AD with {op} that does not support it because it has not been implemented yet.\n"
-        "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-"
-        "request.yml so that we can prioritize its implementation or submit a PR adding the implementation to "
-        "derivatives.yaml")
+    return forward_ad_unsupported(_jvp.OP_NAMES.get(fn_name, fn_name))
 
 
 class _Call:

@@ -17,6 +17,14 @@ class dtype:
     def __repr__(self):
         return f"derivgen.{self.name}"
 
+    @property
+    def is_signed(self):
+        return self.name not in ("uint8", "bool")
+
+    @property
+    def is_complex(self):
+        return False
+
     def __reduce__(self):
         return (from_numpy_dtype, (self.np,))
 
@@ -25,13 +33,19 @@ float32 = dtype("float32", np.float32, True, "FloatTensor")
 float64 = dtype("float64", np.float64, True, "DoubleTensor")
 int64 = dtype("int64", np.int64, False, "LongTensor")
 int32 = dtype("int32", np.int32, False, "IntTensor")
+int16 = dtype("int16", np.int16, False, "ShortTensor")
+int8 = dtype("int8", np.int8, False, "CharTensor")
+uint8 = dtype("uint8", np.uint8, False, "ByteTensor")
 bool_ = dtype("bool", np.bool_, False, "BoolTensor")
 float = float32  # noqa: A001 - torch.float is float32
 double = float64
 long = int64
 int = int32  # noqa: A001
+short = int16
 
-_BY_NP = {d.np: d for d in (float32, float64, int64, int32, bool_)}
+_BY_NP = {d.np: d for d in (float32, float64, int64, int32, int16, int8, uint8, bool_)}
+NUMPY_DTYPES = frozenset(_BY_NP)
+_SUPPORTED = "float32, float64, int64, int32, int16, int8, uint8, bool"
 
 
 def _unsupported(name, itemsize, legacy):
@@ -46,17 +60,29 @@ bfloat16 = _unsupported("bfloat16", 2, "BFloat16Tensor")
 half = float16
 
 
+_BY_LEGACY = {d._legacy: d for d in (float32, float64, int64, int32, int16, int8, uint8, bool_, float16, bfloat16)}
+
+
+def from_legacy_name(name):
+    """The dtype of a legacy tensor type name (``'torch.FloatTensor'``, ``'derivgen.FloatTensor'``); an
+    unknown name raises torch's ValueError."""
+    prefix, _, legacy = name.rpartition(".")
+    d = _BY_LEGACY.get(legacy) if prefix in ("torch", "derivgen") else None
+    if d is None:
+        raise ValueError(f"invalid type: '{name}'")
+    return d
+
+
 def from_numpy_dtype(np_dtype):
     """The derivgen dtype of a numpy dtype; unsupported dtypes raise a clear TypeError."""
     d = _BY_NP.get(np.dtype(np_dtype))
     if d is None:
-        raise TypeError(f"derivgen: unsupported dtype {np.dtype(np_dtype)} "
-                        "(supported: float32, float64, int64, int32, bool)")
+        raise TypeError(f"derivgen: unsupported dtype {np.dtype(np_dtype)} (supported: {_SUPPORTED})")
     return d
 
 
 def scalar_type_name(np_dtype):
-    """torch's ScalarType name of a numpy dtype (Float, Double, Long, Int, Bool), as its error texts
+    """torch's ScalarType name of a numpy dtype (Float, Double, Long, Int, Short, Char, Byte, Bool), as its error texts
     spell it; a dtype derivgen does not support keeps numpy's name."""
     d = _BY_NP.get(np.dtype(np_dtype))
     return d._legacy[:-len("Tensor")] if d is not None else np.dtype(np_dtype).name
@@ -67,8 +93,7 @@ def to_numpy_dtype(d):
         return None
     if isinstance(d, dtype):
         if d.np is None:
-            raise TypeError(f"derivgen: dtype {d!r} is not supported (supported: float32, float64, int64, int32, "
-                            "bool)")
+            raise TypeError(f"derivgen: dtype {d!r} is not supported (supported: {_SUPPORTED})")
         return d.np
     return np.dtype(d)
 

@@ -44,10 +44,10 @@ class Tensor:
         unset = {n for n in Tensor.__slots__ if not hasattr(self, n)}
         return [n for n in super().__dir__() if n not in unset]
 
-    def __init__(self, data=None, dtype=None):
-        if data is None:
-            data = []
-        self._init(np.asarray(data, dtype=_dt.to_numpy_dtype(dtype) or _infer_dtype(data)))
+    def __init__(self, *args, device=None):
+        # torch's legacy constructor: Tensor(), Tensor(*sizes), Tensor(data), Tensor(tensor), of the default dtype
+        check_device(device)
+        self._init(legacy_new_array(_dt.get_default_dtype(), args))
 
     def _init(self, data, grad_fn=None, output_nr=0, vc=None):
         """Every slot's first value (``_make`` is the fast constructor every op uses)."""
@@ -366,10 +366,14 @@ class Tensor:
         memo[id(self)] = t
         return t
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type name (``'derivgen.FloatTensor'``) or, given a dtype, a legacy type name or a legacy
+        tensor class (``derivgen.DoubleTensor``, ``derivgen.Tensor``), this tensor as that type (itself when it
+        already is)."""
         if dtype is None:
             return f"derivgen.{self.dtype._legacy}"
-        return self.to(dtype)
+        target = _type_target(dtype)
+        return self if target is self.dtype else self.to(target)
 
     def float(self):
         return self.to(_dt.float32)
@@ -382,6 +386,15 @@ class Tensor:
 
     def int(self):
         return self.to(_dt.int32)
+
+    def short(self):
+        return self.to(_dt.int16)
+
+    def char(self):
+        return self.to(_dt.int8)
+
+    def byte(self):
+        return self.to(_dt.uint8)
 
     def bool(self):
         return self.to(_dt.bool_)
@@ -504,6 +517,45 @@ def _all_int_dtype(data):
     if arr.dtype.kind == "b":
         return np.bool_
     return _dt.get_default_dtype().np
+
+
+def _type_target(spec):
+    """The dtype ``Tensor.type`` converts to: a dtype, a legacy type name, or a class with a ``dtype``
+    (``Tensor`` itself stands for the default dtype, as torch's ``torch.Tensor``)."""
+    if isinstance(spec, _dt.dtype):
+        return spec
+    if isinstance(spec, str):
+        return _dt.from_legacy_name(spec)
+    if isinstance(spec, type):
+        if issubclass(spec, Tensor):
+            return _dt.get_default_dtype()
+        if isinstance(getattr(spec, "dtype", None), _dt.dtype):
+            return spec.dtype
+    raise TypeError("dtype must be a type, str, or dtype object")
+
+
+def legacy_new_array(dtype, args):
+    """The array of torch's legacy constructors (``torch.Tensor(...)``, ``torch.FloatTensor(...)``): no
+    arguments give an empty 1-d array; integers (or one Size) a new uninitialised array of that shape; a
+    Tensor itself (it must have ``dtype``); anything else the data, converted to ``dtype``."""
+    np_dtype = _dt.to_numpy_dtype(dtype)
+    if not args:
+        return np.empty((0,), np_dtype)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Size):
+        args = tuple(first)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args):
+        return np.empty(tuple(int(a) for a in args), np_dtype)
+    if len(args) > 1:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)})")
+    if isinstance(first, Tensor):
+        if first._array.dtype != np_dtype:
+            raise TypeError(f"expected {dtype._legacy[:-len('Tensor')]} (got {first.dtype._legacy[:-len('Tensor')]})")
+        return first._array
+    if isinstance(first, str):
+        raise TypeError("new(): invalid data type 'str'")
+    return np.array(first, dtype=np_dtype)
 
 
 def result_dtype(*operands):

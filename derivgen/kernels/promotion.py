@@ -14,6 +14,8 @@ def promote_types(a, b):
     ra, rb = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
     if ra != rb:
         return a if ra > rb else b
+    if a.kind != b.kind:  # signed with unsigned: the smallest signed type holding both (uint8 + int8 -> int16)
+        return np.promote_types(a, b)
     return a if a.itemsize >= b.itemsize else b
 
 

@@ -43,3 +43,12 @@ def translate(exc, op, tensors):
 
 
 __all__ = ["describe", "is_foreign", "translate"]
+
+
+def forward_ad_unsupported(op):
+    """torch's error for an op without a forward-mode formula reached by a tensor with a tangent."""
+    return NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been implemented yet.\n"
+        "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-"
+        "request.yml so that we can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml")

@@ -43,7 +43,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         data = data._array
     np_dtype = _dt.to_numpy_dtype(dtype) or _infer_dtype(data)
     arr = np.array(data, dtype=np_dtype)
-    if np_dtype is None and arr.dtype not in (np.float32, np.float64, np.int64, np.int32, np.bool_):
+    if np_dtype is None and arr.dtype not in _dt.NUMPY_DTYPES:
         arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else _dt.get_default_dtype().np)
     return _finish(arr, requires_grad)
 

@@ -7,6 +7,7 @@ the saved tensors; the first unpack in a backward call reruns the function (unde
 it saves), checks that the same number of tensors with the same metadata was saved, and hands them out.
 """
 import contextlib
+import threading
 import uuid
 import warnings
 import weakref
@@ -21,7 +22,8 @@ from derivgen.engine import graph_task
 from derivgen.engine.api import backward as _autograd_backward
 from derivgen.nn.modules.container import Sequential
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "detach_variable",
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "GraphExecGroup",
+           "detach_variable",
            "check_backward_validity", "noop_context_fn", "set_checkpoint_early_stop",
            "set_checkpoint_debug_enabled"]
 
@@ -354,9 +356,11 @@ class _checkpoint_hook(saved_tensors_hooks):  # noqa: N801 - torch's name
             return holder
 
         def unpack_hook(holder):
-            gid = graph_task.current_graph_task_id()
-            if gid == -1:
-                gid = int(uuid.uuid4())
+            gid = GraphExecGroup._get_current_group()
+            if gid is None:
+                gid = graph_task.current_graph_task_id()
+                if gid == -1:  # an unpack outside any backward call gets an id of its own
+                    gid = int(uuid.uuid4())
             if not frame.is_recomputed[gid]:
                 args = frame.saved_args
                 try:
@@ -368,15 +372,43 @@ class _checkpoint_hook(saved_tensors_hooks):  # noqa: N801 - torch's name
                 frame.check_recomputed_tensors_match(gid)
             _internal_assert(gid in holder.handles)
             if holder.handles[gid] is None:
+                extra = ("Performing two backward calls that overlap (i.e. require the same saved activation in order "
+                         "to compute gradients) is not allowed while under the torch.utils.checkpoint.GraphExecGroup "
+                         "context. " if GraphExecGroup._get_current_group() is not None else "")
                 raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
-                                      "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to "
-                                      "do so only once. Otherwise please open an issue with details on your use case.")
+                                      f"unpacked once. {extra}If you are calling ctx.saved_tensors in backward, make "
+                                      "sure to do so only once. Otherwise please open an issue with details on your "
+                                      "use case.")
             _internal_assert(holder.handles[gid] in frame.recomputed[gid])
             ret = frame.recomputed[gid][holder.handles[gid]]
             holder.handles[gid] = None
             return ret
 
         super().__init__(pack_hook, unpack_hook)
+
+
+_graph_exec_group = threading.local()
+
+
+class GraphExecGroup:
+    """Backward calls made inside the same ``with GraphExecGroup():`` block recompute each non-reentrant
+    checkpointed region at most once: they share one set of recomputed tensors, keyed by the group instead of
+    by each backward call. So the calls must use disjoint saved tensors of a region, even with
+    ``retain_graph=True``; a second unpack of one raises. Groups do not nest; each thread has its own."""
+
+    def __enter__(self):
+        current = self._get_current_group()
+        if current is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group {current}")
+        _graph_exec_group.group = self
+        return self
+
+    def __exit__(self, *args):
+        _graph_exec_group.group = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return getattr(_graph_exec_group, "group", None)
 
 
 def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True, context_fn=noop_context_fn,

@@ -189,6 +189,15 @@ _simple("sort", lambda r, d: [Sample((_distinct(r, d, 3, 4), 1), {}, [0]),
                               Sample((_distinct(r, d, 3, 4), 0, True), {}, [0], "descending")])
 _simple("topk", lambda r, d: [Sample((_distinct(r, d, 3, 4), 2), {}, [0]),
                               Sample((_distinct(r, d, 3, 4), 2, 0, False), {}, [0], "smallest along dim 0")])
+_simple("sort.stable", lambda r, d: [Sample((_distinct(r, d, 3, 4),), {"stable": True, "dim": 1}, [0]),
+                                     Sample((_distinct(r, d, 3, 4),), {"stable": False, "dim": 0, "descending": True},
+                                            [0], "descending")])
+_simple("count_nonzero.dim_IntList", lambda r, d: [Sample((_t(r, d, 3, 4), [0, 1]), {}, [0]),
+                                                   Sample((_t(r, d, 3, 4), [-1]), {}, [0], "last dim")])
+_simple("count_nonzero", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]),
+                                       Sample((_t(r, d, 3, 4), 1), {}, [0], "one dim")])
+_simple("kthvalue", lambda r, d: [Sample((_distinct(r, d, 3, 4), 2), {}, [0]),
+                                  Sample((_distinct(r, d, 3, 4), 3, 0, True), {}, [0], "dim 0, keepdim")])
 
 # ---- torch.nn.functional rows ----------------------------------------------------------------------------
 

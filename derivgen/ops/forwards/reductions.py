@@ -162,6 +162,18 @@ def argmin(self, dim=None, keepdim=False):
     return _arg_reduce(np.argmin, self, dim, keepdim)
 
 
+def count_nonzero_dim_IntList(self, dim):
+    axes = dims_list(dim, self.ndim)
+    if len(set(axes)) != len(axes):
+        repeated = next(a for i, a in enumerate(axes) if a in axes[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+    return np.asarray(np.count_nonzero(self, axis=axes), dtype=np.int64)
+
+
+def count_nonzero(self, dim=None):
+    return count_nonzero_dim_IntList(self, () if dim is None else (dim,))
+
+
 def logsumexp(self, dim, keepdim=False):
     if self.ndim == 0:
         return self.astype(self.dtype if self.dtype.kind == "f" else np.float32, copy=True)

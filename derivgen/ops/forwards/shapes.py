@@ -488,12 +488,43 @@ def constant_pad_nd(self, pad, value=0):
     return np.pad(x, widths, mode="constant", constant_values=self.dtype.type(value))
 
 
+def stable_argsort(a, axis, descending=False):
+    """Indices that sort ``a`` along ``axis``, ties in their original order, NaN as the largest value (torch's
+    order). Descending sorts the reversed array ascending and maps the indices back, so that ties keep their
+    order and bool and unsigned arrays need no negation."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    n = a.shape[axis]
+    idx = np.flip(np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable"), axis=axis)
+    return (n - 1) - idx
+
+
 def sort(self, dim=-1, descending=False):
     if self.ndim == 0:
+        wrap_dim(dim, 0)
         return self.copy(), np.asarray(0, dtype=np.int64)
     d = wrap_dim(dim, self.ndim)
-    idx = np.argsort(-self if descending else self, axis=d, kind="stable")
+    idx = stable_argsort(self, d, descending)
     return np.take_along_axis(self, idx, axis=d), idx.astype(np.int64)
+
+
+def sort_stable(self, stable=None, dim=-1, descending=False):
+    # every sort here is stable, so ``stable`` changes nothing but the row (torch's SortBackward1)
+    return sort(self, dim, descending)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if self.ndim == 0:
+        return self.copy(), np.asarray(0, dtype=np.int64)
+    idx = np.take(stable_argsort(self, d), [k - 1], axis=d)
+    values = np.take_along_axis(self, idx, axis=d)
+    if not keepdim:
+        idx, values = np.squeeze(idx, axis=d), np.squeeze(values, axis=d)
+    return values, idx.astype(np.int64)
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - schema name
@@ -503,6 +534,5 @@ def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - schema nam
         raise RuntimeError("selected index k out of range")
     if self.ndim == 0:
         return self.copy(), np.asarray(0, dtype=np.int64)
-    idx = np.argsort(-self if largest else self, axis=d, kind="stable")
-    idx = np.take(idx, np.arange(k), axis=d)
+    idx = np.take(stable_argsort(self, d, largest), np.arange(k), axis=d)
     return np.take_along_axis(self, idx, axis=d), idx.astype(np.int64)

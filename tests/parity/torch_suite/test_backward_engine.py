@@ -1389,8 +1389,6 @@ def _test_type_conversion_backward(torch, t):
     assert type(dvar.grad) is type(dvar)
 
 
-@pytest.mark.derivgen_gap("the legacy typed tensor classes (torch.FloatTensor, IntTensor, ...) and "
-                          "Tensor.type(cls) are not provided")
 def test_type_conversions(torch):
     x = torch.randn(5, 5)
     assert isinstance(x.float(), torch.FloatTensor)
@@ -1492,3 +1490,67 @@ def test_input_buffer_accum(torch):
     grad_out2 = torch.rand_like(out2)
     torch.autograd.backward((out1, out2), (grad_out1, grad_out2))
     assert_equal(grad_out1, grad_out1_original)
+
+
+def test_integer_outputs(torch):
+    inp = torch.rand(4, requires_grad=True)
+
+    out = inp.argmax()
+    assert not out.dtype.is_floating_point
+    assert not out.requires_grad
+
+    out = inp.argmin()
+    assert not out.dtype.is_floating_point
+    assert not out.requires_grad
+
+    out = inp.argsort()
+    assert not out.dtype.is_floating_point
+    assert not out.requires_grad
+
+    val = torch.rand((), requires_grad=True)
+
+    out = torch.searchsorted(inp, val)
+    assert not out.dtype.is_floating_point
+    assert not out.requires_grad
+
+    bins = torch.linspace(0, 1.0, steps=100, requires_grad=True)
+    vals = torch.rand(5, 5, requires_grad=True)
+    out = torch.bucketize(vals, bins)
+    assert not out.dtype.is_floating_point
+    assert not out.requires_grad
+
+    val = torch.empty(5).requires_grad_()
+    out = val.count_nonzero()
+    assert not out.requires_grad
+
+    def assert_only_first_requires_grad(res):
+        if not isinstance(res, tuple):
+            res = (res,)
+        assert res[0].requires_grad
+        for out in res[1:]:
+            if out is not None:
+                assert not out.requires_grad
+
+    for sort in [True, False]:
+        for return_inverse in [True, False]:
+            for return_counts in [True, False]:
+                res = torch.unique(inp, sorted=sort, return_inverse=return_inverse, return_counts=return_counts)
+                assert_only_first_requires_grad(res)
+
+                res = torch.unique(inp, sorted=sort, return_inverse=return_inverse, return_counts=return_counts,
+                                   dim=0)
+                assert_only_first_requires_grad(res)
+
+                res = torch.unique_consecutive(inp, return_inverse=return_inverse, return_counts=return_counts)
+                assert_only_first_requires_grad(res)
+
+                res = torch.unique_consecutive(inp, return_inverse=return_inverse, return_counts=return_counts,
+                                               dim=0)
+                assert_only_first_requires_grad(res)
+
+                # the internal functions behind the public API
+                res = torch._unique(inp, sorted=sort, return_inverse=return_inverse)
+                assert_only_first_requires_grad(res)
+
+                res = torch._unique2(inp, sorted=sort, return_inverse=return_inverse, return_counts=return_counts)
+                assert_only_first_requires_grad(res)

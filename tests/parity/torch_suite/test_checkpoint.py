@@ -606,7 +606,6 @@ def test_save_on_cpu_and_checkpoint(torch):
     assert_equal(b_grad, d_grad)
 
 
-@pytest.mark.derivgen_gap("torch.utils.checkpoint.GraphExecGroup is not implemented")
 def test_checkpoint_graph_execution_group(torch):
     import contextlib
     ckpt = _ckpt(torch)
@@ -644,3 +643,23 @@ def test_checkpoint_graph_execution_group(torch):
         out.sum().backward(retain_graph=True)
         with pytest.raises(RuntimeError, match="Performing two backward calls that overlap"):
             out.sum().backward()
+
+
+def test_graph_exec_group_not_nested_and_per_thread(torch):
+    import threading
+    ckpt = _ckpt(torch)
+    group = ckpt.GraphExecGroup()
+    with group as entered:
+        assert entered is group
+        with pytest.raises(RuntimeError, match="GraphExecGroup contexts cannot be nested. Already inside group"):
+            with ckpt.GraphExecGroup():
+                pass
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(ckpt.GraphExecGroup._get_current_group()))
+        worker.start()
+        worker.join()
+        assert seen == [None]
+        assert ckpt.GraphExecGroup._get_current_group() is group
+    assert ckpt.GraphExecGroup._get_current_group() is None
+    with ckpt.GraphExecGroup():  # usable again after the first one closed
+        pass
