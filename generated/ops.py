@@ -106,6 +106,9 @@ def abs__default(self):
     """In-place abs: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -143,6 +146,9 @@ def add__Tensor(self, other, *, alpha=1):
     """In-place add.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -278,6 +284,9 @@ def cos__default(self):
     """In-place cos: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -318,6 +327,9 @@ def div__Tensor(self, other):
     """In-place div.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -407,6 +419,9 @@ def exp__default(self):
     """In-place exp: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -502,6 +517,9 @@ def log__default(self):
     """In-place log: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -651,6 +669,9 @@ def mul__Tensor(self, other):
     """In-place mul.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -739,6 +760,9 @@ def neg__default(self):
     """In-place neg: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -798,6 +822,9 @@ def pow__Tensor_Scalar(self, exponent):
     """In-place pow.Tensor_Scalar: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -893,6 +920,9 @@ def relu__default(self):
     """In-place relu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1006,6 +1036,9 @@ def sigmoid__default(self):
     """In-place sigmoid: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1059,6 +1092,9 @@ def sin__default(self):
     """In-place sin: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1188,6 +1224,9 @@ def sqrt__default(self):
     """In-place sqrt: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1287,6 +1326,9 @@ def sub__Tensor(self, other, *, alpha=1):
     """In-place sub.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -1397,6 +1439,9 @@ def tanh__default(self):
     """In-place tanh: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2025,6 +2070,9 @@ def clamp_min__default(self, min):
     """In-place clamp_min: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2064,6 +2112,9 @@ def clamp_max__default(self, max):
     """In-place clamp_max: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2193,6 +2244,9 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     """In-place elu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu_forward.into1(self, (alpha, scale, input_scale)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2252,6 +2306,9 @@ def leaky_relu__default(self, negative_slope=0.01):
     """In-place leaky_relu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu_forward.into1(self, (negative_slope,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2292,6 +2349,9 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     """In-place hardtanh: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -3318,6 +3378,9 @@ def masked_fill__Scalar(self, mask, value):
     """In-place masked_fill.Scalar: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -4246,6 +4309,8 @@ _add__rows = (
 
 def add_(*args, **kwargs):
     """`add_`: add.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return add__Tensor(*args)
     return _b.dispatch("add_", _add__rows, args, kwargs)
 
 _all_rows = (
@@ -4286,6 +4351,8 @@ _clone_rows = (
 
 def clone(*args, **kwargs):
     """`clone`: clone."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return clone_default(*args)
     return _b.dispatch("clone", _clone_rows, args, kwargs)
 
 __to_copy_rows = (
@@ -4295,6 +4362,8 @@ __to_copy_rows = (
 
 def _to_copy(*args, **kwargs):
     """`_to_copy`: _to_copy."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _to_copy_default(*args)
     return _b.dispatch("_to_copy", __to_copy_rows, args, kwargs)
 
 _cos_rows = (
@@ -4721,6 +4790,8 @@ _slice_rows = (
 
 def slice(*args, **kwargs):
     """`slice`: slice.Tensor."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return slice_Tensor(*args)
     return _b.dispatch("slice", _slice_rows, args, kwargs)
 
 _slice_backward_rows = (
@@ -4809,6 +4880,8 @@ _sub__rows = (
 
 def sub_(*args, **kwargs):
     """`sub_`: sub.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return sub__Tensor(*args)
     return _b.dispatch("sub_", _sub__rows, args, kwargs)
 
 _sum_rows = (
@@ -4870,6 +4943,8 @@ _unbind_rows = (
 
 def unbind(*args, **kwargs):
     """`unbind`: unbind.int."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return unbind_int(*args)
     return _b.dispatch("unbind", _unbind_rows, args, kwargs)
 
 _unsqueeze_rows = (
@@ -5104,6 +5179,8 @@ _logit_rows = (
 
 def logit(*args, **kwargs):
     """`logit`: logit."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return logit_default(*args)
     return _b.dispatch("logit", _logit_rows, args, kwargs)
 
 _floor_rows = (
@@ -5177,6 +5254,8 @@ _clamp__rows = (
 
 def clamp_(*args, **kwargs):
     """`clamp_`: clamp."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return clamp__default(*args)
     return _b.dispatch("clamp_", _clamp__rows, args, kwargs)
 
 _clamp_min_rows = (
@@ -5222,6 +5301,8 @@ _nan_to_num_rows = (
 
 def nan_to_num(*args, **kwargs):
     """`nan_to_num`: nan_to_num."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return nan_to_num_default(*args)
     return _b.dispatch("nan_to_num", _nan_to_num_rows, args, kwargs)
 
 _gelu_rows = (
@@ -5231,6 +5312,8 @@ _gelu_rows = (
 
 def gelu(*args, **kwargs):
     """`gelu`: gelu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return gelu_default(*args)
     return _b.dispatch("gelu", _gelu_rows, args, kwargs)
 
 _silu_rows = (
@@ -5262,6 +5345,8 @@ _softplus_rows = (
 
 def softplus(*args, **kwargs):
     """`softplus`: softplus."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return softplus_default(*args)
     return _b.dispatch("softplus", _softplus_rows, args, kwargs)
 
 _elu_rows = (
@@ -5271,6 +5356,8 @@ _elu_rows = (
 
 def elu(*args, **kwargs):
     """`elu`: elu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return elu_default(*args)
     return _b.dispatch("elu", _elu_rows, args, kwargs)
 
 _elu__rows = (
@@ -5280,6 +5367,8 @@ _elu__rows = (
 
 def elu_(*args, **kwargs):
     """`elu_`: elu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return elu__default(*args)
     return _b.dispatch("elu_", _elu__rows, args, kwargs)
 
 _celu_rows = (
@@ -5289,6 +5378,8 @@ _celu_rows = (
 
 def celu(*args, **kwargs):
     """`celu`: celu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return celu_default(*args)
     return _b.dispatch("celu", _celu_rows, args, kwargs)
 
 _leaky_relu_rows = (
@@ -5298,6 +5389,8 @@ _leaky_relu_rows = (
 
 def leaky_relu(*args, **kwargs):
     """`leaky_relu`: leaky_relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return leaky_relu_default(*args)
     return _b.dispatch("leaky_relu", _leaky_relu_rows, args, kwargs)
 
 _leaky_relu__rows = (
@@ -5307,6 +5400,8 @@ _leaky_relu__rows = (
 
 def leaky_relu_(*args, **kwargs):
     """`leaky_relu_`: leaky_relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return leaky_relu__default(*args)
     return _b.dispatch("leaky_relu_", _leaky_relu__rows, args, kwargs)
 
 _hardtanh_rows = (
@@ -5316,6 +5411,8 @@ _hardtanh_rows = (
 
 def hardtanh(*args, **kwargs):
     """`hardtanh`: hardtanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardtanh_default(*args)
     return _b.dispatch("hardtanh", _hardtanh_rows, args, kwargs)
 
 _hardtanh__rows = (
@@ -5325,6 +5422,8 @@ _hardtanh__rows = (
 
 def hardtanh_(*args, **kwargs):
     """`hardtanh_`: hardtanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardtanh__default(*args)
     return _b.dispatch("hardtanh_", _hardtanh__rows, args, kwargs)
 
 _hardsigmoid_rows = (
@@ -5430,6 +5529,8 @@ _addcmul_rows = (
 
 def addcmul(*args, **kwargs):
     """`addcmul`: addcmul."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addcmul_default(*args)
     return _b.dispatch("addcmul", _addcmul_rows, args, kwargs)
 
 _addcdiv_rows = (
@@ -5439,6 +5540,8 @@ _addcdiv_rows = (
 
 def addcdiv(*args, **kwargs):
     """`addcdiv`: addcdiv."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addcdiv_default(*args)
     return _b.dispatch("addcdiv", _addcdiv_rows, args, kwargs)
 
 _logical_and_rows = (
@@ -5511,6 +5614,8 @@ _amax_rows = (
 
 def amax(*args, **kwargs):
     """`amax`: amax."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return amax_default(*args)
     return _b.dispatch("amax", _amax_rows, args, kwargs)
 
 _amin_rows = (
@@ -5520,6 +5625,8 @@ _amin_rows = (
 
 def amin(*args, **kwargs):
     """`amin`: amin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return amin_default(*args)
     return _b.dispatch("amin", _amin_rows, args, kwargs)
 
 _argmax_rows = (
@@ -5529,6 +5636,8 @@ _argmax_rows = (
 
 def argmax(*args, **kwargs):
     """`argmax`: argmax."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return argmax_default(*args)
     return _b.dispatch("argmax", _argmax_rows, args, kwargs)
 
 _argmin_rows = (
@@ -5538,6 +5647,8 @@ _argmin_rows = (
 
 def argmin(*args, **kwargs):
     """`argmin`: argmin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return argmin_default(*args)
     return _b.dispatch("argmin", _argmin_rows, args, kwargs)
 
 _logsumexp_rows = (
@@ -5556,6 +5667,8 @@ _var_rows = (
 
 def var(*args, **kwargs):
     """`var`: var.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return var_correction(*args)
     return _b.dispatch("var", _var_rows, args, kwargs)
 
 _std_rows = (
@@ -5565,6 +5678,8 @@ _std_rows = (
 
 def std(*args, **kwargs):
     """`std`: std.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return std_correction(*args)
     return _b.dispatch("std", _std_rows, args, kwargs)
 
 _var_mean_rows = (
@@ -5574,6 +5689,8 @@ _var_mean_rows = (
 
 def var_mean(*args, **kwargs):
     """`var_mean`: var_mean.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return var_mean_correction(*args)
     return _b.dispatch("var_mean", _var_mean_rows, args, kwargs)
 
 _std_mean_rows = (
@@ -5583,6 +5700,8 @@ _std_mean_rows = (
 
 def std_mean(*args, **kwargs):
     """`std_mean`: std_mean.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return std_mean_correction(*args)
     return _b.dispatch("std_mean", _std_mean_rows, args, kwargs)
 
 _linalg_vector_norm_rows = (
@@ -5592,6 +5711,8 @@ _linalg_vector_norm_rows = (
 
 def linalg_vector_norm(*args, **kwargs):
     """`linalg_vector_norm`: linalg_vector_norm."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return linalg_vector_norm_default(*args)
     return _b.dispatch("linalg_vector_norm", _linalg_vector_norm_rows, args, kwargs)
 
 _cumsum_rows = (
@@ -5619,6 +5740,8 @@ _addmm_rows = (
 
 def addmm(*args, **kwargs):
     """`addmm`: addmm."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addmm_default(*args)
     return _b.dispatch("addmm", _addmm_rows, args, kwargs)
 
 _baddbmm_rows = (
@@ -5628,6 +5751,8 @@ _baddbmm_rows = (
 
 def baddbmm(*args, **kwargs):
     """`baddbmm`: baddbmm."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return baddbmm_default(*args)
     return _b.dispatch("baddbmm", _baddbmm_rows, args, kwargs)
 
 _squeeze__rows = (
@@ -5761,6 +5886,8 @@ _tril_rows = (
 
 def tril(*args, **kwargs):
     """`tril`: tril."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return tril_default(*args)
     return _b.dispatch("tril", _tril_rows, args, kwargs)
 
 _triu_rows = (
@@ -5770,6 +5897,8 @@ _triu_rows = (
 
 def triu(*args, **kwargs):
     """`triu`: triu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return triu_default(*args)
     return _b.dispatch("triu", _triu_rows, args, kwargs)
 
 _diagonal_rows = (
@@ -5779,6 +5908,8 @@ _diagonal_rows = (
 
 def diagonal(*args, **kwargs):
     """`diagonal`: diagonal."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return diagonal_default(*args)
     return _b.dispatch("diagonal", _diagonal_rows, args, kwargs)
 
 _diagonal_backward_rows = (
@@ -5806,6 +5937,8 @@ _sort_rows = (
 
 def sort(*args, **kwargs):
     """`sort`: sort."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sort_default(*args)
     return _b.dispatch("sort", _sort_rows, args, kwargs)
 
 _topk_rows = (
@@ -5853,6 +5986,8 @@ _mse_loss_rows = (
 
 def mse_loss(*args, **kwargs):
     """`mse_loss`: mse_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return mse_loss_default(*args)
     return _b.dispatch("mse_loss", _mse_loss_rows, args, kwargs)
 
 _smooth_l1_loss_rows = (
@@ -5862,6 +5997,8 @@ _smooth_l1_loss_rows = (
 
 def smooth_l1_loss(*args, **kwargs):
     """`smooth_l1_loss`: smooth_l1_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return smooth_l1_loss_default(*args)
     return _b.dispatch("smooth_l1_loss", _smooth_l1_loss_rows, args, kwargs)
 
 _huber_loss_rows = (
@@ -5871,6 +6008,8 @@ _huber_loss_rows = (
 
 def huber_loss(*args, **kwargs):
     """`huber_loss`: huber_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return huber_loss_default(*args)
     return _b.dispatch("huber_loss", _huber_loss_rows, args, kwargs)
 
 _nll_loss_forward_rows = (
@@ -5889,6 +6028,8 @@ _binary_cross_entropy_rows = (
 
 def binary_cross_entropy(*args, **kwargs):
     """`binary_cross_entropy`: binary_cross_entropy."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return binary_cross_entropy_default(*args)
     return _b.dispatch("binary_cross_entropy", _binary_cross_entropy_rows, args, kwargs)
 
 _binary_cross_entropy_with_logits_rows = (
@@ -5898,6 +6039,8 @@ _binary_cross_entropy_with_logits_rows = (
 
 def binary_cross_entropy_with_logits(*args, **kwargs):
     """`binary_cross_entropy_with_logits`: binary_cross_entropy_with_logits."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return binary_cross_entropy_with_logits_default(*args)
     return _b.dispatch("binary_cross_entropy_with_logits", _binary_cross_entropy_with_logits_rows, args, kwargs)
 
 _native_layer_norm_rows = (
@@ -5970,6 +6113,8 @@ _embedding_rows = (
 
 def embedding(*args, **kwargs):
     """`embedding`: embedding."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return embedding_default(*args)
     return _b.dispatch("embedding", _embedding_rows, args, kwargs)
 
 _fill_rows = (
@@ -6003,6 +6148,8 @@ def zero_(*args, **kwargs):
     """`zero_`: zero_."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _commit_inplace(self, zero__default(*args))
     return _commit_inplace(self, _b.dispatch("zero_", _zero__rows, args, kwargs))
 
 __reshape_alias_rows = (
@@ -6023,6 +6170,8 @@ def copy_(*args, **kwargs):
     """`copy_`: copy_."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return _commit_inplace(self, copy__default(*args))
     return _commit_inplace(self, _b.dispatch("copy_", _copy__rows, args, kwargs))
 
 _as_strided_rows = (
@@ -6059,6 +6208,8 @@ _put_rows = (
 
 def put(*args, **kwargs):
     """`put`: put."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return put_default(*args)
     return _b.dispatch("put", _put_rows, args, kwargs)
 
 _put__rows = (
@@ -6068,6 +6219,8 @@ _put__rows = (
 
 def put_(*args, **kwargs):
     """`put_`: put."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return put__default(*args)
     return _b.dispatch("put_", _put__rows, args, kwargs)
 
 _take_rows = (
