@@ -60,6 +60,35 @@ def _meta(t):
     return shared
 
 
+def _meta1(t):
+    """``(_meta(t),)``, one shared tuple per distinct metadata."""
+    d = t._pending if t._lazy else t._array
+    key = (d.shape, d.dtype)
+    shared = _SHARED_META1.get(key)
+    if shared is None:
+        if len(_SHARED_META1) >= 4096:
+            _SHARED_META1.clear()
+        shared = _SHARED_META1[key] = (_meta(t),)
+    return shared
+
+
+def _meta2(t, u):
+    """``(_meta(t), _meta(u))``, one shared tuple per distinct pair of metadata."""
+    d = t._pending if t._lazy else t._array
+    e = u._pending if u._lazy else u._array
+    key = (d.shape, d.dtype, e.shape, e.dtype)
+    shared = _SHARED_META2.get(key)
+    if shared is None:
+        if len(_SHARED_META2) >= 4096:
+            _SHARED_META2.clear()
+        shared = _SHARED_META2[key] = (_meta(t), _meta(u))
+    return shared
+
+
+_SHARED_META1 = {}
+_SHARED_META2 = {}
+
+
 def _fn(t):
     """The node a gradient for input ``t`` goes to (gradient_edge's node, without building the pair)."""
     fn = t.grad_fn
@@ -94,8 +123,9 @@ def abs_default(self):
     except Exception as _exc:
         _translate(_exc, 'abs', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -106,6 +136,9 @@ def abs__default(self):
     """In-place abs: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -131,8 +164,10 @@ def add_Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'add', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -143,6 +178,9 @@ def add__Tensor(self, other, *, alpha=1):
     """In-place add.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -168,8 +206,9 @@ def add_Scalar(self, other, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'add', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -196,8 +235,10 @@ def bmm_default(self, mat2):
     except Exception as _exc:
         _translate(_exc, 'bmm', (self, mat2, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
+    _f0 = self.grad_fn
+    _f1 = mat2.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
+        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -234,8 +275,9 @@ def clone_default(self, *, memory_format=None):
     except Exception as _exc:
         _translate(_exc, 'clone', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -250,8 +292,9 @@ def _to_copy_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, '_to_copy', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -266,8 +309,9 @@ def cos_default(self):
     except Exception as _exc:
         _translate(_exc, 'cos', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -278,6 +322,9 @@ def cos__default(self):
     """In-place cos: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -303,8 +350,10 @@ def div_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'div', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -318,6 +367,9 @@ def div__Tensor(self, other):
     """In-place div.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -346,8 +398,9 @@ def div_Scalar(self, other):
     except Exception as _exc:
         _translate(_exc, 'div', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -363,8 +416,10 @@ def dot_default(self, tensor):
     except Exception as _exc:
         _translate(_exc, 'dot', (self, tensor, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_fn(self), _fn(tensor), ), (_nr(self), _nr(tensor), ), (_meta(self), _meta(tensor), ), 1)
+    _f0 = self.grad_fn
+    _f1 = tensor.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
+        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), 1)
         if tensor.grad_fn is not None or tensor._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -395,8 +450,9 @@ def exp_default(self):
     except Exception as _exc:
         _translate(_exc, 'exp', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -407,6 +463,9 @@ def exp__default(self):
     """In-place exp: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -432,8 +491,9 @@ def expand_default(self, size, *, implicit=False):
     except Exception as _exc:
         _translate(_exc, 'expand', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -490,8 +550,9 @@ def log_default(self):
     except Exception as _exc:
         _translate(_exc, 'log', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -502,6 +563,9 @@ def log__default(self):
     """In-place log: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -539,8 +603,10 @@ def maximum_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'maximum', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -559,8 +625,9 @@ def mean_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -577,8 +644,9 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -596,8 +664,10 @@ def minimum_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'minimum', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -616,8 +686,10 @@ def mm_default(self, mat2):
     except Exception as _exc:
         _translate(_exc, 'mm', (self, mat2, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
+    _f0 = self.grad_fn
+    _f1 = mat2.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
+        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), 1)
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -636,8 +708,10 @@ def mul_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'mul', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -651,6 +725,9 @@ def mul__Tensor(self, other):
     """In-place mul.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -679,8 +756,9 @@ def mul_Scalar(self, other):
     except Exception as _exc:
         _translate(_exc, 'mul', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -696,8 +774,10 @@ def mv_default(self, vec):
     except Exception as _exc:
         _translate(_exc, 'mv', (self, vec, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_fn(self), _fn(vec), ), (_nr(self), _nr(vec), ), (_meta(self), _meta(vec), ), 1)
+    _f0 = self.grad_fn
+    _f1 = vec.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
+        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), 1)
         if vec.grad_fn is not None or vec._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -728,8 +808,9 @@ def neg_default(self):
     except Exception as _exc:
         _translate(_exc, 'neg', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -739,6 +820,9 @@ def neg__default(self):
     """In-place neg: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -763,8 +847,9 @@ def permute_default(self, dims):
     except Exception as _exc:
         _translate(_exc, 'permute', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -785,8 +870,9 @@ def pow_Tensor_Scalar(self, exponent):
     except Exception as _exc:
         _translate(_exc, 'pow', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
@@ -798,6 +884,9 @@ def pow__Tensor_Scalar(self, exponent):
     """In-place pow.Tensor_Scalar: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -824,8 +913,10 @@ def pow_Tensor_Tensor(self, exponent):
     except Exception as _exc:
         _translate(_exc, 'pow', (self, exponent, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), (_meta(self), _meta(exponent), ), 1)
+    _f0 = self.grad_fn
+    _f1 = exponent.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
+        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _meta2(self, exponent), 1)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -845,8 +936,9 @@ def pow_Scalar(self, exponent):
     except Exception as _exc:
         _translate(_exc, 'pow', (exponent, ))
         raise
-    if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), 1)
+    _f0 = exponent.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or exponent._requires_grad):
+        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ), _meta1(exponent), 1)
         grad_fn._sv_exponent = _Saved(exponent)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -864,8 +956,9 @@ def reciprocal_default(self):
     except Exception as _exc:
         _translate(_exc, 'reciprocal', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -881,8 +974,9 @@ def relu_default(self):
     except Exception as _exc:
         _translate(_exc, 'relu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -893,6 +987,9 @@ def relu__default(self):
     """In-place relu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -918,8 +1015,10 @@ def rsub_Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'rsub', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -935,8 +1034,9 @@ def rsub_Scalar(self, other, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'rsub', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -952,8 +1052,9 @@ def select_int(self, dim, index):
     except Exception as _exc:
         _translate(_exc, 'select', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -976,8 +1077,9 @@ def select_backward_default(grad_output, input_sizes, dim, index):
     except Exception as _exc:
         _translate(_exc, 'select_backward', (grad_output, ))
         raise
-    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+    _f0 = grad_output.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _Tensor._make(result, grad_fn, 0)
@@ -994,8 +1096,9 @@ def sigmoid_default(self):
     except Exception as _exc:
         _translate(_exc, 'sigmoid', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1006,6 +1109,9 @@ def sigmoid__default(self):
     """In-place sigmoid: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1031,8 +1137,9 @@ def sign_default(self):
     except Exception as _exc:
         _translate(_exc, 'sign', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1047,8 +1154,9 @@ def sin_default(self):
     except Exception as _exc:
         _translate(_exc, 'sin', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1059,6 +1167,9 @@ def sin__default(self):
     """In-place sin: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1084,8 +1195,9 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
     except Exception as _exc:
         _translate(_exc, 'slice', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1110,8 +1222,9 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
     except Exception as _exc:
         _translate(_exc, 'slice_backward', (grad_output, ))
         raise
-    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+    _f0 = grad_output.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1130,8 +1243,9 @@ def split_Tensor(self, split_size, dim=0):
     except Exception as _exc:
         _translate(_exc, 'split', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1153,8 +1267,9 @@ def split_with_sizes_default(self, split_sizes, dim=0):
     except Exception as _exc:
         _translate(_exc, 'split_with_sizes', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1176,8 +1291,9 @@ def sqrt_default(self):
     except Exception as _exc:
         _translate(_exc, 'sqrt', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1188,6 +1304,9 @@ def sqrt__default(self):
     """In-place sqrt: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1213,8 +1332,9 @@ def squeeze_default(self):
     except Exception as _exc:
         _translate(_exc, 'squeeze', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1235,8 +1355,9 @@ def squeeze_dim(self, dim):
     except Exception as _exc:
         _translate(_exc, 'squeeze', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1275,8 +1396,10 @@ def sub_Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'sub', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1287,6 +1410,9 @@ def sub__Tensor(self, other, *, alpha=1):
     """In-place sub.Tensor: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
@@ -1312,8 +1438,9 @@ def sub_Scalar(self, other, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'sub', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1328,8 +1455,9 @@ def sum_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'sum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1345,8 +1473,9 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'sum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1364,8 +1493,9 @@ def t_default(self):
     except Exception as _exc:
         _translate(_exc, 't', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1385,8 +1515,9 @@ def tanh_default(self):
     except Exception as _exc:
         _translate(_exc, 'tanh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1397,6 +1528,9 @@ def tanh__default(self):
     """In-place tanh: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -1422,8 +1556,9 @@ def transpose_int(self, dim0, dim1):
     except Exception as _exc:
         _translate(_exc, 'transpose', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1445,8 +1580,9 @@ def unbind_int(self, dim=0):
     except Exception as _exc:
         _translate(_exc, 'unbind', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1467,8 +1603,9 @@ def unsqueeze_default(self, dim):
     except Exception as _exc:
         _translate(_exc, 'unsqueeze', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1489,8 +1626,9 @@ def view_default(self, size):
     except Exception as _exc:
         _translate(_exc, 'view', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1511,8 +1649,9 @@ def _unsafe_view_default(self, size):
     except Exception as _exc:
         _translate(_exc, '_unsafe_view', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1528,8 +1667,10 @@ def where_self(condition, self, other):
     except Exception as _exc:
         _translate(_exc, 'where', (condition, self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_condition = _Saved(condition)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1546,8 +1687,9 @@ def exp2_default(self):
     except Exception as _exc:
         _translate(_exc, 'exp2', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1563,8 +1705,9 @@ def expm1_default(self):
     except Exception as _exc:
         _translate(_exc, 'expm1', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1580,8 +1723,9 @@ def log2_default(self):
     except Exception as _exc:
         _translate(_exc, 'log2', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1597,8 +1741,9 @@ def log10_default(self):
     except Exception as _exc:
         _translate(_exc, 'log10', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1614,8 +1759,9 @@ def log1p_default(self):
     except Exception as _exc:
         _translate(_exc, 'log1p', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1631,8 +1777,9 @@ def rsqrt_default(self):
     except Exception as _exc:
         _translate(_exc, 'rsqrt', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1648,8 +1795,9 @@ def tan_default(self):
     except Exception as _exc:
         _translate(_exc, 'tan', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1665,8 +1813,9 @@ def asin_default(self):
     except Exception as _exc:
         _translate(_exc, 'asin', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1682,8 +1831,9 @@ def acos_default(self):
     except Exception as _exc:
         _translate(_exc, 'acos', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1699,8 +1849,9 @@ def atan_default(self):
     except Exception as _exc:
         _translate(_exc, 'atan', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1716,8 +1867,9 @@ def sinh_default(self):
     except Exception as _exc:
         _translate(_exc, 'sinh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1733,8 +1885,9 @@ def cosh_default(self):
     except Exception as _exc:
         _translate(_exc, 'cosh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1750,8 +1903,9 @@ def asinh_default(self):
     except Exception as _exc:
         _translate(_exc, 'asinh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1767,8 +1921,9 @@ def acosh_default(self):
     except Exception as _exc:
         _translate(_exc, 'acosh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1784,8 +1939,9 @@ def atanh_default(self):
     except Exception as _exc:
         _translate(_exc, 'atanh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1801,8 +1957,9 @@ def erf_default(self):
     except Exception as _exc:
         _translate(_exc, 'erf', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1818,8 +1975,9 @@ def erfc_default(self):
     except Exception as _exc:
         _translate(_exc, 'erfc', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1835,8 +1993,9 @@ def logit_default(self, eps=None):
     except Exception as _exc:
         _translate(_exc, 'logit', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
@@ -1853,8 +2012,9 @@ def floor_default(self):
     except Exception as _exc:
         _translate(_exc, 'floor', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1869,8 +2029,9 @@ def ceil_default(self):
     except Exception as _exc:
         _translate(_exc, 'ceil', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1885,8 +2046,9 @@ def round_default(self):
     except Exception as _exc:
         _translate(_exc, 'round', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1901,8 +2063,9 @@ def round_decimals(self, *, decimals):
     except Exception as _exc:
         _translate(_exc, 'round', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1917,8 +2080,9 @@ def trunc_default(self):
     except Exception as _exc:
         _translate(_exc, 'trunc', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1933,8 +2097,9 @@ def frac_default(self):
     except Exception as _exc:
         _translate(_exc, 'frac', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1971,8 +2136,9 @@ def clamp_default(self, min=None, max=None):
     except Exception as _exc:
         _translate(_exc, 'clamp', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -2012,8 +2178,9 @@ def clamp_min_default(self, min):
     except Exception as _exc:
         _translate(_exc, 'clamp_min', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
@@ -2025,6 +2192,9 @@ def clamp_min__default(self, min):
     """In-place clamp_min: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2051,8 +2221,9 @@ def clamp_max_default(self, max):
     except Exception as _exc:
         _translate(_exc, 'clamp_max', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2064,6 +2235,9 @@ def clamp_max__default(self, max):
     """In-place clamp_max: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2090,8 +2264,9 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     except Exception as _exc:
         _translate(_exc, 'nan_to_num', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2107,8 +2282,9 @@ def gelu_default(self, *, approximate='none'):
     except Exception as _exc:
         _translate(_exc, 'gelu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
@@ -2125,8 +2301,9 @@ def silu_default(self):
     except Exception as _exc:
         _translate(_exc, 'silu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2142,8 +2319,9 @@ def mish_default(self):
     except Exception as _exc:
         _translate(_exc, 'mish', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2159,8 +2337,9 @@ def softplus_default(self, beta=1, threshold=20):
     except Exception as _exc:
         _translate(_exc, 'softplus', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
@@ -2178,8 +2357,9 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
     except Exception as _exc:
         _translate(_exc, 'elu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2193,6 +2373,9 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     """In-place elu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu_forward.into1(self, (alpha, scale, input_scale)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2221,8 +2404,9 @@ def celu_default(self, alpha=1.0):
     except Exception as _exc:
         _translate(_exc, 'celu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -2239,8 +2423,9 @@ def leaky_relu_default(self, negative_slope=0.01):
     except Exception as _exc:
         _translate(_exc, 'leaky_relu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
@@ -2252,6 +2437,9 @@ def leaky_relu__default(self, negative_slope=0.01):
     """In-place leaky_relu: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu_forward.into1(self, (negative_slope,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2278,8 +2466,9 @@ def hardtanh_default(self, min_val=-1, max_val=1):
     except Exception as _exc:
         _translate(_exc, 'hardtanh', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2292,6 +2481,9 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     """In-place hardtanh: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -2319,8 +2511,9 @@ def hardsigmoid_default(self):
     except Exception as _exc:
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2336,8 +2529,9 @@ def hardswish_default(self):
     except Exception as _exc:
         _translate(_exc, 'hardswish', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2353,8 +2547,10 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     except Exception as _exc:
         _translate(_exc, 'div', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward2((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2374,8 +2570,9 @@ def div_Scalar_mode(self, other, *, rounding_mode):
     except Exception as _exc:
         _translate(_exc, 'div', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -2392,8 +2589,10 @@ def fmax_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'fmax', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2412,8 +2611,10 @@ def fmin_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'fmin', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FminBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2432,8 +2633,10 @@ def atan2_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'atan2', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2452,8 +2655,10 @@ def hypot_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'hypot', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2473,8 +2678,9 @@ def remainder_Scalar(self, other):
     except Exception as _exc:
         _translate(_exc, 'remainder', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2489,8 +2695,10 @@ def remainder_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'remainder', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2509,8 +2717,9 @@ def fmod_Scalar(self, other):
     except Exception as _exc:
         _translate(_exc, 'fmod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2525,8 +2734,10 @@ def fmod_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'fmod', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2545,8 +2756,10 @@ def lerp_Scalar(self, end, weight):
     except Exception as _exc:
         _translate(_exc, 'lerp', (self, end, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
-        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), 1)
+    _f0 = self.grad_fn
+    _f1 = end.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
+        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ), _meta2(self, end), 1)
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2662,8 +2875,9 @@ def prod_default(self, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'prod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2680,8 +2894,9 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'prod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2702,8 +2917,9 @@ def max_dim(self, dim, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'max', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2723,8 +2939,9 @@ def max_default(self):
     except Exception as _exc:
         _translate(_exc, 'max', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2744,8 +2961,9 @@ def min_dim(self, dim, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'min', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -2765,8 +2983,9 @@ def min_default(self):
     except Exception as _exc:
         _translate(_exc, 'min', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2783,8 +3002,9 @@ def amax_default(self, dim=(), keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'amax', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2803,8 +3023,9 @@ def amin_default(self, dim=(), keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'amin', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AminBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2847,8 +3068,9 @@ def logsumexp_default(self, dim, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'logsumexp', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2868,8 +3090,9 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'var', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2888,8 +3111,9 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'std', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2912,8 +3136,9 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'var_mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2937,8 +3162,9 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'std_mean', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 2)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2960,8 +3186,9 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
     except Exception as _exc:
         _translate(_exc, 'linalg_vector_norm', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
@@ -2981,8 +3208,9 @@ def cumsum_default(self, dim, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'cumsum', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2998,8 +3226,9 @@ def cumprod_default(self, dim, *, dtype=None):
     except Exception as _exc:
         _translate(_exc, 'cumprod', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3061,8 +3290,9 @@ def squeeze_dims(self, dim):
     except Exception as _exc:
         _translate(_exc, 'squeeze', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -3083,8 +3313,9 @@ def squeeze__default(self):
     except Exception as _exc:
         _translate(_exc, 'squeeze_', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3100,8 +3331,9 @@ def squeeze__dim(self, dim):
     except Exception as _exc:
         _translate(_exc, 'squeeze_', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3118,8 +3350,9 @@ def squeeze__dims(self, dim):
     except Exception as _exc:
         _translate(_exc, 'squeeze_', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3135,8 +3368,9 @@ def repeat_default(self, repeats):
     except Exception as _exc:
         _translate(_exc, 'repeat', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3153,8 +3387,9 @@ def index_Tensor(self, indices):
     except Exception as _exc:
         _translate(_exc, 'index', (self, indices, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3171,8 +3406,10 @@ def index_put_default(self, indices, values, accumulate=False):
     except Exception as _exc:
         _translate(_exc, 'index_put', (self, indices, values, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), 1)
+    _f0 = self.grad_fn
+    _f1 = values.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
+        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), 1)
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_values = _Saved(values)
         grad_fn._v_indices = indices
@@ -3191,8 +3428,9 @@ def gather_default(self, dim, index, *, sparse_grad=False):
     except Exception as _exc:
         _translate(_exc, 'gather', (self, index, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3210,8 +3448,10 @@ def scatter_src(self, dim, index, src):
     except Exception as _exc:
         _translate(_exc, 'scatter', (self, index, src, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+    _f0 = self.grad_fn
+    _f1 = src.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3229,8 +3469,9 @@ def scatter_value(self, dim, index, value):
     except Exception as _exc:
         _translate(_exc, 'scatter', (self, index, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3247,8 +3488,10 @@ def scatter_add_default(self, dim, index, src):
     except Exception as _exc:
         _translate(_exc, 'scatter_add', (self, index, src, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+    _f0 = self.grad_fn
+    _f1 = src.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
         if src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3266,8 +3509,9 @@ def index_select_default(self, dim, index):
     except Exception as _exc:
         _translate(_exc, 'index_select', (self, index, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3285,8 +3529,10 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'index_add', (self, index, source, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+    _f0 = self.grad_fn
+    _f1 = source.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
+        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), 1)
         if source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3306,8 +3552,9 @@ def masked_fill_Scalar(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill', (self, mask, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3318,6 +3565,9 @@ def masked_fill__Scalar(self, mask, value):
     """In-place masked_fill.Scalar: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
+    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
+        self._vc[0] += 1
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
@@ -3343,8 +3593,10 @@ def masked_fill_Tensor(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill', (self, mask, value, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+    _f0 = self.grad_fn
+    _f1 = value.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
@@ -3382,8 +3634,9 @@ def flip_default(self, dims):
     except Exception as _exc:
         _translate(_exc, 'flip', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3399,8 +3652,9 @@ def roll_default(self, shifts, dims=()):
     except Exception as _exc:
         _translate(_exc, 'roll', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RollBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -3417,8 +3671,9 @@ def tril_default(self, diagonal=0):
     except Exception as _exc:
         _translate(_exc, 'tril', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3434,8 +3689,9 @@ def triu_default(self, diagonal=0):
     except Exception as _exc:
         _translate(_exc, 'triu', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3451,8 +3707,9 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
     except Exception as _exc:
         _translate(_exc, 'diagonal', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3476,8 +3733,9 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
     except Exception as _exc:
         _translate(_exc, 'diagonal_backward', (grad_output, ))
         raise
-    if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+    _f0 = grad_output.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3495,8 +3753,9 @@ def constant_pad_nd_default(self, pad, value=0):
     except Exception as _exc:
         _translate(_exc, 'constant_pad_nd', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3515,8 +3774,9 @@ def sort_default(self, dim=-1, descending=False):
     except Exception as _exc:
         _translate(_exc, 'sort', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SortBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
@@ -3538,8 +3798,9 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
     except Exception as _exc:
         _translate(_exc, 'topk', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
@@ -3558,8 +3819,9 @@ def _softmax_default(self, dim, half_to_float):
     except Exception as _exc:
         _translate(_exc, '_softmax', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3576,8 +3838,9 @@ def _log_softmax_default(self, dim, half_to_float):
     except Exception as _exc:
         _translate(_exc, '_log_softmax', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3594,8 +3857,10 @@ def xlogy_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'xlogy', (self, other, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+    _f0 = self.grad_fn
+    _f1 = other.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -3614,8 +3879,10 @@ def mse_loss_default(self, target, reduction='Mean'):
     except Exception as _exc:
         _translate(_exc, 'mse_loss', (self, target, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+    _f0 = self.grad_fn
+    _f1 = target.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3636,8 +3903,10 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     except Exception as _exc:
         _translate(_exc, 'smooth_l1_loss', (self, target, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+    _f0 = self.grad_fn
+    _f1 = target.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3659,8 +3928,10 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     except Exception as _exc:
         _translate(_exc, 'huber_loss', (self, target, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+    _f0 = self.grad_fn
+    _f1 = target.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3685,8 +3956,9 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     except Exception as _exc:
         _translate(_exc, 'nll_loss_forward', (self, target, weight, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._sv_target = _Saved(target)
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
@@ -3708,8 +3980,10 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     except Exception as _exc:
         _translate(_exc, 'binary_cross_entropy', (self, target, weight, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+    _f0 = self.grad_fn
+    _f1 = target.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3731,8 +4005,10 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     except Exception as _exc:
         _translate(_exc, 'binary_cross_entropy_with_logits', (self, target, weight, pos_weight, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+    _f0 = self.grad_fn
+    _f1 = target.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3817,8 +4093,9 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
     except Exception as _exc:
         _translate(_exc, 'max_pool2d_with_indices', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -3841,8 +4118,9 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
     except Exception as _exc:
         _translate(_exc, 'avg_pool2d', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -3864,8 +4142,9 @@ def _adaptive_avg_pool2d_default(self, output_size):
     except Exception as _exc:
         _translate(_exc, '_adaptive_avg_pool2d', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3946,8 +4225,9 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
     except Exception as _exc:
         _translate(_exc, 'embedding', (weight, indices, ))
         raise
-    if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_fn(weight), ), (_nr(weight), ), (_meta(weight), ), 1)
+    _f0 = weight.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or weight._requires_grad):
+        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ), _meta1(weight), 1)
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
@@ -3966,8 +4246,9 @@ def fill_Scalar(self, value):
     except Exception as _exc:
         _translate(_exc, 'fill', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3982,8 +4263,10 @@ def fill_Tensor(self, value):
     except Exception as _exc:
         _translate(_exc, 'fill', (self, value, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+    _f0 = self.grad_fn
+    _f1 = value.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3998,8 +4281,9 @@ def fill__Scalar(self, value):
     except Exception as _exc:
         _translate(_exc, 'fill_', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4014,8 +4298,10 @@ def fill__Tensor(self, value):
     except Exception as _exc:
         _translate(_exc, 'fill_', (self, value, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward3((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+    _f0 = self.grad_fn
+    _f1 = value.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4030,8 +4316,9 @@ def zero__default(self):
     except Exception as _exc:
         _translate(_exc, 'zero_', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4046,8 +4333,9 @@ def _reshape_alias_default(self, size, stride):
     except Exception as _exc:
         _translate(_exc, '_reshape_alias', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -4068,8 +4356,10 @@ def copy__default(self, src, non_blocking=False):
     except Exception as _exc:
         _translate(_exc, 'copy_', (self, src, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = CopyBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+    _f0 = self.grad_fn
+    _f1 = src.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+        grad_fn = CopyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4084,8 +4374,9 @@ def as_strided_default(self, size, stride, storage_offset=None):
     except Exception as _exc:
         _translate(_exc, 'as_strided', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -4109,8 +4400,9 @@ def unsafe_split_Tensor(self, split_size, dim=0):
     except Exception as _exc:
         _translate(_exc, 'unsafe_split', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4129,8 +4421,9 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
     except Exception as _exc:
         _translate(_exc, 'unsafe_split_with_sizes', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4149,8 +4442,10 @@ def put_default(self, index, source, accumulate=False):
     except Exception as _exc:
         _translate(_exc, 'put', (self, index, source, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+    _f0 = self.grad_fn
+    _f1 = source.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
+        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), 1)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4196,8 +4491,9 @@ def take_default(self, index):
     except Exception as _exc:
         _translate(_exc, 'take', (self, index, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -4217,8 +4513,9 @@ def sort_stable(self, *, stable, dim=-1, descending=False):
     except Exception as _exc:
         _translate(_exc, 'sort', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SortBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
@@ -4240,8 +4537,9 @@ def kthvalue_default(self, k, dim=-1, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'kthvalue', (self, ))
         raise
-    if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = KthvalueBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+    _f0 = self.grad_fn
+    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -4317,6 +4615,8 @@ _add__rows = (
 
 def add_(*args, **kwargs):
     """`add_`: add.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return add__Tensor(*args)
     return _b.dispatch("add_", _add__rows, args, kwargs)
 
 _all_rows = (
@@ -4357,6 +4657,8 @@ _clone_rows = (
 
 def clone(*args, **kwargs):
     """`clone`: clone."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return clone_default(*args)
     return _b.dispatch("clone", _clone_rows, args, kwargs)
 
 __to_copy_rows = (
@@ -4366,6 +4668,8 @@ __to_copy_rows = (
 
 def _to_copy(*args, **kwargs):
     """`_to_copy`: _to_copy."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _to_copy_default(*args)
     return _b.dispatch("_to_copy", __to_copy_rows, args, kwargs)
 
 _cos_rows = (
@@ -4792,6 +5096,8 @@ _slice_rows = (
 
 def slice(*args, **kwargs):
     """`slice`: slice.Tensor."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return slice_Tensor(*args)
     return _b.dispatch("slice", _slice_rows, args, kwargs)
 
 _slice_backward_rows = (
@@ -4880,6 +5186,8 @@ _sub__rows = (
 
 def sub_(*args, **kwargs):
     """`sub_`: sub.Tensor."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return sub__Tensor(*args)
     return _b.dispatch("sub_", _sub__rows, args, kwargs)
 
 _sum_rows = (
@@ -4941,6 +5249,8 @@ _unbind_rows = (
 
 def unbind(*args, **kwargs):
     """`unbind`: unbind.int."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return unbind_int(*args)
     return _b.dispatch("unbind", _unbind_rows, args, kwargs)
 
 _unsqueeze_rows = (
@@ -5175,6 +5485,8 @@ _logit_rows = (
 
 def logit(*args, **kwargs):
     """`logit`: logit."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return logit_default(*args)
     return _b.dispatch("logit", _logit_rows, args, kwargs)
 
 _floor_rows = (
@@ -5248,6 +5560,8 @@ _clamp__rows = (
 
 def clamp_(*args, **kwargs):
     """`clamp_`: clamp."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return clamp__default(*args)
     return _b.dispatch("clamp_", _clamp__rows, args, kwargs)
 
 _clamp_min_rows = (
@@ -5293,6 +5607,8 @@ _nan_to_num_rows = (
 
 def nan_to_num(*args, **kwargs):
     """`nan_to_num`: nan_to_num."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return nan_to_num_default(*args)
     return _b.dispatch("nan_to_num", _nan_to_num_rows, args, kwargs)
 
 _gelu_rows = (
@@ -5302,6 +5618,8 @@ _gelu_rows = (
 
 def gelu(*args, **kwargs):
     """`gelu`: gelu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return gelu_default(*args)
     return _b.dispatch("gelu", _gelu_rows, args, kwargs)
 
 _silu_rows = (
@@ -5333,6 +5651,8 @@ _softplus_rows = (
 
 def softplus(*args, **kwargs):
     """`softplus`: softplus."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return softplus_default(*args)
     return _b.dispatch("softplus", _softplus_rows, args, kwargs)
 
 _elu_rows = (
@@ -5342,6 +5662,8 @@ _elu_rows = (
 
 def elu(*args, **kwargs):
     """`elu`: elu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return elu_default(*args)
     return _b.dispatch("elu", _elu_rows, args, kwargs)
 
 _elu__rows = (
@@ -5351,6 +5673,8 @@ _elu__rows = (
 
 def elu_(*args, **kwargs):
     """`elu_`: elu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return elu__default(*args)
     return _b.dispatch("elu_", _elu__rows, args, kwargs)
 
 _celu_rows = (
@@ -5360,6 +5684,8 @@ _celu_rows = (
 
 def celu(*args, **kwargs):
     """`celu`: celu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return celu_default(*args)
     return _b.dispatch("celu", _celu_rows, args, kwargs)
 
 _leaky_relu_rows = (
@@ -5369,6 +5695,8 @@ _leaky_relu_rows = (
 
 def leaky_relu(*args, **kwargs):
     """`leaky_relu`: leaky_relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return leaky_relu_default(*args)
     return _b.dispatch("leaky_relu", _leaky_relu_rows, args, kwargs)
 
 _leaky_relu__rows = (
@@ -5378,6 +5706,8 @@ _leaky_relu__rows = (
 
 def leaky_relu_(*args, **kwargs):
     """`leaky_relu_`: leaky_relu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return leaky_relu__default(*args)
     return _b.dispatch("leaky_relu_", _leaky_relu__rows, args, kwargs)
 
 _hardtanh_rows = (
@@ -5387,6 +5717,8 @@ _hardtanh_rows = (
 
 def hardtanh(*args, **kwargs):
     """`hardtanh`: hardtanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardtanh_default(*args)
     return _b.dispatch("hardtanh", _hardtanh_rows, args, kwargs)
 
 _hardtanh__rows = (
@@ -5396,6 +5728,8 @@ _hardtanh__rows = (
 
 def hardtanh_(*args, **kwargs):
     """`hardtanh_`: hardtanh."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return hardtanh__default(*args)
     return _b.dispatch("hardtanh_", _hardtanh__rows, args, kwargs)
 
 _hardsigmoid_rows = (
@@ -5501,6 +5835,8 @@ _addcmul_rows = (
 
 def addcmul(*args, **kwargs):
     """`addcmul`: addcmul."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addcmul_default(*args)
     return _b.dispatch("addcmul", _addcmul_rows, args, kwargs)
 
 _addcdiv_rows = (
@@ -5510,6 +5846,8 @@ _addcdiv_rows = (
 
 def addcdiv(*args, **kwargs):
     """`addcdiv`: addcdiv."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addcdiv_default(*args)
     return _b.dispatch("addcdiv", _addcdiv_rows, args, kwargs)
 
 _logical_and_rows = (
@@ -5582,6 +5920,8 @@ _amax_rows = (
 
 def amax(*args, **kwargs):
     """`amax`: amax."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return amax_default(*args)
     return _b.dispatch("amax", _amax_rows, args, kwargs)
 
 _amin_rows = (
@@ -5591,6 +5931,8 @@ _amin_rows = (
 
 def amin(*args, **kwargs):
     """`amin`: amin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return amin_default(*args)
     return _b.dispatch("amin", _amin_rows, args, kwargs)
 
 _argmax_rows = (
@@ -5600,6 +5942,8 @@ _argmax_rows = (
 
 def argmax(*args, **kwargs):
     """`argmax`: argmax."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return argmax_default(*args)
     return _b.dispatch("argmax", _argmax_rows, args, kwargs)
 
 _argmin_rows = (
@@ -5609,6 +5953,8 @@ _argmin_rows = (
 
 def argmin(*args, **kwargs):
     """`argmin`: argmin."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return argmin_default(*args)
     return _b.dispatch("argmin", _argmin_rows, args, kwargs)
 
 _logsumexp_rows = (
@@ -5627,6 +5973,8 @@ _var_rows = (
 
 def var(*args, **kwargs):
     """`var`: var.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return var_correction(*args)
     return _b.dispatch("var", _var_rows, args, kwargs)
 
 _std_rows = (
@@ -5636,6 +5984,8 @@ _std_rows = (
 
 def std(*args, **kwargs):
     """`std`: std.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return std_correction(*args)
     return _b.dispatch("std", _std_rows, args, kwargs)
 
 _var_mean_rows = (
@@ -5645,6 +5995,8 @@ _var_mean_rows = (
 
 def var_mean(*args, **kwargs):
     """`var_mean`: var_mean.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return var_mean_correction(*args)
     return _b.dispatch("var_mean", _var_mean_rows, args, kwargs)
 
 _std_mean_rows = (
@@ -5654,6 +6006,8 @@ _std_mean_rows = (
 
 def std_mean(*args, **kwargs):
     """`std_mean`: std_mean.correction."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return std_mean_correction(*args)
     return _b.dispatch("std_mean", _std_mean_rows, args, kwargs)
 
 _linalg_vector_norm_rows = (
@@ -5663,6 +6017,8 @@ _linalg_vector_norm_rows = (
 
 def linalg_vector_norm(*args, **kwargs):
     """`linalg_vector_norm`: linalg_vector_norm."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return linalg_vector_norm_default(*args)
     return _b.dispatch("linalg_vector_norm", _linalg_vector_norm_rows, args, kwargs)
 
 _cumsum_rows = (
@@ -5690,6 +6046,8 @@ _addmm_rows = (
 
 def addmm(*args, **kwargs):
     """`addmm`: addmm."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return addmm_default(*args)
     return _b.dispatch("addmm", _addmm_rows, args, kwargs)
 
 _baddbmm_rows = (
@@ -5699,6 +6057,8 @@ _baddbmm_rows = (
 
 def baddbmm(*args, **kwargs):
     """`baddbmm`: baddbmm."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return baddbmm_default(*args)
     return _b.dispatch("baddbmm", _baddbmm_rows, args, kwargs)
 
 _squeeze__rows = (
@@ -5832,6 +6192,8 @@ _tril_rows = (
 
 def tril(*args, **kwargs):
     """`tril`: tril."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return tril_default(*args)
     return _b.dispatch("tril", _tril_rows, args, kwargs)
 
 _triu_rows = (
@@ -5841,6 +6203,8 @@ _triu_rows = (
 
 def triu(*args, **kwargs):
     """`triu`: triu."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return triu_default(*args)
     return _b.dispatch("triu", _triu_rows, args, kwargs)
 
 _diagonal_rows = (
@@ -5850,6 +6214,8 @@ _diagonal_rows = (
 
 def diagonal(*args, **kwargs):
     """`diagonal`: diagonal."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return diagonal_default(*args)
     return _b.dispatch("diagonal", _diagonal_rows, args, kwargs)
 
 _diagonal_backward_rows = (
@@ -5925,6 +6291,8 @@ _mse_loss_rows = (
 
 def mse_loss(*args, **kwargs):
     """`mse_loss`: mse_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return mse_loss_default(*args)
     return _b.dispatch("mse_loss", _mse_loss_rows, args, kwargs)
 
 _smooth_l1_loss_rows = (
@@ -5934,6 +6302,8 @@ _smooth_l1_loss_rows = (
 
 def smooth_l1_loss(*args, **kwargs):
     """`smooth_l1_loss`: smooth_l1_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return smooth_l1_loss_default(*args)
     return _b.dispatch("smooth_l1_loss", _smooth_l1_loss_rows, args, kwargs)
 
 _huber_loss_rows = (
@@ -5943,6 +6313,8 @@ _huber_loss_rows = (
 
 def huber_loss(*args, **kwargs):
     """`huber_loss`: huber_loss."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return huber_loss_default(*args)
     return _b.dispatch("huber_loss", _huber_loss_rows, args, kwargs)
 
 _nll_loss_forward_rows = (
@@ -5961,6 +6333,8 @@ _binary_cross_entropy_rows = (
 
 def binary_cross_entropy(*args, **kwargs):
     """`binary_cross_entropy`: binary_cross_entropy."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return binary_cross_entropy_default(*args)
     return _b.dispatch("binary_cross_entropy", _binary_cross_entropy_rows, args, kwargs)
 
 _binary_cross_entropy_with_logits_rows = (
@@ -5970,6 +6344,8 @@ _binary_cross_entropy_with_logits_rows = (
 
 def binary_cross_entropy_with_logits(*args, **kwargs):
     """`binary_cross_entropy_with_logits`: binary_cross_entropy_with_logits."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return binary_cross_entropy_with_logits_default(*args)
     return _b.dispatch("binary_cross_entropy_with_logits", _binary_cross_entropy_with_logits_rows, args, kwargs)
 
 _native_layer_norm_rows = (
@@ -6042,6 +6418,8 @@ _embedding_rows = (
 
 def embedding(*args, **kwargs):
     """`embedding`: embedding."""
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return embedding_default(*args)
     return _b.dispatch("embedding", _embedding_rows, args, kwargs)
 
 _fill_rows = (
@@ -6075,6 +6453,8 @@ def zero_(*args, **kwargs):
     """`zero_`: zero_."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _commit_inplace(self, zero__default(*args))
     return _commit_inplace(self, _b.dispatch("zero_", _zero__rows, args, kwargs))
 
 __reshape_alias_rows = (
@@ -6095,6 +6475,8 @@ def copy_(*args, **kwargs):
     """`copy_`: copy_."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+        return _commit_inplace(self, copy__default(*args))
     return _commit_inplace(self, _b.dispatch("copy_", _copy__rows, args, kwargs))
 
 _as_strided_rows = (
@@ -6131,6 +6513,8 @@ _put_rows = (
 
 def put(*args, **kwargs):
     """`put`: put."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return put_default(*args)
     return _b.dispatch("put", _put_rows, args, kwargs)
 
 _put__rows = (
@@ -6140,6 +6524,8 @@ _put__rows = (
 
 def put_(*args, **kwargs):
     """`put_`: put."""
+    if not kwargs and len(args) == 3 and type(args[0]) is _Tensor and type(args[1]) is _Tensor and type(args[2]) is _Tensor:
+        return put__default(*args)
     return _b.dispatch("put_", _put__rows, args, kwargs)
 
 _take_rows = (

@@ -57,12 +57,16 @@ class _Ov:
         self.schema = schema.text.replace("\\", "\\\\").replace('"', "'")
         self.full_name = schema.full_name
         self.params = params
-        # How many arguments the schema takes when they are all plain required Tensors (``sin(self)``,
-        # ``mm(self, mat2)``), else 0: the Python-facing function then calls the row directly when
-        # given exactly those Tensors (what the argument parser would pick anyway).
+        # How many plain required Tensors the schema starts with when every argument after them has a
+        # default (``sin(self)``, ``mm(self, mat2)``, ``sub_(self, other, *, alpha=1)``), else 0: the
+        # Python-facing function then calls the row directly when given exactly those Tensors (what
+        # the argument parser would pick anyway, the row's own defaults filling in the rest).
         args = schema.args
-        plain = all(a.is_tensor and not a.is_optional and not a.has_default and not a.kwonly for a in args)
-        self.tensor_arity = len(args) if plain and 1 <= len(args) <= 3 else 0
+        n = 0
+        while n < len(args) and args[n].is_tensor and not (args[n].is_optional or args[n].has_default
+                                                           or args[n].kwonly):
+            n += 1
+        self.tensor_arity = n if 1 <= n <= 3 and all(a.has_default for a in args[n:]) else 0
 
 
 class _Op:

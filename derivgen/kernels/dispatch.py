@@ -345,7 +345,7 @@ class Elementwise:
     the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
-                 "n_scalars", "scalar", "_entry", "rows", "inplace", "name")
+                 "n_scalars", "scalar", "_entry", "_entry_number", "rows", "inplace", "name")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
                  rows=None, inplace=None, name="kernel"):
@@ -364,6 +364,8 @@ class Elementwise:
         # dtype -> (compiled 1-D kernel for C-contiguous arrays and scalars of that dtype, its zero); see
         # _remember_entry. Filled by the general path (_fast) on the first call for a dtype.
         self._entry = {}
+        # the same for a 1-D array operand and a number operand (``lr * g``): see call_number
+        self._entry_number = {}
 
     def _compute(self, dt):
         if dt.kind == "f":
@@ -402,10 +404,22 @@ class Elementwise:
             flat_out, flat = out.reshape(-1), [a.reshape(-1) for a in arrays]
         self.k1d(flat_out, *flat, *scalars, zero)
         if dt not in self._entry and dt in _ENTRY_DTYPES:
-            self._remember_entry(flat_out, *flat, *scalars, zero)
+            self._remember_entry(self._entry, flat_out, *flat, *scalars, zero)
         return out
 
-    def _remember_entry(self, *args):
+    def call_number(self, out, a, number, scalars, dt):
+        """``k1d(out, a, number, *scalars, zero)`` for C-contiguous 1-D ``out`` and ``a`` of float32 or
+        float64 ``dt``, ``number`` and ``scalars`` already of that type: a tensor and a wrapped number
+        (``lr * g``), with the compiled kernel called directly after the first call."""
+        zero = _FLOAT_ZERO[dt]
+        entry = self._entry_number.get(dt)
+        if entry is not None:
+            entry[0](out, a, number, *scalars, zero)
+            return
+        self.k1d(out, a, number, *scalars, zero)
+        self._remember_entry(self._entry_number, out, a, number, *scalars, zero)
+
+    def _remember_entry(self, entries, *args):
         """Keep the compiled 1-D kernel that Numba's dispatcher just ran for these arguments (C-contiguous
         1-D arrays and scalars of one float dtype), so that the fixed-arity methods below can call it
         without the dispatcher, which costs about as much again as the kernel on a few elements (it
@@ -415,7 +429,7 @@ class Elementwise:
             signature = tuple(numba.typeof(v) for v in args)
             compiled = self.k1d.overloads.get(signature)
             if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
-                self._entry[args[0].dtype] = (compiled.entry_point, args[-1])
+                entries[args[0].dtype] = (compiled.entry_point, args[-1])
         except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
             pass
 

@@ -8,11 +8,21 @@ formulas call them with arrays (``__call__``, ``callN``), ops with Tensors (``fo
 import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name
+from derivgen.core.pending import LIVE as _LIVE_PENDING
 from derivgen.config import settings as _cfg
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import Elementwise, _entry_scalars, _typed, run_elementwise
+from derivgen.kernels.dispatch import _ENTRY_DTYPES, Elementwise, _entry_scalars, _typed, _zero_of, run_elementwise
+
+
+def _plain(scalars):
+    """Whether every scalar is a plain int or float (others take the general path, which converts them
+    inside the op's error translation)."""
+    for v in scalars:
+        if type(v) is not int and type(v) is not float:
+            return False
+    return True
 
 
 class ElementwiseOp(Elementwise):
@@ -63,16 +73,51 @@ class ElementwiseOp(Elementwise):
                 else:
                     entry[0](flat, a, b, entry[1])
                 return out
-            if (entry is not None and b.ndim == 0 and b.dtype.kind in "fi" and a.ndim
+            if (dt in _ENTRY_DTYPES and not self.returns_bool and b.ndim == 0 and b.dtype.kind in "fi" and a.ndim
                     and a.flags.c_contiguous and a.size < _cfg.small_array):
                 # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
                 # tensor's dtype is the result's (a 0-dim operand does not promote within a category),
                 # and the kernel reads the value as a number (what the general path does, minus the
                 # promotion rules and broadcasting)
                 out = np.empty(a.shape, dt)
-                self.k1d(out.reshape(-1), a.reshape(-1), dt.type(b.item()), *_typed(scalars, dt), entry[1])
+                self.call_number(out.reshape(-1), a.reshape(-1), dt.type(b.item()), _typed(scalars, dt), dt)
                 return out
         return self.forward((t, u), scalars)
+
+    # The direct path of an in-place op that records nothing (``w.sub_(lr * g)`` under no_grad): the
+    # generated ``<op>_`` calls it before its general path (check_inplace, node, forward into self).
+    # It applies where those checks cannot refuse and the general path would run this same kernel:
+    # no deferred value anywhere (check_inplace would compute them first), a tensor that is not an
+    # inference tensor and not a view (the view rules of check_inplace), float32/float64 operands of
+    # one shape and dtype, contiguous, below the parallel threshold, and no partial overlap: the
+    # operand is self's array or both own their memory. Returns False when the general path is needed.
+    def into1(self, t, scalars=()):
+        """``t = op(t, *scalars)`` in place; False when the general path must run."""
+        if _LIVE_PENDING or t._lazy or t._inference or t._base is not None or not _plain(scalars):
+            return False
+        a = t._array
+        dt = a.dtype
+        if dt not in _ENTRY_DTYPES or not a.flags.c_contiguous or a.size >= _cfg.parallel_threshold:
+            return False
+        self.inplace(a.reshape(-1) if a.ndim != 1 else a, *_typed(scalars, dt), _zero_of(dt))
+        return True
+
+    def into2(self, t, u, scalars=()):
+        """``t = op(t, u, *scalars)`` in place; False when the general path must run."""
+        if (_LIVE_PENDING or t._lazy or u._lazy or t._inference or t._base is not None
+                or not _plain(scalars)):
+            return False
+        a = t._array
+        b = u._array
+        dt = a.dtype
+        if (dt not in _ENTRY_DTYPES or b.dtype is not dt or a.shape != b.shape or not a.flags.c_contiguous
+                or not b.flags.c_contiguous or a.size >= _cfg.parallel_threshold
+                or (a is not b and (a.base is not None or b.base is not None))):
+            return False
+        if a.ndim != 1:
+            a, b = a.reshape(-1), b.reshape(-1)
+        self.inplace(a, b, *_typed(scalars, dt), _zero_of(dt))
+        return True
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.

@@ -1,0 +1,157 @@
+"""In-place elementwise ops that record nothing (``w.sub_(lr * w.grad)`` under no_grad) and a tensor
+combined with a Python number (``lr * g``) have a direct path in derivgen; these tests pin what both
+paths must give: values, the version bump, and the refusals of the general path. Each body runs
+against derivgen and PyTorch (the ``torch`` fixture)."""
+import numpy as np
+import pytest
+
+RNG = np.random.default_rng(7)
+
+
+def _arrays(shape, dtype):
+    a = RNG.standard_normal(shape).astype(dtype)
+    b = (RNG.standard_normal(shape) + 3.0).astype(dtype)  # away from 0: div_ stays finite
+    return a, b
+
+
+BINARY = {
+    "add_": lambda a, b: a + b,
+    "sub_": lambda a, b: a - b,
+    "mul_": lambda a, b: a * b,
+    "div_": lambda a, b: a / b,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(8,), (4, 5), (2, 3, 4)])
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("grad_mode", ["no_grad", "enabled"])
+def test_binary_inplace_values_and_version(torch, name, shape, dtype, grad_mode):
+    a, b = _arrays(shape, dtype)
+    x, y = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
+    if grad_mode == "no_grad":
+        with torch.no_grad():
+            out = getattr(x, name)(y)
+    else:
+        out = getattr(x, name)(y)  # nothing requires grad: nothing is recorded either
+    assert out is x
+    assert x._version == 1 and y._version == 0
+    assert x.grad_fn is None
+    np.testing.assert_array_equal(x.numpy(), BINARY[name](a, b))
+    np.testing.assert_array_equal(y.numpy(), b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_alpha_is_applied_in_the_operand_dtype(torch, dtype):
+    a, b = _arrays((16,), dtype)
+    x, y = torch.from_numpy(a.copy()), torch.from_numpy(b)
+    with torch.no_grad():
+        x.sub_(y, alpha=0.1).add_(y, alpha=3)
+    expected = (a - dtype(0.1) * b) + dtype(3) * b
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6 if dtype == np.float32 else 1e-15)
+    assert x._version == 2
+
+
+def test_self_as_operand(torch):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = torch.from_numpy(a.copy())
+    with torch.no_grad():
+        x.add_(x)
+        x.mul_(x)
+    np.testing.assert_array_equal(x.numpy(), (2 * a) ** 2)
+    assert x._version == 2
+
+
+def test_partial_overlap_is_still_refused(torch):
+    x = torch.arange(8.0)
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match="unsupported operation: some elements of the input tensor and "
+                                               "the written-to tensor refer to a single memory location"):
+            x[1:].add_(x[:-1])
+
+
+def test_view_written_in_place_updates_its_base(torch):
+    base = torch.zeros(2, 4)
+    row = base[1]
+    with torch.no_grad():
+        row.add_(torch.ones(4))
+    np.testing.assert_array_equal(base.numpy(), [[0, 0, 0, 0], [1, 1, 1, 1]])
+    assert base._version == 1 and row._version == 1
+
+
+def test_mixed_dtypes_take_the_promotion_rules(torch):
+    x = torch.ones(4, dtype=torch.float32)
+    y = torch.full((4,), 0.5, dtype=torch.float64)
+    with torch.no_grad():
+        x.add_(y)
+    assert x.dtype == torch.float32
+    np.testing.assert_array_equal(x.numpy(), np.full(4, 1.5, np.float32))
+    i = torch.ones(4, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.add_(torch.ones(4))
+
+
+def test_leaf_update_under_no_grad_invalidates_what_was_saved(torch):
+    w = torch.ones(3, requires_grad=True)
+    x = torch.full((3,), 2.0, requires_grad=True)
+    loss = (x * w).sum()  # saves w for x's gradient
+    with torch.no_grad():
+        w.sub_(torch.full((3,), 0.5))
+    assert w.is_leaf and w.requires_grad and w._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_leaf_requiring_grad_is_refused_with_grad_enabled(torch):
+    w = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        w.add_(torch.ones(3))
+
+
+def test_inference_tensor_is_refused_outside_inference_mode(torch):
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+            t.mul_(torch.ones(3))
+
+
+UNARY = {
+    "sigmoid_": lambda a: 1 / (1 + np.exp(-a)),
+    "tanh_": np.tanh,
+    "exp_": np.exp,
+    "neg_": np.negative,
+    "relu_": lambda a: np.maximum(a, 0),
+    "abs_": np.abs,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_inplace(torch, name):
+    a = RNG.standard_normal((3, 5))
+    x = torch.from_numpy(a.copy())
+    with torch.no_grad():
+        assert getattr(x, name)() is x
+    assert x._version == 1
+    np.testing.assert_allclose(x.numpy(), UNARY[name](a), rtol=1e-14, atol=1e-300)
+
+
+def test_pow_with_number_exponent(torch):
+    a = np.abs(RNG.standard_normal(10)).astype(np.float32) + 0.5
+    x = torch.from_numpy(a.copy())
+    with torch.no_grad():
+        x.pow_(2)
+    np.testing.assert_allclose(x.numpy(), a * a, rtol=1e-6)
+    assert x._version == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("number", [1e-6, 3, -2.5])
+def test_tensor_times_number(torch, dtype, number):
+    a = RNG.standard_normal((5, 7)).astype(dtype)
+    g = torch.from_numpy(a)
+    for out in (number * g, g * number):
+        assert out.dtype == g.dtype
+        np.testing.assert_array_equal(out.numpy(), a * dtype(number))
+    out = g + number
+    np.testing.assert_array_equal(out.numpy(), a + dtype(number))
