@@ -12,6 +12,8 @@ invalidates the cached kernels (Numba freezes callees from other files into a ca
 to what kernels call; the Python-side dispatcher lives in ``dispatch.py``.
 """
 from derivgen.kernels.kernel_cache import CACHE
+# op libraries built before the helpers moved to loop_helpers import them from here
+from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh  # noqa: F401
 
 
 class LazyKernel:
