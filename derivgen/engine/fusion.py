@@ -45,7 +45,7 @@ import numpy as np
 from derivgen.kernels.buffers import empty
 from derivgen.config import settings as _cfg
 from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
-from derivgen.kernels.jit import _writable
+from derivgen.kernels.kernel_cache import _writable
 from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
@@ -574,8 +574,8 @@ def _source(prog, layout):
     else:
         out_kinds, in_kinds = ("ij",) * len(prog.outputs), ("i",) * len(prog.arrays)
     index = [f"[{', '.join(kind)}]" for kind in in_kinds]
-    parts = ["\n".join(head), "import numpy as np\nfrom numba import prange\n\n"
-             "from derivgen.kernels.jit import kernel, kernel_parallel\n" + "\n".join(imports)]
+    parts = ["\n".join(head), "import numpy as np\n\n"
+             "from derivgen.kernels.jit import kernel, kernel_parallel\nfrom derivgen.kernels.loop_helpers import prange\n" + "\n".join(imports)]
     for suffix, parallel in (("", False), ("_parallel", True)):
         rng = "prange" if parallel else "range"
         lines = [f"@kernel{'_parallel' if parallel else ''}", f"def fused{suffix}({', '.join(params)}):"]

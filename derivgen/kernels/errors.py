@@ -7,21 +7,26 @@ naming the op or kernel and its arrays' shapes and dtypes; derivgen's own errors
 pass unchanged. Op forwards translate in derivgen.ops.errors, generated kernel calls (a node's backward)
 in derivgen.kernels.dispatch; both use ``is_foreign`` and ``message`` from here.
 """
+import functools
+import importlib.util
 import os
-import sys
 
 import numpy as np
 
-_FOREIGN_DIRS = []
-for _mod in ("numpy", "numba", "llvmlite"):
-    _m = sys.modules.get(_mod)
-    if _m is None:
-        try:
-            _m = __import__(_mod)
-        except ImportError:  # pragma: no cover - numpy and numba are dependencies
-            continue
-    _FOREIGN_DIRS.append(os.path.dirname(os.path.abspath(_m.__file__)) + os.sep)
-_FOREIGN_DIRS = tuple(_FOREIGN_DIRS)
+_FOREIGN = ("numpy", "numba", "llvmlite")
+
+
+@functools.lru_cache(maxsize=None)
+def _foreign_dirs():
+    """The install folders of numpy, Numba and llvmlite, found without importing them (Numba is imported
+    by the first kernel that runs, which may come after the first error)."""
+    dirs = []
+    for name in _FOREIGN:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
+            dirs.append(os.path.abspath(folder) + os.sep)
+    return tuple(dirs)
+
 
 # torch's name of a numpy dtype in error texts (Float, Double, Long): the dtype table is in core, above
 # this layer, which registers its naming function here (derivgen.ops.errors does, on import)
@@ -36,14 +41,14 @@ def is_foreign(exc):
     """True when ``exc`` was raised by numpy or Numba (its class is theirs, or its innermost frame is
     in their code) rather than by a check of derivgen's."""
     module = type(exc).__module__ or ""
-    if module.split(".")[0] in ("numpy", "numba", "llvmlite"):
+    if module.split(".")[0] in _FOREIGN:
         return True
     tb = exc.__traceback__
     last = None
     while tb is not None:
         last = tb
         tb = tb.tb_next
-    return last is not None and os.path.abspath(last.tb_frame.f_code.co_filename).startswith(_FOREIGN_DIRS)
+    return last is not None and os.path.abspath(last.tb_frame.f_code.co_filename).startswith(_foreign_dirs())
 
 
 def describe_array(data):

@@ -8,7 +8,7 @@ import os
 from derivgen import ops as _ops_package
 from derivgen.core import registry
 from derivgen.core.tensor import Tensor
-from derivgen.kernels.jit import register_cache_source
+from derivgen.kernels.kernel_cache import register_cache_source
 from derivgen.version import __version__
 
 MANIFEST_FILE = "library.json"

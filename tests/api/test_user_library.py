@@ -81,12 +81,12 @@ def test_gradients_and_double_backward(myproj):
 
 
 def test_library_kernels_are_cached_in_the_user_cache_dir(built, myproj):
-    from derivgen.kernels import jit
+    from derivgen.kernels import kernel_cache
     x = derivgen.randn(5, dtype=derivgen.float32, requires_grad=True)
     myproj.softsign(x).sum().backward()
     package = str(built["out"] / "myproj_ops")
-    if jit.CACHE:
-        assert package in jit._UserCacheLocator.sources
+    if kernel_cache.CACHE:
+        assert package in kernel_cache.cache_dirs.sources
     assert not [p for p in (built["out"] / "myproj_ops").rglob("*") if p.suffix in (".nbi", ".nbc")]
 
 

@@ -14,8 +14,8 @@ TABLE = os.path.join(REPO, "formulas.yaml")
 def test_import_and_compute_without_any_writable_cache_dir():
     # directories under /proc cannot be created, not even by root: the probe must fall back to a private
     # temp directory or turn caching off, instead of letting numba raise at decoration time.
-    code = ("import tempfile, derivgen as torch, derivgen.kernels.jit as k\n"
-            "assert k.CACHE is False or k._UserCacheLocator.root.startswith(tempfile.gettempdir())\n"
+    code = ("import tempfile, derivgen as torch, derivgen.kernels.kernel_cache as k\n"
+            "assert k.CACHE is False or k.cache_dirs.root.startswith(tempfile.gettempdir())\n"
             "x = torch.tensor([0.5, 1.5], requires_grad=True)\n"
             "y = (x.sigmoid() * x).sum(); y.backward()\n"
             "print(round(float(y), 6), [round(v, 6) for v in x.grad.tolist()])\n")
@@ -30,7 +30,7 @@ def test_import_and_compute_without_any_writable_cache_dir():
 
 
 def test_probe_turns_caching_off_when_nothing_is_writable(monkeypatch):
-    import derivgen.kernels.jit as k
+    import derivgen.kernels.kernel_cache as k
     monkeypatch.setattr(k, "_writable", lambda path: False)
     assert k._choose_cache() is False
 

@@ -1,0 +1,45 @@
+"""The helpers the generated kernels' loops call, as plain Python: ``prange``, ``_l`` (a literal in the
+kernel's dtype), ``_exp``/``_log``/``_tanh``, ``_pow``, ``_max``/``_min``. numba_backend overloads
+each for compiled code, so kernel modules can be imported without importing Numba; in Python they give
+the same results (``prange`` is ``range``, ``_l`` the value itself).
+"""
+import math
+
+
+def prange(*args):
+    """``range``; in a kernel made with ``kernel_parallel``, Numba's ``prange`` (numba_backend binds it
+    when it compiles the kernel), so kernel modules need not import Numba."""
+    return range(*args)
+
+
+# The helpers below are what they say in Python; numba_backend overloads each for compiled code:
+# ``_l`` casts a literal to the kernel's dtype, ``_exp``/``_log``/``_tanh`` pick vectorizable float32
+# versions, ``_pow`` unrolls small constant exponents, ``_max``/``_min`` propagate NaN as torch does.
+
+def _l(value, like):
+    """A literal typed like ``like`` (so float32 kernels never compute in float64)."""
+    return value
+
+
+def _exp(x):
+    return math.exp(x)
+
+
+def _log(x):
+    return math.log(x)
+
+
+def _tanh(x):
+    return math.tanh(x)
+
+
+def _pow(x, e):
+    return x ** e
+
+
+def _max(a, b):
+    return a if (a != a or a >= b) else b
+
+
+def _min(a, b):
+    return a if (a != a or a <= b) else b
