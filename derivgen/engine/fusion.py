@@ -10,7 +10,8 @@ least ``settings.fusion_threshold`` float elements (or is itself deferred) does 
 sequence number and saved values are created as usual; a saved output holds the Pending. Inputs must
 share one shape and float dtype and be contiguous (0-dim inputs become numbers); anything else, or a
 chain past ``MAX_OPS`` ops, computes eagerly. The value is computed the first time anything reads
-``._array`` (a reduction, a matmul, printing, ``numpy()``), by one kernel for the whole expression.
+``._array`` (a matmul, printing, ``numpy()``), by one kernel for the whole expression; a ``sum`` or
+``mean`` of a deferred value is computed in that kernel's loop without writing the value (``reduce``).
 Deferred values read their inputs when computed, so every in-place op first computes all pending
 values (``flush``): results are those of eager mode. (Writing into an input through a numpy view,
 which bumps no version, is not seen; torch's saved tensors have the same blind spot.)
@@ -34,6 +35,7 @@ DERIVGEN_FUSION=0 turns fusion off.
 """
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import tempfile
@@ -193,7 +195,7 @@ def _reduce(p, dim, keepdim, dtype, mean):
     dims = dims_list(dim, len(p.shape))
     kept = tuple(1 if d in dims else n for d, n in enumerate(p.shape))
     if all(n == 1 for n in kept):
-        return None  # a sum of everything: computing the value, then numpy's pairwise sum, is faster
+        return _reduce_all(p, keepdim, mean)
     prog = _Program(p.dtype)
     prog.outputs.append(prog.value(p))
     res = _guarded(prog.run, p.shape, [kept])
@@ -208,6 +210,41 @@ def _reduce(p, dim, keepdim, dtype, mean):
     if not keepdim:
         out = out.reshape(tuple(n for d, n in enumerate(p.shape) if d not in dims))
     return out
+
+
+def _reduce_all(p, keepdim, mean):
+    """The sum (or mean) of every element of a Pending, without writing its value: the elements are
+    read as a (rows, cols) matrix and summed over rows in the loop (vectorized over cols), in about
+    sqrt(rows) blocks of rows that keep their own partial sums; the blocks' sums are added, then numpy's
+    pairwise sum adds the columns. So no float32 running sum is longer than about 2 sqrt(rows) terms
+    (128 for 16M elements). None when the elements are not all contiguous arrays of the full shape or
+    no column count divides them."""
+    size = 1
+    for n in p.shape:
+        size *= n
+    cols = next((c for c in _SUM_COLS if size % c == 0 and size // c >= min(c, 1024)), None) \
+        or next((c for c in _SUM_COLS if size % c == 0 and size // c >= 2), None)
+    if cols is None:
+        return None
+    prog = _Program(p.dtype)
+    prog.outputs.append(prog.value(p))
+    if any(a.shape != p.shape or not a.flags.c_contiguous for a in prog.arrays):
+        return None
+    rows = size // cols
+    prog.arrays = [a.reshape(rows, cols) for a in prog.arrays]
+    res = _guarded(prog.run, (rows, cols), [(1, cols)], math.isqrt(rows - 1) + 1)
+    if res is None:
+        return None
+    total = np.add.reduce(res[0], axis=None)
+    if mean:
+        total /= p.dtype.type(size)
+    out = np.asarray(total, p.dtype)
+    return out.reshape((1,) * len(p.shape)) if keepdim else out
+
+
+# column counts for a sum of everything, widest first (taken when the rows are at least as many, or at
+# least 1024): 16 float32 lanes or more per row; the blocks' partial sums (sqrt(rows) rows) stay in L2
+_SUM_COLS = (4096, 2048, 1024, 512, 256, 128, 64, 32, 16)
 
 
 # ---- backward -----------------------------------------------------------------------------------
@@ -394,11 +431,13 @@ class _Program:
             return self.array(x)
         return self.number(x)
 
-    def run(self, shape, out_shapes=None):
+    def run(self, shape, out_shapes=None, row_blocks=None):
         """Allocate the outputs and run the kernel; None if the arrays do not fit a 1-D or 2-D loop.
 
         ``out_shapes`` (default: all ``shape``) may name smaller shapes that broadcast to ``shape``:
-        such an output is the sum of its values over the broadcast dims, accumulated in the loop."""
+        such an output is the sum of its values over the broadcast dims, accumulated in the loop.
+        ``row_blocks`` (2-D loops) is how many blocks of rows keep their own partial sums (default: one
+        per thread)."""
         size = 1
         for s in shape:
             size *= s
@@ -433,7 +472,8 @@ class _Program:
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
         k = pick(mod.fused, mod.fused_parallel, size, rows)
         parallel = k is mod.fused_parallel
-        k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols, min(rows, 8) if parallel else 1)
+        k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols,
+          row_blocks or (min(rows, 8) if parallel else 1))
         return outs
 
     def key(self):
