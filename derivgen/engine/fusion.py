@@ -48,6 +48,7 @@ from derivgen.kernels.buffers import empty
 from derivgen.config import settings as _cfg
 from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from derivgen.kernels.jit import _writable
+from derivgen.kernels.stream import streamable
 from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
@@ -447,8 +448,9 @@ class _Program:
         flat = _flat(self.arrays, shape) if not reducing else None
         if flat is not None:
             mod = _module(self, ("1d",))
-            k = pick(mod.fused, mod.fused_parallel, size)
-            k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
+            flat_outs = [o.reshape(-1) for o in outs]
+            k = _streaming(pick(mod.fused, mod.fused_parallel, size), mod, size, flat_outs)
+            k(*flat_outs, *flat, *self.numbers, _zero_of(self.dtype))
             return outs
         out_kinds, out_args = _matrix_kinds(outs, shape) if len(shape) == 2 else (None, None)
         if out_kinds is not None:
@@ -472,6 +474,7 @@ class _Program:
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
         k = pick(mod.fused, mod.fused_parallel, size, rows)
         parallel = k is mod.fused_parallel
+        k = _streaming(k, mod, size, [a for a, kind in zip(out_args, out_kinds) if kind == "ij"])
         k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols,
           row_blocks or (min(rows, 8) if parallel else 1))
         return outs
@@ -479,6 +482,18 @@ class _Program:
     def key(self):
         return (self.dtype.str, tuple(self.fns), tuple(self.lines), tuple(self.outputs),
                 len(self.arrays), len(self.numbers))
+
+
+def _streaming(k, mod, size, full_outputs):
+    """The module's non-temporal-store variant instead of its serial kernel ``k`` when the outputs
+    written element by element are large and aligned for it (kernels/stream.py); else ``k``."""
+    if k is mod.fused and size >= STREAM_MIN and full_outputs and all(streamable(o) for o in full_outputs):
+        return mod.fused_stream
+    return k
+
+
+# elements from which outputs are written with non-temporal stores: 4 MiB of float32, twice a core's L2
+STREAM_MIN = 1 << 20
 
 
 def _matrix_kinds(arrays, shape):
@@ -589,7 +604,8 @@ def _ref(r, index):
 
 
 def _source(prog, layout):
-    """The kernel module of a program for one layout: a serial loop and a parallel one.
+    """The kernel module of a program for one layout: a serial loop, a parallel one, and a serial one
+    that writes its full-size outputs with non-temporal stores (``_streaming`` picks it).
 
     ``layout`` is ("1d",): every operand contiguous and read at [i]; or ("2d", output kinds..., "|",
     input kinds...) with the kinds of ``_index_kinds``. Outputs of kind "j" and "i" are sums over
@@ -615,8 +631,9 @@ def _source(prog, layout):
         out_kinds, in_kinds = ("ij",) * len(prog.outputs), ("i",) * len(prog.arrays)
     index = [f"[{', '.join(kind)}]" for kind in in_kinds]
     parts = ["\n".join(head), "import numpy as np\nfrom numba import prange\n\n"
-             "from derivgen.kernels.jit import kernel, kernel_parallel\n" + "\n".join(imports)]
-    for suffix, parallel in (("", False), ("_parallel", True)):
+             "from derivgen.kernels.jit import kernel, kernel_parallel\n"
+             "from derivgen.kernels.stream import stream_store, stream_store2\n" + "\n".join(imports)]
+    for suffix, parallel in (("", False), ("_parallel", True), ("_stream", False)):
         rng = "prange" if parallel else "range"
         lines = [f"@kernel{'_parallel' if parallel else ''}", f"def fused{suffix}({', '.join(params)}):"]
         if not two:
@@ -640,7 +657,9 @@ def _source(prog, layout):
                 lines.append(f"{pad}v{n} = {prog.fns[fn].py_func.__name__}({', '.join(refs + ['_zero'])})")
         for k, (kind, r) in enumerate(zip(out_kinds, prog.outputs)):
             value = _ref(r, index)
-            if kind == "ij":
+            if kind == "ij" and suffix == "_stream":
+                lines.append(f"{pad}stream_store{'2' if two else ''}(o{k}, {'i, j' if two else 'i'}, {value})")
+            elif kind == "ij":
                 lines.append(f"{pad}o{k}[{'i, j' if two else 'i'}] = {value}")
             elif kind == "j":
                 lines.append(f"{pad}part{k}[p, j] += {value}")
