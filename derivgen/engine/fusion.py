@@ -632,7 +632,7 @@ def _source(prog, layout):
     index = [f"[{', '.join(kind)}]" for kind in in_kinds]
     parts = ["\n".join(head), "import numpy as np\nfrom numba import prange\n\n"
              "from derivgen.kernels.jit import kernel, kernel_parallel\n"
-             "from derivgen.kernels.stream import stream_store, stream_store2\n" + "\n".join(imports)]
+             "from derivgen.kernels.stream import stream_fence, stream_store, stream_store2\n" + "\n".join(imports)]
     for suffix, parallel in (("", False), ("_parallel", True), ("_stream", False)):
         rng = "prange" if parallel else "range"
         lines = [f"@kernel{'_parallel' if parallel else ''}", f"def fused{suffix}({', '.join(params)}):"]
@@ -671,5 +671,7 @@ def _source(prog, layout):
                 if kind == "j":
                     lines += ["    for p in range(_n_parts):", "        for j in range(_cols):",
                               f"            o{k}[j] += part{k}[p, j]"]
+        if suffix == "_stream":
+            lines.append("    stream_fence()")
         parts.append("\n".join(lines))
     return "\n\n\n".join(parts) + "\n"

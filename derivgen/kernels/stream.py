@@ -54,6 +54,18 @@ def stream_store2(typingctx, arr, i, j, v):
     return sig, codegen
 
 
+@intrinsic
+def stream_fence(typingctx):
+    """Order the non-temporal stores before every later memory access (they are weakly ordered), so
+    another thread that reads the output after the kernel returns sees every value."""
+    sig = types.none()
+
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return sig, codegen
+
+
 def streamable(a):
     """Whether ``stream_store``/``stream_store2`` may write ``a``: data and rows 64-byte aligned, rows
     contiguous."""
