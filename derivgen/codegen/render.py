@@ -17,7 +17,7 @@ from .vjp_samples import check_specs, remember, uncached
 from . import wrappers
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-_RUNTIME_HELPERS = ("jit.py", "loop_helpers.py", "numba_backend.py", "operands.py")
+_RUNTIME_HELPERS = ("jit.py", "loop_helpers.py", "numba_backend.py", "numba_vecmath.py", "numba_stream.py", "operands.py")
 _FUNCTION_ONLY = {"cat", "stack"}
 
 

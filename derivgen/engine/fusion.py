@@ -10,7 +10,8 @@ least ``settings.fusion_threshold`` float elements (or is itself deferred) does 
 sequence number and saved values are created as usual; a saved output holds the Pending. Inputs must
 share one shape and float dtype and be contiguous (0-dim inputs become numbers); anything else, or a
 chain past ``MAX_OPS`` ops, computes eagerly. The value is computed the first time anything reads
-``._array`` (a reduction, a matmul, printing, ``numpy()``), by one kernel for the whole expression.
+``._array`` (a matmul, printing, ``numpy()``), by one kernel for the whole expression; a ``sum`` or
+``mean`` of a deferred value is computed in that kernel's loop without writing the value (``reduce``).
 Deferred values read their inputs when computed, so every in-place op first computes all pending
 values (``flush``): results are those of eager mode. (Writing into an input through a numpy view,
 which bumps no version, is not seen; torch's saved tensors have the same blind spot.)
@@ -34,6 +35,7 @@ DERIVGEN_FUSION=0 turns fusion off.
 """
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import tempfile
@@ -46,6 +48,7 @@ from derivgen.kernels.buffers import empty
 from derivgen.config import settings as _cfg
 from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
 from derivgen.kernels.kernel_cache import _writable
+from derivgen.kernels.stream import streamable
 from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
@@ -193,7 +196,7 @@ def _reduce(p, dim, keepdim, dtype, mean):
     dims = dims_list(dim, len(p.shape))
     kept = tuple(1 if d in dims else n for d, n in enumerate(p.shape))
     if all(n == 1 for n in kept):
-        return None  # a sum of everything: computing the value, then numpy's pairwise sum, is faster
+        return _reduce_all(p, keepdim, mean)
     prog = _Program(p.dtype)
     prog.outputs.append(prog.value(p))
     res = _guarded(prog.run, p.shape, [kept])
@@ -208,6 +211,41 @@ def _reduce(p, dim, keepdim, dtype, mean):
     if not keepdim:
         out = out.reshape(tuple(n for d, n in enumerate(p.shape) if d not in dims))
     return out
+
+
+def _reduce_all(p, keepdim, mean):
+    """The sum (or mean) of every element of a Pending, without writing its value: the elements are
+    read as a (rows, cols) matrix and summed over rows in the loop (vectorized over cols), in about
+    sqrt(rows) blocks of rows that keep their own partial sums; the blocks' sums are added, then numpy's
+    pairwise sum adds the columns. So no float32 running sum is longer than about 2 sqrt(rows) terms
+    (128 for 16M elements). None when the elements are not all contiguous arrays of the full shape or
+    no column count divides them."""
+    size = 1
+    for n in p.shape:
+        size *= n
+    cols = next((c for c in _SUM_COLS if size % c == 0 and size // c >= min(c, 1024)), None) \
+        or next((c for c in _SUM_COLS if size % c == 0 and size // c >= 2), None)
+    if cols is None:
+        return None
+    prog = _Program(p.dtype)
+    prog.outputs.append(prog.value(p))
+    if any(a.shape != p.shape or not a.flags.c_contiguous for a in prog.arrays):
+        return None
+    rows = size // cols
+    prog.arrays = [a.reshape(rows, cols) for a in prog.arrays]
+    res = _guarded(prog.run, (rows, cols), [(1, cols)], math.isqrt(rows - 1) + 1)
+    if res is None:
+        return None
+    total = np.add.reduce(res[0], axis=None)
+    if mean:
+        total /= p.dtype.type(size)
+    out = np.asarray(total, p.dtype)
+    return out.reshape((1,) * len(p.shape)) if keepdim else out
+
+
+# column counts for a sum of everything, widest first (taken when the rows are at least as many, or at
+# least 1024): 16 float32 lanes or more per row; the blocks' partial sums (sqrt(rows) rows) stay in L2
+_SUM_COLS = (4096, 2048, 1024, 512, 256, 128, 64, 32, 16)
 
 
 # ---- backward -----------------------------------------------------------------------------------
@@ -394,11 +432,13 @@ class _Program:
             return self.array(x)
         return self.number(x)
 
-    def run(self, shape, out_shapes=None):
+    def run(self, shape, out_shapes=None, row_blocks=None):
         """Allocate the outputs and run the kernel; None if the arrays do not fit a 1-D or 2-D loop.
 
         ``out_shapes`` (default: all ``shape``) may name smaller shapes that broadcast to ``shape``:
-        such an output is the sum of its values over the broadcast dims, accumulated in the loop."""
+        such an output is the sum of its values over the broadcast dims, accumulated in the loop.
+        ``row_blocks`` (2-D loops) is how many blocks of rows keep their own partial sums (default: one
+        per thread)."""
         size = 1
         for s in shape:
             size *= s
@@ -408,8 +448,9 @@ class _Program:
         flat = _flat(self.arrays, shape) if not reducing else None
         if flat is not None:
             mod = _module(self, ("1d",))
-            k = pick(mod.fused, mod.fused_parallel, size)
-            k(*[o.reshape(-1) for o in outs], *flat, *self.numbers, _zero_of(self.dtype))
+            flat_outs = [o.reshape(-1) for o in outs]
+            k = _streaming(pick(mod.fused, mod.fused_parallel, size), mod, size, flat_outs)
+            k(*flat_outs, *flat, *self.numbers, _zero_of(self.dtype))
             return outs
         out_kinds, out_args = _matrix_kinds(outs, shape) if len(shape) == 2 else (None, None)
         if out_kinds is not None:
@@ -433,12 +474,26 @@ class _Program:
         mod = _module(self, ("2d",) + tuple(out_kinds) + ("|",) + tuple(kinds))
         k = pick(mod.fused, mod.fused_parallel, size, rows)
         parallel = k is mod.fused_parallel
-        k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols, min(rows, 8) if parallel else 1)
+        k = _streaming(k, mod, size, [a for a, kind in zip(out_args, out_kinds) if kind == "ij"])
+        k(*out_args, *args, *self.numbers, _zero_of(self.dtype), rows, cols,
+          row_blocks or (min(rows, 8) if parallel else 1))
         return outs
 
     def key(self):
         return (self.dtype.str, tuple(self.fns), tuple(self.lines), tuple(self.outputs),
                 len(self.arrays), len(self.numbers))
+
+
+def _streaming(k, mod, size, full_outputs):
+    """The module's non-temporal-store variant instead of its serial kernel ``k`` when the outputs
+    written element by element are large and aligned for it (kernels/stream.py); else ``k``."""
+    if k is mod.fused and size >= STREAM_MIN and full_outputs and all(streamable(o) for o in full_outputs):
+        return mod.fused_stream
+    return k
+
+
+# elements from which outputs are written with non-temporal stores: 4 MiB of float32, twice a core's L2
+STREAM_MIN = 1 << 20
 
 
 def _matrix_kinds(arrays, shape):
@@ -549,7 +604,8 @@ def _ref(r, index):
 
 
 def _source(prog, layout):
-    """The kernel module of a program for one layout: a serial loop and a parallel one.
+    """The kernel module of a program for one layout: a serial loop, a parallel one, and a serial one
+    that writes its full-size outputs with non-temporal stores (``_streaming`` picks it).
 
     ``layout`` is ("1d",): every operand contiguous and read at [i]; or ("2d", output kinds..., "|",
     input kinds...) with the kinds of ``_index_kinds``. Outputs of kind "j" and "i" are sums over
@@ -575,8 +631,9 @@ def _source(prog, layout):
         out_kinds, in_kinds = ("ij",) * len(prog.outputs), ("i",) * len(prog.arrays)
     index = [f"[{', '.join(kind)}]" for kind in in_kinds]
     parts = ["\n".join(head), "import numpy as np\n\n"
-             "from derivgen.kernels.jit import kernel, kernel_parallel\nfrom derivgen.kernels.loop_helpers import prange\n" + "\n".join(imports)]
-    for suffix, parallel in (("", False), ("_parallel", True)):
+             "from derivgen.kernels.jit import kernel, kernel_parallel\nfrom derivgen.kernels.loop_helpers import prange\n"
+             "from derivgen.kernels.stream import stream_fence, stream_store, stream_store2\n" + "\n".join(imports)]
+    for suffix, parallel in (("", False), ("_parallel", True), ("_stream", False)):
         rng = "prange" if parallel else "range"
         lines = [f"@kernel{'_parallel' if parallel else ''}", f"def fused{suffix}({', '.join(params)}):"]
         if not two:
@@ -600,7 +657,9 @@ def _source(prog, layout):
                 lines.append(f"{pad}v{n} = {prog.fns[fn].py_func.__name__}({', '.join(refs + ['_zero'])})")
         for k, (kind, r) in enumerate(zip(out_kinds, prog.outputs)):
             value = _ref(r, index)
-            if kind == "ij":
+            if kind == "ij" and suffix == "_stream":
+                lines.append(f"{pad}stream_store{'2' if two else ''}(o{k}, {'i, j' if two else 'i'}, {value})")
+            elif kind == "ij":
                 lines.append(f"{pad}o{k}[{'i, j' if two else 'i'}] = {value}")
             elif kind == "j":
                 lines.append(f"{pad}part{k}[p, j] += {value}")
@@ -612,5 +671,7 @@ def _source(prog, layout):
                 if kind == "j":
                     lines += ["    for p in range(_n_parts):", "        for j in range(_cols):",
                               f"            o{k}[j] += part{k}[p, j]"]
+        if suffix == "_stream":
+            lines.append("    stream_fence()")
         parts.append("\n".join(lines))
     return "\n\n\n".join(parts) + "\n"

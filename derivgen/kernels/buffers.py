@@ -20,6 +20,9 @@ import numpy as np
 from derivgen.config import settings as _cfg
 
 POOL_MIN = 1 << 20
+# pooled arrays start on a 64-byte boundary (a cache line; the widest vector): the fused kernels may
+# then write them with non-temporal stores (kernels/stream.py)
+ALIGN = 64
 
 _lent = {}          # id -> buffer handed out (it may have been dropped since)
 _free = {}          # nbytes -> [buffer, ...]
@@ -41,9 +44,10 @@ def empty(shape, dtype):
         raw = same.pop()
         _free_bytes -= n
     else:
-        raw = np.empty(n, np.uint8)
+        raw = np.empty(n + ALIGN, np.uint8)
     _lent[id(raw)] = raw
-    return raw.view(dtype).reshape(shape)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + n].view(dtype).reshape(shape)
 
 
 def _reclaim():
@@ -56,9 +60,10 @@ def _reclaim():
         if sys.getrefcount(raw) > _REFS_FREE:
             continue
         del _lent[key]
-        if _free_bytes + raw.nbytes <= _cfg.pool_bytes:
-            _free.setdefault(raw.nbytes, []).append(raw)
-            _free_bytes += raw.nbytes
+        n = raw.nbytes - ALIGN
+        if _free_bytes + n <= _cfg.pool_bytes:
+            _free.setdefault(n, []).append(raw)
+            _free_bytes += n
 
 
 def sole_owner(a):
@@ -68,7 +73,7 @@ def sole_owner(a):
     if b is None:
         return True
     # references to a pooled b: _lent's entry, a's base pointer, the name b, getrefcount's argument
-    return _lent.get(id(b)) is b and b.nbytes == a.nbytes and sys.getrefcount(b) == _REFS_SOLE
+    return _lent.get(id(b)) is b and b.nbytes - ALIGN == a.nbytes and sys.getrefcount(b) == _REFS_SOLE
 
 
 def _calibrate_reference_counts():

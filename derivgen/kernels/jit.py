@@ -4,11 +4,13 @@
 
 Nothing here imports Numba: ``import derivgen`` does not pay for it (about a quarter of a second)
 until the first kernel runs, when ``derivgen.kernels.numba_backend`` makes its dispatcher. The helpers
-kernels call are in loop_helpers.py, the cache directory in kernel_cache.py.
+kernels call are in loop_helpers.py, the cache directory in kernel_cache.py; their compiled meaning
+is in numba_backend.py and the ``numba_*.py`` modules it imports (the only modules here that import
+Numba).
 
-The generated kernel files stamp a hash of this file, loop_helpers.py, numba_backend.py and
-operands.py in their header, and Numba's cache key includes every file of this folder, so editing one
-invalidates the cached kernels (Numba freezes callees from other files into a cached kernel). Keep it
+The generated kernel files stamp a hash of this file, loop_helpers.py, operands.py and the
+``numba_*.py`` modules in their header, and Numba's cache key includes every file of this folder, so
+editing one invalidates the cached kernels (Numba freezes callees from other files into a cached kernel). Keep it
 to what kernels call; the Python-side dispatcher lives in ``dispatch.py``.
 """
 from derivgen.kernels.kernel_cache import CACHE

@@ -297,6 +297,59 @@ def test_reductions_of_deferred_values(fused, reduce):
     np.testing.assert_allclose(gb.numpy(), gb_ref.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(3 * 5 * 4096,), (64, 1024), (240,), (7, 9)])
+@pytest.mark.parametrize("values", ["normal", "tenths"])
+def test_sum_of_everything_in_the_loop_is_as_accurate_as_torchs(fused, shape, values):
+    """A float32 sum/mean of every element of a deferred value runs in the fused loop (the value is never
+    written) with partial sums short enough that the result is within 2 ulps of torch's; shapes that no
+    column count divides are computed and summed as before."""
+    import torch
+    rng = np.random.default_rng(7)
+    xs = (rng.standard_normal(shape) if values == "normal" else np.full(shape, 0.1)).astype(np.float32)
+    ws = rng.standard_normal(shape).astype(np.float32)
+    ref = (torch.tensor(xs) * torch.tensor(ws) + torch.tensor(xs).exp())
+    x, w = derivgen.tensor(xs), derivgen.tensor(ws)
+    for reduce in ("sum", "mean"):
+        y = x * w + x.exp()
+        r = getattr(y, reduce)()
+        t = getattr(ref, reduce)().item()
+        assert abs(r.item() - t) <= 2 * np.spacing(np.float32(abs(t))), (reduce, r.item(), t)
+        assert r.dtype == derivgen.float32 and tuple(r.shape) == ()
+        assert (y._pending.value is None) == (shape != (7, 9))  # (7, 9): no column count of 16+ divides 63
+    r = (x * w + x.exp()).sum(dim=(0,) if len(shape) == 1 else (0, 1), keepdim=True)
+    assert tuple(r.shape) == (1,) * len(shape)
+
+
+@pytest.mark.parametrize("shape", [(1 << 18,), (512, 512), (512, 530)])
+def test_large_outputs_written_with_non_temporal_stores_equal_eager(fused, monkeypatch, shape):
+    """Past STREAM_MIN elements a fused kernel writes its full-size outputs (values and gradients, pooled
+    hence aligned) with non-temporal stores: same values and gradients as eager mode, also with a
+    row-bias input (2-D loop); rows of 2120 bytes are not all aligned, so 2-D loops there take the plain
+    kernel (1-D ones still stream)."""
+    monkeypatch.setattr(fusion, "STREAM_MIN", 64)
+    # the serial kernel is the one with a streaming variant: keep the machine's load from choosing prange
+    monkeypatch.setattr(config.settings, "parallel_threshold", 1 << 40)
+    used = []
+    real = fusion._streaming
+    monkeypatch.setattr(fusion, "_streaming", lambda k, mod, *a: used.append(real(k, mod, *a) is mod.fused_stream)
+                        or real(k, mod, *a))
+    rng = np.random.default_rng(3)
+    xs, ws = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    bs = rng.standard_normal(shape[-1])
+
+    def run():
+        x, w = (derivgen.tensor(a, requires_grad=True) for a in (xs, ws))
+        b = derivgen.tensor(bs.astype(np.float32), requires_grad=True)
+        y = ((x * w + b).sigmoid() * x.tanh() + (-(x * x)).exp())
+        out = y * 1.0
+        (out * 2.0).sum(0).sum().backward()
+        return out.detach().numpy().copy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()
+    got = run()
+    assert any(used) and (not all(used) if shape == (512, 530) else True)
+    for a, r in zip(got, eager(run)):
+        np.testing.assert_allclose(a, r, rtol=1e-6, atol=1e-7)
+
+
 def test_row_and_column_bias_gradients_sum_in_the_loop(fused):
     """Gradients of a (R, 1) and a (C,) input broadcast over (R, C) are summed inside the fused loop."""
     rng = np.random.default_rng(6)
