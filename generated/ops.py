@@ -53,11 +53,35 @@ def _meta(t):
     d = t._pending if t._lazy else t._array
     meta = (d.shape, d.dtype)
     shared = _SHARED_META.get(meta)
+    return shared if shared is not None else _share(meta)
+
+
+def _share(meta):
+    if len(_SHARED_META) >= 4096:
+        _SHARED_META.clear()
+    _SHARED_META[meta] = meta
+    return meta
+
+
+# A node's output metadata (the gradients it receives: torch's input_metadata), for the common one-output
+# node a shared 1-tuple, so that recording it costs one lookup and no new object per node.
+_SHARED_OUT_META = {}
+
+
+def _out_meta(d):
+    """``((shape, dtype),)`` of a node's one output ``d`` (an array, or the Pending of a deferred value)."""
+    meta = (d.shape, d.dtype)
+    shared = _SHARED_OUT_META.get(meta)
     if shared is None:
-        if len(_SHARED_META) >= 4096:
-            _SHARED_META.clear()
-        shared = _SHARED_META[meta] = meta
+        if len(_SHARED_OUT_META) >= 4096:
+            _SHARED_OUT_META.clear()
+        shared = _SHARED_OUT_META[meta] = (_SHARED_META.get(meta) or _share(meta),)
     return shared
+
+
+def _outs_meta(outputs):
+    """The output metadata of a node with several outputs (arrays)."""
+    return tuple(_SHARED_META.get((d.shape, d.dtype)) or _share((d.shape, d.dtype)) for d in outputs)
 
 
 def _fn(t):
@@ -95,7 +119,7 @@ def abs_default(self):
         _translate(_exc, 'abs', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -109,7 +133,7 @@ def abs__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
@@ -132,7 +156,7 @@ def add_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'add', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -146,7 +170,7 @@ def add__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
         grad_fn._v_alpha = alpha
     try:
         _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -169,7 +193,7 @@ def add_Scalar(self, other, alpha=1):
         _translate(_exc, 'add', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -197,7 +221,7 @@ def bmm_default(self, mat2):
         _translate(_exc, 'bmm', (self, mat2, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
+        grad_fn = BmmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -217,7 +241,7 @@ def cat_default(tensors, dim=0):
         _translate(_exc, 'cat', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
         result = _Tensor._make(result, grad_fn, 0)
@@ -235,7 +259,7 @@ def clone_default(self, *, memory_format=None):
         _translate(_exc, 'clone', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CloneBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -251,7 +275,7 @@ def _to_copy_default(self, *, dtype=None):
         _translate(_exc, '_to_copy', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ToCopyBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -267,7 +291,7 @@ def cos_default(self):
         _translate(_exc, 'cos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -281,7 +305,7 @@ def cos__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
@@ -304,7 +328,7 @@ def div_Tensor(self, other):
         _translate(_exc, 'div', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -321,7 +345,7 @@ def div__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -347,7 +371,7 @@ def div_Scalar(self, other):
         _translate(_exc, 'div', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -364,7 +388,7 @@ def dot_default(self, tensor):
         _translate(_exc, 'dot', (self, tensor, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or tensor.grad_fn is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_fn(self), _fn(tensor), ), (_nr(self), _nr(tensor), ), (_meta(self), _meta(tensor), ), 1)
+        grad_fn = DotBackward0((_fn(self), _fn(tensor), ), (_nr(self), _nr(tensor), ), (_meta(self), _meta(tensor), ), _out_meta(result))
         if tensor.grad_fn is not None or tensor._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -396,7 +420,7 @@ def exp_default(self):
         _translate(_exc, 'exp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -410,7 +434,7 @@ def exp__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -433,7 +457,7 @@ def expand_default(self, size, *, implicit=False):
         _translate(_exc, 'expand', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ExpandBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -491,7 +515,7 @@ def log_default(self):
         _translate(_exc, 'log', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -505,7 +529,7 @@ def log__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
@@ -540,7 +564,7 @@ def maximum_default(self, other):
         _translate(_exc, 'maximum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -560,7 +584,7 @@ def mean_default(self, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -578,7 +602,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MeanBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -597,7 +621,7 @@ def minimum_default(self, other):
         _translate(_exc, 'minimum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -617,7 +641,7 @@ def mm_default(self, mat2):
         _translate(_exc, 'mm', (self, mat2, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or mat2.grad_fn is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), 1)
+        grad_fn = MmBackward0((_fn(self), _fn(mat2), ), (_nr(self), _nr(mat2), ), (_meta(self), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -637,7 +661,7 @@ def mul_Tensor(self, other):
         _translate(_exc, 'mul', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -654,7 +678,7 @@ def mul__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
@@ -680,7 +704,7 @@ def mul_Scalar(self, other):
         _translate(_exc, 'mul', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -697,7 +721,7 @@ def mv_default(self, vec):
         _translate(_exc, 'mv', (self, vec, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or vec.grad_fn is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_fn(self), _fn(vec), ), (_nr(self), _nr(vec), ), (_meta(self), _meta(vec), ), 1)
+        grad_fn = MvBackward0((_fn(self), _fn(vec), ), (_nr(self), _nr(vec), ), (_meta(self), _meta(vec), ), _out_meta(result))
         if vec.grad_fn is not None or vec._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -729,7 +753,7 @@ def neg_default(self):
         _translate(_exc, 'neg', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -742,7 +766,7 @@ def neg__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -764,7 +788,7 @@ def permute_default(self, dims):
         _translate(_exc, 'permute', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = PermuteBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -786,7 +810,7 @@ def pow_Tensor_Scalar(self, exponent):
         _translate(_exc, 'pow', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
@@ -801,7 +825,7 @@ def pow__Tensor_Scalar(self, exponent):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
@@ -825,7 +849,7 @@ def pow_Tensor_Tensor(self, exponent):
         _translate(_exc, 'pow', (self, exponent, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), (_meta(self), _meta(exponent), ), 1)
+        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), (_meta(self), _meta(exponent), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -846,7 +870,7 @@ def pow_Scalar(self, exponent):
         _translate(_exc, 'pow', (exponent, ))
         raise
     if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), 1)
+        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), _out_meta(result))
         grad_fn._sv_exponent = _Saved(exponent)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -865,7 +889,7 @@ def reciprocal_default(self):
         _translate(_exc, 'reciprocal', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -882,7 +906,7 @@ def relu_default(self):
         _translate(_exc, 'relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -896,7 +920,7 @@ def relu__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -919,7 +943,7 @@ def rsub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'rsub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -936,7 +960,7 @@ def rsub_Scalar(self, other, alpha=1):
         _translate(_exc, 'rsub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -953,7 +977,7 @@ def select_int(self, dim, index):
         _translate(_exc, 'select', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -977,7 +1001,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         _translate(_exc, 'select_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = SelectBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _Tensor._make(result, grad_fn, 0)
@@ -995,7 +1019,7 @@ def sigmoid_default(self):
         _translate(_exc, 'sigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1009,7 +1033,7 @@ def sigmoid__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1032,7 +1056,7 @@ def sign_default(self):
         _translate(_exc, 'sign', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1048,7 +1072,7 @@ def sin_default(self):
         _translate(_exc, 'sin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1062,7 +1086,7 @@ def sin__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
@@ -1085,7 +1109,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         _translate(_exc, 'slice', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SliceBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1111,7 +1135,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         _translate(_exc, 'slice_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = SliceBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1131,16 +1155,16 @@ def split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'split', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+        grad_fn = SplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'SplitBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'SplitBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1154,16 +1178,16 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'split_with_sizes', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+        grad_fn = SplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1177,7 +1201,7 @@ def sqrt_default(self):
         _translate(_exc, 'sqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1191,7 +1215,7 @@ def sqrt__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1214,7 +1238,7 @@ def squeeze_default(self):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1236,7 +1260,7 @@ def squeeze_dim(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1259,7 +1283,7 @@ def stack_default(tensors, dim=0):
         _translate(_exc, 'stack', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1276,7 +1300,7 @@ def sub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'sub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1290,7 +1314,7 @@ def sub__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
         grad_fn._v_alpha = alpha
     try:
         _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -1313,7 +1337,7 @@ def sub_Scalar(self, other, alpha=1):
         _translate(_exc, 'sub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1329,7 +1353,7 @@ def sum_default(self, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1346,7 +1370,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SumBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1365,7 +1389,7 @@ def t_default(self):
         _translate(_exc, 't', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1386,7 +1410,7 @@ def tanh_default(self):
         _translate(_exc, 'tanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1400,7 +1424,7 @@ def tanh__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1423,7 +1447,7 @@ def transpose_int(self, dim0, dim1):
         _translate(_exc, 'transpose', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TransposeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1446,15 +1470,15 @@ def unbind_int(self, dim=0):
         _translate(_exc, 'unbind', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+        grad_fn = UnbindBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'UnbindBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'UnbindBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1468,7 +1492,7 @@ def unsqueeze_default(self, dim):
         _translate(_exc, 'unsqueeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = UnsqueezeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1490,7 +1514,7 @@ def view_default(self, size):
         _translate(_exc, 'view', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1512,7 +1536,7 @@ def _unsafe_view_default(self, size):
         _translate(_exc, '_unsafe_view', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = UnsafeViewBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1529,7 +1553,7 @@ def where_self(condition, self, other):
         _translate(_exc, 'where', (condition, self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = WhereBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_condition = _Saved(condition)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1547,7 +1571,7 @@ def exp2_default(self):
         _translate(_exc, 'exp2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1564,7 +1588,7 @@ def expm1_default(self):
         _translate(_exc, 'expm1', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1581,7 +1605,7 @@ def log2_default(self):
         _translate(_exc, 'log2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1598,7 +1622,7 @@ def log10_default(self):
         _translate(_exc, 'log10', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1615,7 +1639,7 @@ def log1p_default(self):
         _translate(_exc, 'log1p', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1632,7 +1656,7 @@ def rsqrt_default(self):
         _translate(_exc, 'rsqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1649,7 +1673,7 @@ def tan_default(self):
         _translate(_exc, 'tan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1666,7 +1690,7 @@ def asin_default(self):
         _translate(_exc, 'asin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1683,7 +1707,7 @@ def acos_default(self):
         _translate(_exc, 'acos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1700,7 +1724,7 @@ def atan_default(self):
         _translate(_exc, 'atan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1717,7 +1741,7 @@ def sinh_default(self):
         _translate(_exc, 'sinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1734,7 +1758,7 @@ def cosh_default(self):
         _translate(_exc, 'cosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1751,7 +1775,7 @@ def asinh_default(self):
         _translate(_exc, 'asinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1768,7 +1792,7 @@ def acosh_default(self):
         _translate(_exc, 'acosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1785,7 +1809,7 @@ def atanh_default(self):
         _translate(_exc, 'atanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1802,7 +1826,7 @@ def erf_default(self):
         _translate(_exc, 'erf', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1819,7 +1843,7 @@ def erfc_default(self):
         _translate(_exc, 'erfc', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1836,7 +1860,7 @@ def logit_default(self, eps=None):
         _translate(_exc, 'logit', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
@@ -1854,7 +1878,7 @@ def floor_default(self):
         _translate(_exc, 'floor', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1870,7 +1894,7 @@ def ceil_default(self):
         _translate(_exc, 'ceil', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1886,7 +1910,7 @@ def round_default(self):
         _translate(_exc, 'round', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1902,7 +1926,7 @@ def round_decimals(self, *, decimals):
         _translate(_exc, 'round', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1918,7 +1942,7 @@ def trunc_default(self):
         _translate(_exc, 'trunc', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1934,7 +1958,7 @@ def frac_default(self):
         _translate(_exc, 'frac', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1950,7 +1974,7 @@ def clamp_Tensor(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, min, max, ))
         raise
     if _needs_grad(self, min, max):
-        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
+        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -1972,7 +1996,7 @@ def clamp_default(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -1988,7 +2012,7 @@ def clamp__default(self, min=None, max=None):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -2013,7 +2037,7 @@ def clamp_min_default(self, min):
         _translate(_exc, 'clamp_min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
@@ -2028,7 +2052,7 @@ def clamp_min__default(self, min):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
@@ -2052,7 +2076,7 @@ def clamp_max_default(self, max):
         _translate(_exc, 'clamp_max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2067,7 +2091,7 @@ def clamp_max__default(self, max):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
@@ -2091,7 +2115,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         _translate(_exc, 'nan_to_num', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2108,7 +2132,7 @@ def gelu_default(self, *, approximate='none'):
         _translate(_exc, 'gelu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = GeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
@@ -2126,7 +2150,7 @@ def silu_default(self):
         _translate(_exc, 'silu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2143,7 +2167,7 @@ def mish_default(self):
         _translate(_exc, 'mish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2160,7 +2184,7 @@ def softplus_default(self, beta=1, threshold=20):
         _translate(_exc, 'softplus', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
@@ -2179,7 +2203,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         _translate(_exc, 'elu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2196,7 +2220,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2222,7 +2246,7 @@ def celu_default(self, alpha=1.0):
         _translate(_exc, 'celu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -2240,7 +2264,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         _translate(_exc, 'leaky_relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
@@ -2255,7 +2279,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     try:
@@ -2279,7 +2303,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         _translate(_exc, 'hardtanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2295,7 +2319,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2320,7 +2344,7 @@ def hardsigmoid_default(self):
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2337,7 +2361,7 @@ def hardswish_default(self):
         _translate(_exc, 'hardswish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2354,7 +2378,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
         _translate(_exc, 'div', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward2((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = DivBackward2((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2375,7 +2399,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         _translate(_exc, 'div', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = DivBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -2393,7 +2417,7 @@ def fmax_default(self, other):
         _translate(_exc, 'fmax', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FmaxBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2413,7 +2437,7 @@ def fmin_default(self, other):
         _translate(_exc, 'fmin', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FminBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FminBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2433,7 +2457,7 @@ def atan2_default(self, other):
         _translate(_exc, 'atan2', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2453,7 +2477,7 @@ def hypot_default(self, other):
         _translate(_exc, 'hypot', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2474,7 +2498,7 @@ def remainder_Scalar(self, other):
         _translate(_exc, 'remainder', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2490,7 +2514,7 @@ def remainder_Tensor(self, other):
         _translate(_exc, 'remainder', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2510,7 +2534,7 @@ def fmod_Scalar(self, other):
         _translate(_exc, 'fmod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2526,7 +2550,7 @@ def fmod_Tensor(self, other):
         _translate(_exc, 'fmod', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2546,7 +2570,7 @@ def lerp_Scalar(self, end, weight):
         _translate(_exc, 'lerp', (self, end, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
-        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), 1)
+        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), _out_meta(result))
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2563,7 +2587,7 @@ def lerp_Tensor(self, end, weight):
         _translate(_exc, 'lerp', (self, end, weight, ))
         raise
     if _needs_grad(self, end, weight):
-        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
+        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if weight.grad_fn is not None or weight._requires_grad:
@@ -2585,7 +2609,7 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcmul', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad:
@@ -2606,7 +2630,7 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcdiv', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -2663,7 +2687,7 @@ def prod_default(self, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ProdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2681,7 +2705,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ProdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2703,11 +2727,10 @@ def max_dim(self, dim, keepdim=False):
         _translate(_exc, 'max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _max_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -2724,7 +2747,7 @@ def max_default(self):
         _translate(_exc, 'max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MaxBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2745,11 +2768,10 @@ def min_dim(self, dim, keepdim=False):
         _translate(_exc, 'min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _min_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -2766,7 +2788,7 @@ def min_default(self):
         _translate(_exc, 'min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MinBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MinBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2784,7 +2806,7 @@ def amax_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2804,7 +2826,7 @@ def amin_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AminBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AminBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2848,7 +2870,7 @@ def logsumexp_default(self, dim, keepdim=False):
         _translate(_exc, 'logsumexp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LogsumexpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2869,7 +2891,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = VarBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2889,7 +2911,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = StdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -2913,13 +2935,12 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var_mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
+        grad_fn = VarMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], result[1], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _var_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         return outputs
     return _var_mean_correction_return(*(_Tensor._make(r) for r in result))
@@ -2938,13 +2959,12 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std_mean', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 2)
+        grad_fn = StdMeanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], result[1], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _std_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         grad_fn._sv_result0 = _Saved(outputs[0], is_output=True)
         return outputs
@@ -2961,7 +2981,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         _translate(_exc, 'linalg_vector_norm', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LinalgVectorNormBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
@@ -2982,7 +3002,7 @@ def cumsum_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumsum', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2999,7 +3019,7 @@ def cumprod_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumprod', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3018,7 +3038,7 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
         _translate(_exc, 'addmm', (self, mat1, mat2, ))
         raise
     if _needs_grad(self, mat1, mat2):
-        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
+        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_mat1 = _Saved(mat1)
         if mat1.grad_fn is not None or mat1._requires_grad:
@@ -3040,7 +3060,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
         _translate(_exc, 'baddbmm', (self, batch1, batch2, ))
         raise
     if _needs_grad(self, batch1, batch2):
-        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
+        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
         if batch2.grad_fn is not None or batch2._requires_grad:
             grad_fn._sv_batch1 = _Saved(batch1)
         if batch1.grad_fn is not None or batch1._requires_grad:
@@ -3062,7 +3082,7 @@ def squeeze_dims(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -3084,7 +3104,7 @@ def squeeze__default(self):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward3((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3101,7 +3121,7 @@ def squeeze__dim(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward4((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3119,7 +3139,7 @@ def squeeze__dims(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SqueezeBackward5((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3136,7 +3156,7 @@ def repeat_default(self, repeats):
         _translate(_exc, 'repeat', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RepeatBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3154,7 +3174,7 @@ def index_Tensor(self, indices):
         _translate(_exc, 'index', (self, indices, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = IndexBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3172,7 +3192,7 @@ def index_put_default(self, indices, values, accumulate=False):
         _translate(_exc, 'index_put', (self, indices, values, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or values.grad_fn is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), 1)
+        grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_values = _Saved(values)
         grad_fn._v_indices = indices
@@ -3192,7 +3212,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         _translate(_exc, 'gather', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = GatherBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3211,7 +3231,7 @@ def scatter_src(self, dim, index, src):
         _translate(_exc, 'scatter', (self, index, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3230,7 +3250,7 @@ def scatter_value(self, dim, index, value):
         _translate(_exc, 'scatter', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3248,7 +3268,7 @@ def scatter_add_default(self, dim, index, src):
         _translate(_exc, 'scatter_add', (self, index, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _out_meta(result))
         if src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3267,7 +3287,7 @@ def index_select_default(self, dim, index):
         _translate(_exc, 'index_select', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = IndexSelectBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3286,7 +3306,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
         _translate(_exc, 'index_add', (self, index, source, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _out_meta(result))
         if source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3307,7 +3327,7 @@ def masked_fill_Scalar(self, mask, value):
         _translate(_exc, 'masked_fill', (self, mask, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3321,7 +3341,7 @@ def masked_fill__Scalar(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
         grad_fn._sv_mask = _Saved(mask)
     try:
         _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
@@ -3344,7 +3364,7 @@ def masked_fill_Tensor(self, mask, value):
         _translate(_exc, 'masked_fill', (self, mask, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
@@ -3359,7 +3379,7 @@ def masked_fill__Tensor(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _out_meta(_value(self)))
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
     try:
@@ -3383,7 +3403,7 @@ def flip_default(self, dims):
         _translate(_exc, 'flip', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FlipBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3400,7 +3420,7 @@ def roll_default(self, shifts, dims=()):
         _translate(_exc, 'roll', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RollBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = RollBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -3418,7 +3438,7 @@ def tril_default(self, diagonal=0):
         _translate(_exc, 'tril', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3435,7 +3455,7 @@ def triu_default(self, diagonal=0):
         _translate(_exc, 'triu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3452,7 +3472,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         _translate(_exc, 'diagonal', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = DiagonalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3477,7 +3497,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         _translate(_exc, 'diagonal_backward', (grad_output, ))
         raise
     if _grad_mode._state.enabled and (grad_output.grad_fn is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), 1)
+        grad_fn = DiagonalBackwardBackward0((_fn(grad_output), ), (_nr(grad_output), ), (_meta(grad_output), ), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3496,7 +3516,7 @@ def constant_pad_nd_default(self, pad, value=0):
         _translate(_exc, 'constant_pad_nd', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ConstantPadNdBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3516,10 +3536,9 @@ def sort_default(self, dim=-1, descending=False):
         _translate(_exc, 'sort', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SortBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SortBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _sort_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -3539,10 +3558,9 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         _translate(_exc, 'topk', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TopkBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _topk_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -3559,7 +3577,7 @@ def _softmax_default(self, dim, half_to_float):
         _translate(_exc, '_softmax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = SoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3577,7 +3595,7 @@ def _log_softmax_default(self, dim, half_to_float):
         _translate(_exc, '_log_softmax', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = LogSoftmaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3595,7 +3613,7 @@ def xlogy_Tensor(self, other):
         _translate(_exc, 'xlogy', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -3615,7 +3633,7 @@ def mse_loss_default(self, target, reduction='Mean'):
         _translate(_exc, 'mse_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = MseLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3637,7 +3655,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
         _translate(_exc, 'smooth_l1_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = SmoothL1LossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3660,7 +3678,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
         _translate(_exc, 'huber_loss', (self, target, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = HuberLossBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3686,13 +3704,12 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         _translate(_exc, 'nll_loss_forward', (self, target, weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = NllLossBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._sv_target = _Saved(target)
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         grad_fn._v_ignore_index = ignore_index
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _nll_loss_forward_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_total_weight = _Saved(outputs[1])
         return outputs
@@ -3709,7 +3726,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
         _translate(_exc, 'binary_cross_entropy', (self, target, weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = BinaryCrossEntropyBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3732,7 +3749,7 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
         _translate(_exc, 'binary_cross_entropy_with_logits', (self, target, weight, pos_weight, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), 1)
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_fn(self), _fn(target), ), (_nr(self), _nr(target), ), (_meta(self), _meta(target), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3760,7 +3777,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
         _translate(_exc, 'native_layer_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3769,7 +3786,6 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
             grad_fn._sv_bias = None if bias is None else _Saved(bias)
         grad_fn._v_normalized_shape = normalized_shape
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_layer_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -3787,7 +3803,7 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
         _translate(_exc, 'convolution', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), 1)
+        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
@@ -3818,14 +3834,13 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         _translate(_exc, 'max_pool2d_with_indices', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = MaxPool2DWithIndicesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta((result[0], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
         grad_fn._v_dilation = dilation
         grad_fn._v_ceil_mode = ceil_mode
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _max_pool2d_with_indices_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
@@ -3842,7 +3857,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         _translate(_exc, 'avg_pool2d', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -3865,7 +3880,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
         _translate(_exc, '_adaptive_avg_pool2d', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AdaptiveAvgPool2DBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3885,7 +3900,7 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
         _translate(_exc, 'native_batch_norm', (input, weight, bias, running_mean, running_var, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3896,7 +3911,6 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
             grad_fn._sv_running_var = None if running_var is None else _Saved(running_var)
         grad_fn._v_training = training
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_batch_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -3917,7 +3931,7 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         _translate(_exc, 'native_group_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -3929,7 +3943,6 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         grad_fn._v_HxW = HxW
         grad_fn._v_group = group
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_group_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -3947,7 +3960,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         _translate(_exc, 'embedding', (weight, indices, ))
         raise
     if _grad_mode._state.enabled and (weight.grad_fn is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_fn(weight), ), (_nr(weight), ), (_meta(weight), ), 1)
+        grad_fn = EmbeddingBackward0((_fn(weight), ), (_nr(weight), ), (_meta(weight), ), _out_meta(result))
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
@@ -3967,7 +3980,7 @@ def fill_Scalar(self, value):
         _translate(_exc, 'fill', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3983,7 +3996,7 @@ def fill_Tensor(self, value):
         _translate(_exc, 'fill', (self, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = FillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3999,7 +4012,7 @@ def fill__Scalar(self, value):
         _translate(_exc, 'fill_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = FillBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = FillBackward2((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4015,7 +4028,7 @@ def fill__Tensor(self, value):
         _translate(_exc, 'fill_', (self, value, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad):
-        grad_fn = FillBackward3((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+        grad_fn = FillBackward3((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4031,7 +4044,7 @@ def zero__default(self):
         _translate(_exc, 'zero_', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ZeroBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4047,7 +4060,7 @@ def _reshape_alias_default(self, size, stride):
         _translate(_exc, '_reshape_alias', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = ReshapeAliasBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -4069,7 +4082,7 @@ def copy__default(self, src, non_blocking=False):
         _translate(_exc, 'copy_', (self, src, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad):
-        grad_fn = CopyBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), 1)
+        grad_fn = CopyBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4085,7 +4098,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         _translate(_exc, 'as_strided', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = AsStridedBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -4110,7 +4123,7 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'unsafe_split', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+        grad_fn = UnsafeSplitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4130,7 +4143,7 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'unsafe_split_with_sizes', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), len(result))
+        grad_fn = UnsafeSplitWithSizesBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4150,7 +4163,7 @@ def put_default(self, index, source, accumulate=False):
         _translate(_exc, 'put', (self, index, source, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad):
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4169,7 +4182,7 @@ def put__default(self, index, source, accumulate=False):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, source):
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _out_meta(_value(self)))
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4197,7 +4210,7 @@ def take_default(self, index):
         _translate(_exc, 'take', (self, index, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        grad_fn = TakeBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)

@@ -14,7 +14,8 @@ MODULE_NAMES = frozenset({
     # ops.py
     "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
-    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
+    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
+    "_outs_meta", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views",
     # nodes.py
