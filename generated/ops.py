@@ -28,6 +28,7 @@ from derivgen.ops.inplace import record_multi_output_views as _record_multi_outp
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.core.node import SavedVariable as _Saved
+from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
@@ -119,7 +120,7 @@ def abs_default(self):
         _translate(_exc, 'abs', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -133,7 +134,7 @@ def abs__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
@@ -156,7 +157,8 @@ def add_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'add', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -170,7 +172,7 @@ def add__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -193,7 +195,7 @@ def add_Scalar(self, other, alpha=1):
         _translate(_exc, 'add', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AddBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -291,7 +293,7 @@ def cos_default(self):
         _translate(_exc, 'cos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -305,7 +307,7 @@ def cos__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
@@ -328,7 +330,8 @@ def div_Tensor(self, other):
         _translate(_exc, 'div', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -345,7 +348,7 @@ def div__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -371,7 +374,7 @@ def div_Scalar(self, other):
         _translate(_exc, 'div', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = DivBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -420,7 +423,7 @@ def exp_default(self):
         _translate(_exc, 'exp', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -434,7 +437,7 @@ def exp__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -515,7 +518,7 @@ def log_default(self):
         _translate(_exc, 'log', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -529,7 +532,7 @@ def log__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
@@ -564,7 +567,8 @@ def maximum_default(self, other):
         _translate(_exc, 'maximum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = MaximumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -621,7 +625,8 @@ def minimum_default(self, other):
         _translate(_exc, 'minimum', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = MinimumBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -661,7 +666,8 @@ def mul_Tensor(self, other):
         _translate(_exc, 'mul', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -678,7 +684,7 @@ def mul__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
@@ -704,7 +710,7 @@ def mul_Scalar(self, other):
         _translate(_exc, 'mul', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = MulBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -753,7 +759,7 @@ def neg_default(self):
         _translate(_exc, 'neg', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -766,7 +772,7 @@ def neg__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -810,7 +816,7 @@ def pow_Tensor_Scalar(self, exponent):
         _translate(_exc, 'pow', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
@@ -825,7 +831,7 @@ def pow__Tensor_Scalar(self, exponent):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
@@ -849,7 +855,8 @@ def pow_Tensor_Tensor(self, exponent):
         _translate(_exc, 'pow', (self, exponent, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), (_meta(self), _meta(exponent), ), _out_meta(result))
+        _m = (_meta(self), _meta(exponent), )
+        grad_fn = PowBackward1((_fn(self), _fn(exponent), ), (_nr(self), _nr(exponent), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -870,7 +877,7 @@ def pow_Scalar(self, exponent):
         _translate(_exc, 'pow', (exponent, ))
         raise
     if _grad_mode._state.enabled and (exponent.grad_fn is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), _out_meta(result))
+        grad_fn = PowBackward2((_fn(exponent), ), (_nr(exponent), ), (_meta(exponent), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_exponent = _Saved(exponent)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -889,7 +896,7 @@ def reciprocal_default(self):
         _translate(_exc, 'reciprocal', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -906,7 +913,7 @@ def relu_default(self):
         _translate(_exc, 'relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -920,7 +927,7 @@ def relu__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -943,7 +950,8 @@ def rsub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'rsub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = RsubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -960,7 +968,7 @@ def rsub_Scalar(self, other, alpha=1):
         _translate(_exc, 'rsub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = RsubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1019,7 +1027,7 @@ def sigmoid_default(self):
         _translate(_exc, 'sigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1033,7 +1041,7 @@ def sigmoid__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1056,7 +1064,7 @@ def sign_default(self):
         _translate(_exc, 'sign', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1072,7 +1080,7 @@ def sin_default(self):
         _translate(_exc, 'sin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1086,7 +1094,7 @@ def sin__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
@@ -1201,7 +1209,7 @@ def sqrt_default(self):
         _translate(_exc, 'sqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1215,7 +1223,7 @@ def sqrt__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1300,7 +1308,8 @@ def sub_Tensor(self, other, *, alpha=1):
         _translate(_exc, 'sub', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1314,7 +1323,7 @@ def sub__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(_value(self)))
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -1337,7 +1346,7 @@ def sub_Scalar(self, other, alpha=1):
         _translate(_exc, 'sub', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SubBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1410,7 +1419,7 @@ def tanh_default(self):
         _translate(_exc, 'tanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1424,7 +1433,7 @@ def tanh__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1571,7 +1580,7 @@ def exp2_default(self):
         _translate(_exc, 'exp2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1588,7 +1597,7 @@ def expm1_default(self):
         _translate(_exc, 'expm1', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1605,7 +1614,7 @@ def log2_default(self):
         _translate(_exc, 'log2', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1622,7 +1631,7 @@ def log10_default(self):
         _translate(_exc, 'log10', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1639,7 +1648,7 @@ def log1p_default(self):
         _translate(_exc, 'log1p', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1656,7 +1665,7 @@ def rsqrt_default(self):
         _translate(_exc, 'rsqrt', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1673,7 +1682,7 @@ def tan_default(self):
         _translate(_exc, 'tan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1690,7 +1699,7 @@ def asin_default(self):
         _translate(_exc, 'asin', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1707,7 +1716,7 @@ def acos_default(self):
         _translate(_exc, 'acos', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1724,7 +1733,7 @@ def atan_default(self):
         _translate(_exc, 'atan', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1741,7 +1750,7 @@ def sinh_default(self):
         _translate(_exc, 'sinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1758,7 +1767,7 @@ def cosh_default(self):
         _translate(_exc, 'cosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1775,7 +1784,7 @@ def asinh_default(self):
         _translate(_exc, 'asinh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1792,7 +1801,7 @@ def acosh_default(self):
         _translate(_exc, 'acosh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1809,7 +1818,7 @@ def atanh_default(self):
         _translate(_exc, 'atanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1826,7 +1835,7 @@ def erf_default(self):
         _translate(_exc, 'erf', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1843,7 +1852,7 @@ def erfc_default(self):
         _translate(_exc, 'erfc', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2012,7 +2021,7 @@ def clamp__default(self, min=None, max=None):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -2037,7 +2046,7 @@ def clamp_min_default(self, min):
         _translate(_exc, 'clamp_min', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
@@ -2052,7 +2061,7 @@ def clamp_min__default(self, min):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
@@ -2076,7 +2085,7 @@ def clamp_max_default(self, max):
         _translate(_exc, 'clamp_max', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2091,7 +2100,7 @@ def clamp_max__default(self, max):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
@@ -2150,7 +2159,7 @@ def silu_default(self):
         _translate(_exc, 'silu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2167,7 +2176,7 @@ def mish_default(self):
         _translate(_exc, 'mish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2184,7 +2193,7 @@ def softplus_default(self, beta=1, threshold=20):
         _translate(_exc, 'softplus', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = SoftplusBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
@@ -2203,7 +2212,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         _translate(_exc, 'elu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2220,7 +2229,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2246,7 +2255,7 @@ def celu_default(self, alpha=1.0):
         _translate(_exc, 'celu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = CeluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -2264,7 +2273,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         _translate(_exc, 'leaky_relu', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
@@ -2279,7 +2288,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     try:
@@ -2303,7 +2312,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         _translate(_exc, 'hardtanh', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2319,7 +2328,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2344,7 +2353,7 @@ def hardsigmoid_default(self):
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2361,7 +2370,7 @@ def hardswish_default(self):
         _translate(_exc, 'hardswish', (self, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(result))
+        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2457,7 +2466,8 @@ def atan2_default(self, other):
         _translate(_exc, 'atan2', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2477,7 +2487,8 @@ def hypot_default(self, other):
         _translate(_exc, 'hypot', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2570,7 +2581,8 @@ def lerp_Scalar(self, end, weight):
         _translate(_exc, 'lerp', (self, end, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad):
-        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), _out_meta(result))
+        _m = (_meta(self), _meta(end), )
+        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2587,7 +2599,8 @@ def lerp_Tensor(self, end, weight):
         _translate(_exc, 'lerp', (self, end, weight, ))
         raise
     if _needs_grad(self, end, weight):
-        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), _out_meta(result))
+        _m = (_meta(self), _meta(end), _meta(weight), )
+        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if weight.grad_fn is not None or weight._requires_grad:
@@ -2609,7 +2622,8 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcmul', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _out_meta(result))
+        _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
+        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad:
@@ -2630,7 +2644,8 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcdiv', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _out_meta(result))
+        _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
+        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -3341,7 +3356,7 @@ def masked_fill__Scalar(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _out_meta(_value(self)))
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_mask = _Saved(mask)
     try:
         _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
@@ -3379,7 +3394,7 @@ def masked_fill__Tensor(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _out_meta(_value(self)))
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
     try:
@@ -3613,7 +3628,8 @@ def xlogy_Tensor(self, other):
         _translate(_exc, 'xlogy', (self, other, ))
         raise
     if _grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad):
-        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _out_meta(result))
+        _m = (_meta(self), _meta(other), )
+        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -4182,7 +4198,7 @@ def put__default(self, index, source, accumulate=False):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, source):
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _out_meta(_value(self)))
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:

@@ -261,6 +261,11 @@ RELEASED = _released_marker()
 _NEEDS = {True: (True,), False: (False,)}
 
 
+# A node's ``out_meta`` when its one output has the (shape, dtype) of its first input (elementwise ops on
+# inputs that agree, in-place ops): nothing to record per node.
+LIKE_FIRST_INPUT = (None,)
+
+
 class InputMetadata(NamedTuple):
     """What a node knows of one gradient it receives (torch's ``InputMetadata``)."""
     shape: tuple
@@ -392,7 +397,10 @@ class Node:
 
     def _gradient_meta(self):
         """(shape, numpy dtype) of each gradient this node receives, or None where unknown."""
-        return self._out_meta
+        out = self._out_meta
+        if out is LIKE_FIRST_INPUT:
+            return (self._in_meta[0],)
+        return out
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs) -> tuple | None``, run after the node computes."""
