@@ -27,6 +27,7 @@ from derivgen.ops.inplace import original_self as _original_self
 from derivgen.ops.inplace import record_multi_output_views as _record_multi_output_views
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
+from derivgen.ops.view_meta import check_view_meta as _check_view_meta
 from derivgen.core.node import SavedVariable as _Saved
 from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
@@ -134,6 +135,7 @@ def abs__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
@@ -172,6 +174,7 @@ def add__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
@@ -307,6 +310,7 @@ def cos__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
@@ -348,6 +352,7 @@ def div__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
@@ -437,6 +442,7 @@ def exp__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
@@ -532,6 +538,7 @@ def log__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
@@ -684,6 +691,7 @@ def mul__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
@@ -772,6 +780,7 @@ def neg__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
@@ -831,6 +840,7 @@ def pow__Tensor_Scalar(self, exponent):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
@@ -927,6 +937,7 @@ def relu__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
@@ -1041,6 +1052,7 @@ def sigmoid__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
@@ -1094,6 +1106,7 @@ def sin__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
@@ -1223,6 +1236,7 @@ def sqrt__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
@@ -1323,6 +1337,7 @@ def sub__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
@@ -1433,6 +1448,7 @@ def tanh__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
@@ -2021,6 +2037,7 @@ def clamp__default(self, min=None, max=None):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
@@ -2061,6 +2078,7 @@ def clamp_min__default(self, min):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
@@ -2100,6 +2118,7 @@ def clamp_max__default(self, max):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
@@ -2229,6 +2248,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
@@ -2288,6 +2308,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
@@ -2328,6 +2349,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
@@ -3356,6 +3378,7 @@ def masked_fill__Scalar(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_mask = _Saved(mask)
     try:
@@ -3394,6 +3417,7 @@ def masked_fill__Tensor(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
@@ -4198,6 +4222,7 @@ def put__default(self, index, source, accumulate=False):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, source):
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)

@@ -17,7 +17,7 @@ MODULE_NAMES = frozenset({
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
     "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
-    "_record_multi_output_views",
+    "_record_multi_output_views", "_check_view_meta",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     # kernel modules

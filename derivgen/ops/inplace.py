@@ -68,6 +68,8 @@ def commit_inplace(t, out):
     """Make ``t`` the result ``out`` of a functional row computed from it (``squeeze_``, ``zero_``,
     ``fill_``): the data is written through (views of ``t`` see it) or, for a metadata-only change of
     shape, rebound; the history is rewritten to ``out``'s node and the version bumped when data changed."""
+    if out.grad_fn is not None:
+        check_view_meta(t)  # before anything is written
     if out._array.shape == t._array.shape:
         if out._array is not t._array and not _same_memory(out._array, t._array):
             t._array[...] = out._array

@@ -100,11 +100,15 @@ def test_inference_mode_view_of_plain_tensor_may_be_written(torch):
 
 
 def test_no_grad_view_written_where_other_operand_requires_grad(torch):
-    x = torch.zeros(2)
+    x = torch.ones(2)
     with torch.no_grad():
         v = x[:]
     with pytest.raises(RuntimeError, match=NO_GRAD_DIRECT):
-        v.mul_(torch.ones(2, requires_grad=True))
+        v.mul_(torch.full((2,), 3.0, requires_grad=True))
+    assert_equal(x, torch.ones(2))  # refused before anything was written
+    with pytest.raises(RuntimeError, match=NO_GRAD_DIRECT):
+        v.copy_(torch.full((2,), 3.0, requires_grad=True))
+    assert_equal(x, torch.ones(2))
 
 
 def test_multi_view_output_refuses_grad_fn_after_any_write(torch):
