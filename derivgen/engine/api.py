@@ -141,9 +141,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if isinstance(t, GradientEdge):  # what reached the edge, as it reached it
             result.append(g)
             continue
-        if not is_grads_batched and (g._array.shape != t._array.shape or g._array.dtype != t._array.dtype):
-            if not create_graph:
-                g = Tensor._make(sum_to(g._array, t._array.shape).astype(_captured_dtype(t, g), copy=False))
+        if not is_grads_batched and not create_graph:
+            dtype = _captured_dtype(t, g)
+            if g._array.shape != t._array.shape or g._array.dtype != dtype:
+                g = Tensor._make(sum_to(g._array, t._array.shape).astype(dtype, copy=False))
         result.append(g)
     if input_names is not None:
         return dict(zip(input_names, result))
