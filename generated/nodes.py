@@ -40,9 +40,9 @@ class AbsBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.abs_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -93,9 +93,9 @@ class AddBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _k.add_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_alpha(self):
@@ -149,8 +149,8 @@ class AddBackward1(_Node):
                                ((('self',), 'proven'),))
     _fusion = _k.add_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -188,10 +188,10 @@ class BmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -259,10 +259,10 @@ class CatBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 52, '- name: cat(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)',
                                ((('tensors',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_tensors_args_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -308,8 +308,8 @@ class CloneBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 56, '- name: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor\n  result: auto_linear\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -345,8 +345,8 @@ class ToCopyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 60, '- name: _to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -385,9 +385,9 @@ class CosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cos_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -439,10 +439,10 @@ class DivBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.div_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -510,9 +510,9 @@ class DivBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.div_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_other(self):
@@ -556,10 +556,10 @@ class DotBackward0(_Node):
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_tensor = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -628,9 +628,9 @@ class ExpBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -678,9 +678,9 @@ class ExpandBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 92, '- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)\n  result: auto_linear\n  self: sum_to(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -725,9 +725,9 @@ class LogBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -778,10 +778,10 @@ class MaximumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.maximum_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -848,10 +848,10 @@ class MeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_numel = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_numel(self):
@@ -900,11 +900,11 @@ class MeanBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 122, '- name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad / reduced_numel(self.sym_sizes(), dim), self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -963,10 +963,10 @@ class MinimumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.minimum_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1034,10 +1034,10 @@ class MmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1109,10 +1109,10 @@ class MulBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.mul_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1180,9 +1180,9 @@ class MulBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mul_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_other(self):
@@ -1226,10 +1226,10 @@ class MvBackward0(_Node):
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_vec = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1301,8 +1301,8 @@ class NegBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.neg_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -1338,9 +1338,9 @@ class PermuteBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 159, '- name: permute(Tensor(a) self, int[] dims) -> Tensor(a)\n  result: auto_linear\n  self: permute_backward(grad, dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dims = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dims(self):
@@ -1385,10 +1385,10 @@ class PowBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_exponent = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1445,11 +1445,11 @@ class PowBackward1(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.pow_Tensor_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_exponent = None
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -1528,11 +1528,11 @@ class PowBackward2(_Node):
                                ((('exponent',), 'proven'),))
     _fusion = _k.pow_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
         self._sv_result = None
         self._v_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_exponent(self):
@@ -1606,9 +1606,9 @@ class ReciprocalBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.reciprocal_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -1659,9 +1659,9 @@ class ReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -1712,9 +1712,9 @@ class RsubBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_alpha(self):
@@ -1764,9 +1764,9 @@ class RsubBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_alpha(self):
@@ -1808,11 +1808,11 @@ class SelectBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 195, '- name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)\n  result: auto_linear\n  self: select_backward(grad, self.sym_sizes(), dim, index)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_index = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -1866,10 +1866,10 @@ class SelectBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 199, '- name: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor\n  result: auto_linear\n  grad_output: grad.select(dim, index)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_index = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -1920,9 +1920,9 @@ class SigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -1970,8 +1970,8 @@ class SignBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 208, '- name: sign(Tensor self) -> Tensor\n  forward: sign(self)\n  self: zeros_like(grad)',
                                ((('self',), 'proven'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -2010,9 +2010,9 @@ class SinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sin_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -2060,13 +2060,13 @@ class SliceBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 217, '- name: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)\n  result: auto_linear\n  self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_start = None
         self._v_end = None
         self._v_step = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2132,12 +2132,12 @@ class SliceBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 221, '- name: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor\n  result: auto_linear\n  grad_output: grad.slice(dim, start, end, step)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_start = None
         self._v_end = None
         self._v_step = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2197,12 +2197,12 @@ class SplitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 225, '- name: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_size = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_split_size(self):
@@ -2260,12 +2260,12 @@ class SplitWithSizesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 229, '- name: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_sizes = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_split_sizes(self):
@@ -2326,9 +2326,9 @@ class SqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -2376,9 +2376,9 @@ class SqueezeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 238, '- name: squeeze(Tensor(a) self) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2420,10 +2420,10 @@ class SqueezeBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 242, '- name: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2471,9 +2471,9 @@ class StackBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 246, '- name: stack(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: stack_tensors_backward(grad, dim)',
                                ((('tensors',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2517,9 +2517,9 @@ class SubBackward0(_Node):
     _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _k.sub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_alpha(self):
@@ -2568,8 +2568,8 @@ class SubBackward1(_Node):
                                ((('self',), 'proven'),))
     _fusion = _k.sub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -2605,9 +2605,9 @@ class SumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 260, '- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad.expand(self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2649,11 +2649,11 @@ class SumBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 264, '- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2707,8 +2707,8 @@ class TBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 268, '- name: t(Tensor(a) self) -> Tensor(a)\n  result: auto_linear\n  self: grad.t()',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -2747,9 +2747,9 @@ class TanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -2797,10 +2797,10 @@ class TransposeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 277, '- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)\n  result: auto_linear\n  self: grad.transpose(dim0, dim1)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim0 = None
         self._v_dim1 = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim0(self):
@@ -2848,11 +2848,11 @@ class UnbindBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 281, '- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: unbind_backward(grads, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2904,9 +2904,9 @@ class UnsqueezeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 285, '- name: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: grad.squeeze_dim(dim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -2948,9 +2948,9 @@ class ViewBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 289, '- name: view(Tensor(a) self, SymInt[] size) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -2992,9 +2992,9 @@ class UnsafeViewBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 293, '- name: _unsafe_view(Tensor self, SymInt[] size) -> Tensor\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -3044,9 +3044,9 @@ class WhereBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.where_self_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_condition = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_condition(self):
@@ -3102,9 +3102,9 @@ class Exp2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.exp2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -3154,9 +3154,9 @@ class Expm1Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.expm1_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -3206,9 +3206,9 @@ class Log2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3258,9 +3258,9 @@ class Log10Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log10_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3310,9 +3310,9 @@ class Log1PBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.log1p_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3362,9 +3362,9 @@ class RsqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.rsqrt_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -3414,9 +3414,9 @@ class TanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.tan_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -3466,9 +3466,9 @@ class AsinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asin_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3518,9 +3518,9 @@ class AcosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acos_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3570,9 +3570,9 @@ class AtanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atan_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3622,9 +3622,9 @@ class SinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.sinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3674,9 +3674,9 @@ class CoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.cosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3726,9 +3726,9 @@ class AsinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.asinh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3778,9 +3778,9 @@ class AcoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.acosh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3830,9 +3830,9 @@ class AtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.atanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3882,9 +3882,9 @@ class ErfBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erf_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3934,9 +3934,9 @@ class ErfcBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.erfc_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -3984,10 +3984,10 @@ class LogitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 375, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  result: auto_element_wise\n  self: logit_backward(grad, self, eps)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_eps = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4041,8 +4041,8 @@ class FloorBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 379, '- name: floor(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4078,8 +4078,8 @@ class CeilBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 383, '- name: ceil(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4115,8 +4115,8 @@ class RoundBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 387, '- name: round(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4152,8 +4152,8 @@ class RoundBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 391, '- name: round.decimals(Tensor self, *, int decimals) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4189,8 +4189,8 @@ class TruncBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 395, '- name: trunc(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4226,8 +4226,8 @@ class FracBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 399, '- name: frac(Tensor self) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -4264,11 +4264,11 @@ class ClampBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 403, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
                                ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_min = None
         self._sv_max = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4349,11 +4349,11 @@ class ClampBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 408, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  result: auto_element_wise\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_min = None
         self._v_max = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4416,10 +4416,10 @@ class ClampMinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_min_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_min = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4476,10 +4476,10 @@ class ClampMaxBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.clamp_max_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_max = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4536,9 +4536,9 @@ class NanToNumBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4587,10 +4587,10 @@ class GeluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 429, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  result: auto_element_wise\n  self: gelu_backward(grad, self, approximate)",
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_approximate = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4646,9 +4646,9 @@ class SiluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.silu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4698,9 +4698,9 @@ class MishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.mish_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4750,11 +4750,11 @@ class SoftplusBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.softplus_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_beta = None
         self._v_threshold = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4817,12 +4817,12 @@ class EluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.elu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_alpha = None
         self._v_scale = None
         self._v_input_scale = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4890,10 +4890,10 @@ class CeluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.celu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -4950,10 +4950,10 @@ class LeakyReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.leaky_relu_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_negative_slope = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5010,11 +5010,11 @@ class HardtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardtanh_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_min_val = None
         self._v_max_val = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5076,9 +5076,9 @@ class HardsigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardsigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5130,9 +5130,9 @@ class HardswishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.hardswish_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5181,11 +5181,11 @@ class DivBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 474, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
         self._v_rounding_mode = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5259,10 +5259,10 @@ class DivBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 479, '- name: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
         self._v_rounding_mode = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_other(self):
@@ -5313,10 +5313,10 @@ class FmaxBackward0(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5386,10 +5386,10 @@ class FminBackward0(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5460,10 +5460,10 @@ class Atan2Backward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.atan2_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5532,11 +5532,11 @@ class HypotBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.hypot_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5614,8 +5614,8 @@ class RemainderBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 503, '- name: remainder.Scalar(Tensor self, Scalar other) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -5653,10 +5653,10 @@ class RemainderBackward1(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5724,8 +5724,8 @@ class FmodBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 512, '- name: fmod.Scalar(Tensor self, Scalar other) -> Tensor\n  result: auto_element_wise\n  self: grad',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -5763,10 +5763,10 @@ class FmodBackward1(_Node):
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5837,9 +5837,9 @@ class LerpBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.lerp_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_weight = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_weight(self):
@@ -5891,11 +5891,11 @@ class LerpBackward1(_Node):
     _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _k.lerp_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_end = None
         self._sv_weight = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -5983,11 +5983,11 @@ class AddcmulBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcmul_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
         self._v_value = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
@@ -6069,11 +6069,11 @@ class AddcdivBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _k.addcdiv_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
         self._v_value = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
@@ -6151,10 +6151,10 @@ class ProdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 555, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6214,11 +6214,11 @@ class ProdBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 559, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)\n  self: prod_dim_backward(grad, self, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6278,12 +6278,12 @@ class MaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 563, '- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -6349,10 +6349,10 @@ class MaxBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 567, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6412,12 +6412,12 @@ class MinBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 571, '- name: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -6483,10 +6483,10 @@ class MinBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 575, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6546,12 +6546,12 @@ class AmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 579, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6623,12 +6623,12 @@ class AminBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 583, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6701,13 +6701,13 @@ class LogsumexpBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6787,12 +6787,12 @@ class VarBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 595, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  self: var_backward(grad, self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6858,13 +6858,13 @@ class StdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 599, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -6945,13 +6945,13 @@ class VarMeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -7030,14 +7030,14 @@ class StdMeanBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result0 = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -7127,13 +7127,13 @@ class LinalgVectorNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 613, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_ord = None
         self._v_dim = None
         self._v_keepdim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -7211,9 +7211,9 @@ class CumsumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 617, '- name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: flip(cumsum(flip(grad, [dim]), dim), [dim])',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -7259,11 +7259,11 @@ class CumprodBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 621, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -7332,12 +7332,12 @@ class AddmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mat1 = None
         self._sv_mat2 = None
         self._v_beta = None
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mat1(self):
@@ -7432,12 +7432,12 @@ class BaddbmmBackward0(_Node):
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_batch1 = None
         self._sv_batch2 = None
         self._v_beta = None
         self._v_alpha = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_batch1(self):
@@ -7525,9 +7525,9 @@ class SqueezeBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 643, '- name: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7569,9 +7569,9 @@ class SqueezeBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 647, '- name: squeeze_(Tensor(a!) self) -> Tensor(a!)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7613,10 +7613,10 @@ class SqueezeBackward4(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 651, '- name: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dim(self):
@@ -7664,9 +7664,9 @@ class SqueezeBackward5(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 655, '- name: squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -7708,10 +7708,10 @@ class RepeatBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 659, '- name: repeat(Tensor self, SymInt[] repeats) -> Tensor\n  result: auto_linear\n  self: repeat_backward(grad, repeats, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_repeats = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_repeats(self):
@@ -7759,10 +7759,10 @@ class IndexBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 663, '- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor\n  result: auto_linear\n  self: index_put(zeros_like_sized(grad, self.sym_sizes()), indices, grad, True)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_indices = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -7812,11 +7812,11 @@ class IndexPutBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 667, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  result: auto_linear\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
                                ((('self',), 'hand-written'), (('values',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_values = None
         self._v_indices = None
         self._v_accumulate = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_values(self):
@@ -7889,11 +7889,11 @@ class GatherBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 672, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  result: auto_linear\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -7956,10 +7956,10 @@ class ScatterBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 677, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -8020,10 +8020,10 @@ class ScatterBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 683, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  result: scatter_value(self_t, dim, index, 0)\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -8079,10 +8079,10 @@ class ScatterAddBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 688, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -8143,11 +8143,11 @@ class IndexSelectBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 694, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  result: auto_linear\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -8211,12 +8211,12 @@ class IndexAddBackward0(_Node):
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_dim = None
         self._v_alpha = None
         self._v_source_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -8294,9 +8294,9 @@ class MaskedFillBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _k.masked_fill_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
@@ -8349,9 +8349,9 @@ class MaskedFillBackward1(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.masked_fill_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
@@ -8405,9 +8405,9 @@ class FlipBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 718, '- name: flip(Tensor self, int[] dims) -> Tensor\n  result: auto_linear\n  self: flip(grad, dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dims = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_dims(self):
@@ -8449,10 +8449,10 @@ class RollBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 722, '- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor\n  result: auto_linear\n  self: roll(grad, neg_list(shifts), dims)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_shifts = None
         self._v_dims = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_shifts(self):
@@ -8500,9 +8500,9 @@ class TrilBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 726, '- name: tril(Tensor self, int diagonal=0) -> Tensor\n  result: auto_linear\n  self: tril(grad, diagonal)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_diagonal = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_diagonal(self):
@@ -8544,9 +8544,9 @@ class TriuBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 730, '- name: triu(Tensor self, int diagonal=0) -> Tensor\n  result: auto_linear\n  self: triu(grad, diagonal)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_diagonal = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_diagonal(self):
@@ -8588,12 +8588,12 @@ class DiagonalBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 734, '- name: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n  result: auto_linear\n  self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_offset(self):
@@ -8653,11 +8653,11 @@ class DiagonalBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 738, '- name: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor\n  result: auto_linear\n  grad_output: diagonal(grad, offset, dim1, dim2)',
                                ((('grad_output',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_offset(self):
@@ -8711,9 +8711,9 @@ class ConstantPadNdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 742, '- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor\n  result: constant_pad_nd(self_t, pad, 0)\n  self: constant_pad_nd(grad, neg_list(pad), 0)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_pad = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_pad(self):
@@ -8756,11 +8756,11 @@ class SortBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 746, '- name: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -8823,11 +8823,11 @@ class TopkBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 751, '- name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]\n\n# ---- torch.nn.functional rows ------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -8888,10 +8888,10 @@ class SoftmaxBackward0(_Node):
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -8947,10 +8947,10 @@ class LogSoftmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 762, '- name: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)\n  self: log_softmax_backward_data(grad, result, dim)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._v_dim = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
@@ -9007,10 +9007,10 @@ class XlogyBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _k.xlogy_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9078,12 +9078,12 @@ class MseLossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_self_sym_numel = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9165,13 +9165,13 @@ class SmoothL1LossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_beta = None
         self._v_self_sym_numel = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9259,13 +9259,13 @@ class HuberLossBackward0(_Node):
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._v_reduction = None
         self._v_delta = None
         self._v_self_sym_numel = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9357,14 +9357,14 @@ class NllLossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 786, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  output: sum_to(sum_dim_IntList(nll_loss_backward(full_like(output, 1), self_p, target, weight, reduction, ignore_index, total_weight) * self_t, [self.dim() - 1]), output.sym_sizes())\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._sv_total_weight = None
         self._v_reduction = None
         self._v_ignore_index = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9461,12 +9461,12 @@ class BinaryCrossEntropyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 792, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(binary_cross_entropy_backward(full_like(result, 1), self_p, target_p, weight, reduction) * self_t + binary_cross_entropy_target_backward(full_like(result, 1), self_p, target_p, weight, reduction) * target_t, result.sym_sizes())\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._v_reduction = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9551,13 +9551,13 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 797, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(bce_with_logits_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * self_t + bce_with_logits_target_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * target_t, result.sym_sizes())\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
         self._sv_pos_weight = None
         self._v_reduction = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9654,7 +9654,7 @@ class NativeLayerNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 802, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, normalized_shape)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -9662,7 +9662,7 @@ class NativeLayerNormBackward0(_Node):
         self._sv_result2 = None
         self._v_normalized_shape = None
         self._v_eps = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
@@ -9774,7 +9774,7 @@ class ConvolutionBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 807, '- name: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor\n  result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)\n  input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -9784,7 +9784,7 @@ class ConvolutionBackward0(_Node):
         self._v_transposed = None
         self._v_output_padding = None
         self._v_groups = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
@@ -9899,7 +9899,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 811, '- name: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
         self._v_kernel_size = None
@@ -9907,7 +9907,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         self._v_padding = None
         self._v_dilation = None
         self._v_ceil_mode = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -9997,7 +9997,7 @@ class AvgPool2DBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 816, '- name: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._v_kernel_size = None
         self._v_stride = None
@@ -10005,7 +10005,7 @@ class AvgPool2DBackward0(_Node):
         self._v_ceil_mode = None
         self._v_count_include_pad = None
         self._v_divisor_override = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -10091,9 +10091,9 @@ class AdaptiveAvgPool2DBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 820, "- name: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool2d_backward(grad, self)\n\n# in training the running statistics are updated in place by the forward, as torch's are",
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
@@ -10142,7 +10142,7 @@ class NativeBatchNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 825, '- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n  result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, result1, result2, training, eps)\n  input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
         self._sv_weight = None
         self._sv_running_mean = None
@@ -10151,7 +10151,7 @@ class NativeBatchNormBackward0(_Node):
         self._sv_result2 = None
         self._v_training = None
         self._v_eps = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
@@ -10276,7 +10276,7 @@ class NativeGroupNormBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 830, '- name: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)\n  result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, N, C, group, eps)\n  input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
@@ -10287,7 +10287,7 @@ class NativeGroupNormBackward0(_Node):
         self._v_HxW = None
         self._v_group = None
         self._v_eps = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
@@ -10420,12 +10420,12 @@ class EmbeddingBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 835, "- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  result: auto_linear\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
                                ((('weight',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_padding_idx = None
         self._v_scale_grad_by_freq = None
         self._v_weight_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -10491,8 +10491,8 @@ class FillBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 842, '- name: fill.Scalar(Tensor self, Scalar value) -> Tensor\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10529,8 +10529,8 @@ class FillBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 846, '- name: fill.Tensor(Tensor self, Tensor value) -> Tensor\n  result: auto_linear\n  self: zeros_like(grad)\n  value: sum(grad)',
                                ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10572,8 +10572,8 @@ class FillBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 851, '- name: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10610,8 +10610,8 @@ class FillBackward3(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 855, '- name: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)\n  result: auto_linear\n  self: zeros_like(grad)\n  value: sum(grad)',
                                ((('self',), 'hand-written'), (('value',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10653,8 +10653,8 @@ class ZeroBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 860, '- name: zero_(Tensor(a!) self) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10690,9 +10690,9 @@ class ReshapeAliasBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 864, '- name: _reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self_sym_sizes(self):
@@ -10737,8 +10737,8 @@ class CopyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 868, "- name: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)\n  result: auto_linear\n  self: zeros_like(grad)\n  src: grad\n\n# an in-place op on a view regenerates the view's grad_fn as as_strided of the base (AsStridedBackward0)",
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
@@ -10780,12 +10780,12 @@ class AsStridedBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 874, '- name: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)\n  result: auto_linear\n  self: as_strided_backward(grad, self.sym_sizes(), size, stride, storage_offset)',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_size = None
         self._v_stride = None
         self._v_storage_offset = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_size(self):
@@ -10845,12 +10845,12 @@ class UnsafeSplitBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 878, '- name: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_size = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_split_size(self):
@@ -10908,12 +10908,12 @@ class UnsafeSplitWithSizesBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 882, '- name: unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_sizes = None
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_split_sizes(self):
@@ -10974,12 +10974,12 @@ class PutBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 886, '- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor\n  result: auto_linear\n  inplace: true\n  self: grad if accumulate else put(grad, index, zeros_like(source), False)\n  index: non_differentiable\n  source: reshape(take(grad, index), source.sym_sizes())',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._sv_source = None
         self._v_accumulate = None
         self._v_source_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -11065,10 +11065,10 @@ class TakeBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 893, '- name: take(Tensor self, Tensor index) -> Tensor\n  result: auto_linear\n  self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
@@ -11124,11 +11124,11 @@ class SortBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 898, '- name: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):
@@ -11189,12 +11189,12 @@ class KthvalueBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 903, '- name: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
 
-    def __init__(self, next_fns, next_nrs, in_meta, n_inputs=1):
+    def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
-        self._init_edges(next_fns, next_nrs, in_meta, n_inputs)
+        self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_indices(self):

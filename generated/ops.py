@@ -27,7 +27,9 @@ from derivgen.ops.inplace import original_self as _original_self
 from derivgen.ops.inplace import record_multi_output_views as _record_multi_output_views
 from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
+from derivgen.ops.view_meta import check_view_meta as _check_view_meta
 from derivgen.core.node import SavedVariable as _Saved
+from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
@@ -53,23 +55,35 @@ def _meta(t):
     d = t._pending if t._lazy else t._array
     meta = (d.shape, d.dtype)
     shared = _SHARED_META.get(meta)
+    return shared if shared is not None else _share(meta)
+
+
+def _share(meta):
+    if len(_SHARED_META) >= 4096:
+        _SHARED_META.clear()
+    _SHARED_META[meta] = meta
+    return meta
+
+
+# A node's output metadata (the gradients it receives: torch's input_metadata), for the common one-output
+# node a shared 1-tuple, so that recording it costs one lookup and no new object per node.
+_SHARED_OUT_META = {}
+
+
+def _out_meta(d):
+    """``((shape, dtype),)`` of a node's one output ``d`` (an array, or the Pending of a deferred value)."""
+    meta = (d.shape, d.dtype)
+    shared = _SHARED_OUT_META.get(meta)
     if shared is None:
-        if len(_SHARED_META) >= 4096:
-            _SHARED_META.clear()
-        shared = _SHARED_META[meta] = meta
+        if len(_SHARED_OUT_META) >= 4096:
+            _SHARED_OUT_META.clear()
+        shared = _SHARED_OUT_META[meta] = (_SHARED_META.get(meta) or _share(meta),)
     return shared
 
 
 def _meta1(t):
-    """``(_meta(t),)``, one shared tuple per distinct metadata."""
-    d = t._pending if t._lazy else t._array
-    key = (d.shape, d.dtype)
-    shared = _SHARED_META1.get(key)
-    if shared is None:
-        if len(_SHARED_META1) >= 4096:
-            _SHARED_META1.clear()
-        shared = _SHARED_META1[key] = (_meta(t),)
-    return shared
+    """``(_meta(t),)``, one shared tuple per distinct metadata (the same tuples as ``_out_meta``)."""
+    return _out_meta(t._pending if t._lazy else t._array)
 
 
 def _meta2(t, u):
@@ -85,8 +99,12 @@ def _meta2(t, u):
     return shared
 
 
-_SHARED_META1 = {}
 _SHARED_META2 = {}
+
+
+def _outs_meta(outputs):
+    """The output metadata of a node with several outputs (arrays)."""
+    return tuple(_SHARED_META.get((d.shape, d.dtype)) or _share((d.shape, d.dtype)) for d in outputs)
 
 
 def _fn(t):
@@ -125,7 +143,7 @@ def abs_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -142,7 +160,8 @@ def abs__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
@@ -167,7 +186,8 @@ def add_Tensor(self, other, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -184,7 +204,8 @@ def add__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -208,7 +229,7 @@ def add_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -238,7 +259,7 @@ def bmm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), 1)
+        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -258,7 +279,7 @@ def cat_default(tensors, dim=0):
         _translate(_exc, 'cat', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
         result = _Tensor._make(result, grad_fn, 0)
@@ -277,7 +298,7 @@ def clone_default(self, *, memory_format=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -294,7 +315,7 @@ def _to_copy_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -311,7 +332,7 @@ def cos_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -328,7 +349,8 @@ def cos__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
@@ -353,7 +375,8 @@ def div_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -373,7 +396,8 @@ def div__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -400,7 +424,7 @@ def div_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -419,7 +443,7 @@ def dot_default(self, tensor):
     _f0 = self.grad_fn
     _f1 = tensor.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), 1)
+        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), _out_meta(result))
         if tensor.grad_fn is not None or tensor._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -452,7 +476,7 @@ def exp_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -469,7 +493,8 @@ def exp__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -493,7 +518,7 @@ def expand_default(self, size, *, implicit=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -552,7 +577,7 @@ def log_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -569,7 +594,8 @@ def log__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
@@ -606,7 +632,8 @@ def maximum_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -627,7 +654,7 @@ def mean_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -646,7 +673,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -667,7 +694,8 @@ def minimum_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -689,7 +717,7 @@ def mm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), 1)
+        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -711,7 +739,8 @@ def mul_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -731,7 +760,8 @@ def mul__Tensor(self, other):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
@@ -758,7 +788,7 @@ def mul_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -777,7 +807,7 @@ def mv_default(self, vec):
     _f0 = self.grad_fn
     _f1 = vec.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), 1)
+        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), _out_meta(result))
         if vec.grad_fn is not None or vec._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad:
@@ -810,7 +840,7 @@ def neg_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -826,7 +856,8 @@ def neg__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -849,7 +880,7 @@ def permute_default(self, dims):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -872,7 +903,7 @@ def pow_Tensor_Scalar(self, exponent):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
@@ -890,7 +921,8 @@ def pow__Tensor_Scalar(self, exponent):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
@@ -916,7 +948,8 @@ def pow_Tensor_Tensor(self, exponent):
     _f0 = self.grad_fn
     _f1 = exponent.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
-        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _meta2(self, exponent), 1)
+        _m = _meta2(self, exponent)
+        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
@@ -938,7 +971,7 @@ def pow_Scalar(self, exponent):
         raise
     _f0 = exponent.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ), _meta1(exponent), 1)
+        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ), _meta1(exponent), _LIKE_FIRST_INPUT)
         grad_fn._sv_exponent = _Saved(exponent)
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
@@ -958,7 +991,7 @@ def reciprocal_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -976,7 +1009,7 @@ def relu_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -993,7 +1026,8 @@ def relu__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1018,7 +1052,8 @@ def rsub_Tensor(self, other, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1036,7 +1071,7 @@ def rsub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1054,7 +1089,7 @@ def select_int(self, dim, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1079,7 +1114,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
+        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _Tensor._make(result, grad_fn, 0)
@@ -1098,7 +1133,7 @@ def sigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1115,7 +1150,8 @@ def sigmoid__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1139,7 +1175,7 @@ def sign_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1156,7 +1192,7 @@ def sin_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1173,7 +1209,8 @@ def sin__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
@@ -1197,7 +1234,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1224,7 +1261,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
+        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1245,16 +1282,16 @@ def split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
+        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'SplitBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'SplitBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1269,16 +1306,16 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
+        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'SplitWithSizesBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1293,7 +1330,7 @@ def sqrt_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1310,7 +1347,8 @@ def sqrt__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1334,7 +1372,7 @@ def squeeze_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1357,7 +1395,7 @@ def squeeze_dim(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1380,7 +1418,7 @@ def stack_default(tensors, dim=0):
         _translate(_exc, 'stack', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), 1)
+        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1399,7 +1437,8 @@ def sub_Tensor(self, other, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1416,7 +1455,8 @@ def sub__Tensor(self, other, *, alpha=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, other):
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -1440,7 +1480,7 @@ def sub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1457,7 +1497,7 @@ def sum_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1475,7 +1515,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1495,7 +1535,7 @@ def t_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1517,7 +1557,7 @@ def tanh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1534,7 +1574,8 @@ def tanh__default(self):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1558,7 +1599,7 @@ def transpose_int(self, dim0, dim1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0, self._vc)
@@ -1582,15 +1623,15 @@ def unbind_int(self, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
+        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
-        _record_multi_output_views(outputs, self, 'UnbindBackward0')
+        _record_multi_output_views(outputs, self)
         return outputs
     outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
-    _record_multi_output_views(outputs, self, 'UnbindBackward0')
+    _record_multi_output_views(outputs, self)
     return outputs
 
 
@@ -1605,7 +1646,7 @@ def unsqueeze_default(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1628,7 +1669,7 @@ def view_default(self, size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -1651,7 +1692,7 @@ def _unsafe_view_default(self, size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1670,7 +1711,7 @@ def where_self(condition, self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_condition = _Saved(condition)
         result = _Tensor._make(result, grad_fn, 0)
@@ -1689,7 +1730,7 @@ def exp2_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1707,7 +1748,7 @@ def expm1_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1725,7 +1766,7 @@ def log2_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1743,7 +1784,7 @@ def log10_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1761,7 +1802,7 @@ def log1p_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1779,7 +1820,7 @@ def rsqrt_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1797,7 +1838,7 @@ def tan_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1815,7 +1856,7 @@ def asin_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1833,7 +1874,7 @@ def acos_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1851,7 +1892,7 @@ def atan_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1869,7 +1910,7 @@ def sinh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1887,7 +1928,7 @@ def cosh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1905,7 +1946,7 @@ def asinh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1923,7 +1964,7 @@ def acosh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1941,7 +1982,7 @@ def atanh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1959,7 +2000,7 @@ def erf_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1977,7 +2018,7 @@ def erfc_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1995,7 +2036,7 @@ def logit_default(self, eps=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
@@ -2014,7 +2055,7 @@ def floor_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2031,7 +2072,7 @@ def ceil_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2048,7 +2089,7 @@ def round_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2065,7 +2106,7 @@ def round_decimals(self, *, decimals):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2082,7 +2123,7 @@ def trunc_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2099,7 +2140,7 @@ def frac_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2115,7 +2156,7 @@ def clamp_Tensor(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, min, max, ))
         raise
     if _needs_grad(self, min, max):
-        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), 1)
+        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -2138,7 +2179,7 @@ def clamp_default(self, min=None, max=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -2154,7 +2195,8 @@ def clamp__default(self, min=None, max=None):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -2180,7 +2222,7 @@ def clamp_min_default(self, min):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
@@ -2198,7 +2240,8 @@ def clamp_min__default(self, min):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
@@ -2223,7 +2266,7 @@ def clamp_max_default(self, max):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2241,7 +2284,8 @@ def clamp_max__default(self, max):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
@@ -2266,7 +2310,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2284,7 +2328,7 @@ def gelu_default(self, *, approximate='none'):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
@@ -2303,7 +2347,7 @@ def silu_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2321,7 +2365,7 @@ def mish_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2339,7 +2383,7 @@ def softplus_default(self, beta=1, threshold=20):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
@@ -2359,7 +2403,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2379,7 +2423,8 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = EluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
@@ -2406,7 +2451,7 @@ def celu_default(self, alpha=1.0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -2425,7 +2470,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
@@ -2443,7 +2488,8 @@ def leaky_relu__default(self, negative_slope=0.01):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = LeakyReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_negative_slope = negative_slope
     try:
@@ -2468,7 +2514,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2487,7 +2533,8 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -2513,7 +2560,7 @@ def hardsigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2531,7 +2578,7 @@ def hardswish_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2550,7 +2597,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2572,7 +2619,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -2592,7 +2639,7 @@ def fmax_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2614,7 +2661,7 @@ def fmin_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2636,7 +2683,8 @@ def atan2_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -2658,7 +2706,8 @@ def hypot_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2680,7 +2729,7 @@ def remainder_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2698,7 +2747,7 @@ def remainder_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2719,7 +2768,7 @@ def fmod_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2737,7 +2786,7 @@ def fmod_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if other.grad_fn is not None or other._requires_grad:
@@ -2759,7 +2808,8 @@ def lerp_Scalar(self, end, weight):
     _f0 = self.grad_fn
     _f1 = end.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
-        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ), _meta2(self, end), 1)
+        _m = _meta2(self, end)
+        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2776,7 +2826,8 @@ def lerp_Tensor(self, end, weight):
         _translate(_exc, 'lerp', (self, end, weight, ))
         raise
     if _needs_grad(self, end, weight):
-        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), 1)
+        _m = (_meta(self), _meta(end), _meta(weight), )
+        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if weight.grad_fn is not None or weight._requires_grad:
@@ -2798,7 +2849,8 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcmul', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
+        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad:
@@ -2819,7 +2871,8 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _translate(_exc, 'addcdiv', (self, tensor1, tensor2, ))
         raise
     if _needs_grad(self, tensor1, tensor2):
-        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), 1)
+        _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
+        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             grad_fn._sv_tensor1 = _Saved(tensor1)
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
@@ -2877,7 +2930,7 @@ def prod_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2896,7 +2949,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -2919,11 +2972,10 @@ def max_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _max_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -2941,7 +2993,7 @@ def max_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2963,11 +3015,10 @@ def min_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _min_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -2985,7 +3036,7 @@ def min_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3004,7 +3055,7 @@ def amax_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3025,7 +3076,7 @@ def amin_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3070,7 +3121,7 @@ def logsumexp_default(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3092,7 +3143,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -3113,7 +3164,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
@@ -3138,13 +3189,12 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 2)
+        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _var_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         return outputs
     return _var_mean_correction_return(*(_Tensor._make(r) for r in result))
@@ -3164,13 +3214,12 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 2)
+        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _std_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
         grad_fn._sv_result0 = _Saved(outputs[0], is_output=True)
         return outputs
@@ -3188,7 +3237,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
@@ -3210,7 +3259,7 @@ def cumsum_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3228,7 +3277,7 @@ def cumprod_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3247,7 +3296,7 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
         _translate(_exc, 'addmm', (self, mat1, mat2, ))
         raise
     if _needs_grad(self, mat1, mat2):
-        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), 1)
+        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             grad_fn._sv_mat1 = _Saved(mat1)
         if mat1.grad_fn is not None or mat1._requires_grad:
@@ -3269,7 +3318,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
         _translate(_exc, 'baddbmm', (self, batch1, batch2, ))
         raise
     if _needs_grad(self, batch1, batch2):
-        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), 1)
+        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
         if batch2.grad_fn is not None or batch2._requires_grad:
             grad_fn._sv_batch1 = _Saved(batch1)
         if batch1.grad_fn is not None or batch1._requires_grad:
@@ -3292,7 +3341,7 @@ def squeeze_dims(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -3315,7 +3364,7 @@ def squeeze__default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3333,7 +3382,7 @@ def squeeze__dim(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3352,7 +3401,7 @@ def squeeze__dims(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3370,7 +3419,7 @@ def repeat_default(self, repeats):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3389,7 +3438,7 @@ def index_Tensor(self, indices):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3409,7 +3458,7 @@ def index_put_default(self, indices, values, accumulate=False):
     _f0 = self.grad_fn
     _f1 = values.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), 1)
+        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_values = _Saved(values)
         grad_fn._v_indices = indices
@@ -3430,7 +3479,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3451,7 +3500,7 @@ def scatter_src(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
+        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3471,7 +3520,7 @@ def scatter_value(self, dim, index, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3491,7 +3540,7 @@ def scatter_add_default(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
+        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
         if src.grad_fn is not None or src._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3511,7 +3560,7 @@ def index_select_default(self, dim, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3532,7 +3581,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), 1)
+        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
         if source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         grad_fn._v_dim = dim
@@ -3554,7 +3603,7 @@ def masked_fill_Scalar(self, mask, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3571,7 +3620,8 @@ def masked_fill__Scalar(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self):
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_mask = _Saved(mask)
     try:
         _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
@@ -3596,7 +3646,7 @@ def masked_fill_Tensor(self, mask, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
+        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
         result = _Tensor._make(result, grad_fn, 0)
@@ -3611,7 +3661,8 @@ def masked_fill__Tensor(self, mask, value):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             grad_fn._sv_mask = _Saved(mask)
     try:
@@ -3636,7 +3687,7 @@ def flip_default(self, dims):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3654,7 +3705,7 @@ def roll_default(self, shifts, dims=()):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -3673,7 +3724,7 @@ def tril_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3691,7 +3742,7 @@ def triu_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3709,7 +3760,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3735,7 +3786,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), 1)
+        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -3755,7 +3806,7 @@ def constant_pad_nd_default(self, pad, value=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3776,10 +3827,9 @@ def sort_default(self, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _sort_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -3800,10 +3850,9 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _topk_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -3821,7 +3870,7 @@ def _softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3840,7 +3889,7 @@ def _log_softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3860,7 +3909,8 @@ def xlogy_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), 1)
+        _m = _meta2(self, other)
+        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -3882,7 +3932,7 @@ def mse_loss_default(self, target, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
+        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3906,7 +3956,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
+        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3931,7 +3981,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
+        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -3958,13 +4008,12 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._sv_target = _Saved(target)
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         grad_fn._v_ignore_index = ignore_index
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _nll_loss_forward_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_total_weight = _Saved(outputs[1])
         return outputs
@@ -3983,7 +4032,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
+        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -4008,7 +4057,7 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), 1)
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_self = _Saved(self)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -4036,7 +4085,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
         _translate(_exc, 'native_layer_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4045,7 +4094,6 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
             grad_fn._sv_bias = None if bias is None else _Saved(bias)
         grad_fn._v_normalized_shape = normalized_shape
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_layer_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -4063,7 +4111,7 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
         _translate(_exc, 'convolution', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), 1)
+        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
@@ -4095,14 +4143,13 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
         grad_fn._v_dilation = dilation
         grad_fn._v_ceil_mode = ceil_mode
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _max_pool2d_with_indices_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
@@ -4120,7 +4167,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
@@ -4144,7 +4191,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_self = _Saved(self)
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -4164,7 +4211,7 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
         _translate(_exc, 'native_batch_norm', (input, weight, bias, running_mean, running_var, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4175,7 +4222,6 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
             grad_fn._sv_running_var = None if running_var is None else _Saved(running_var)
         grad_fn._v_training = training
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_batch_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -4196,7 +4242,7 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         _translate(_exc, 'native_group_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), 1)
+        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_input = _Saved(input)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4208,7 +4254,6 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         grad_fn._v_HxW = HxW
         grad_fn._v_group = group
         grad_fn._v_eps = eps
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _native_group_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
@@ -4227,7 +4272,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         raise
     _f0 = weight.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ), _meta1(weight), 1)
+        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ), _meta1(weight), _out_meta(result))
         grad_fn._sv_indices = _Saved(indices)
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
@@ -4248,7 +4293,7 @@ def fill_Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4266,7 +4311,7 @@ def fill_Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
+        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4283,7 +4328,7 @@ def fill__Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4301,7 +4346,7 @@ def fill__Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), 1)
+        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4318,7 +4363,7 @@ def zero__default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4335,7 +4380,7 @@ def _reshape_alias_default(self, size, stride):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, self._vc)
         result._base = self
@@ -4359,7 +4404,7 @@ def copy__default(self, src, non_blocking=False):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = CopyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), 1)
+        grad_fn = CopyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4376,7 +4421,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -4402,7 +4447,7 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
+        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4423,7 +4468,7 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), len(result))
+        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -4445,7 +4490,7 @@ def put_default(self, index, source, accumulate=False):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), 1)
+        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4464,7 +4509,8 @@ def put__default(self, index, source, accumulate=False):
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, source):
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), 1)
+        _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
+        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             grad_fn._sv_index = _Saved(index)
         if self.grad_fn is not None or self._requires_grad:
@@ -4493,7 +4539,7 @@ def take_default(self, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._sv_index = _Saved(index)
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -4515,10 +4561,9 @@ def sort_stable(self, *, stable, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _sort_stable_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
@@ -4539,11 +4584,10 @@ def kthvalue_default(self, k, dim=-1, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), 1)
+        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        grad_fn._out_meta = [(r.shape, r.dtype) for r in result]
         outputs = _kthvalue_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs

@@ -31,7 +31,8 @@ from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.node import ERR_BACKWARD_TWICE, Node, SavedVariable, gradient_edge
 from derivgen.core.tensor import Tensor
-from derivgen.ops.inplace import check_inplace, forbid_inplace_on_view, set_inplace_history
+from derivgen.ops.inplace import check_inplace, set_inplace_history
+from derivgen.ops.view_meta import CreationMeta, set_creation_meta
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
@@ -259,7 +260,7 @@ class Function(metaclass=FunctionMeta):
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls.__new__(cls._backward_cls)
-        ctx._init_node((), (), 0)  # the sequence number is taken before the forward runs, as in torch
+        ctx._init_node((), (), ())  # the sequence number is taken before the forward runs, as in torch
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         executable = is_grad_enabled() and any(needs)
@@ -296,8 +297,8 @@ class Function(metaclass=FunctionMeta):
             tensor_args = [a for a in args if isinstance(a, Tensor)]
             ctx._next = tuple(gradient_edge(a) for a in tensor_args)
             ctx._in_meta = tuple((a._array.shape, a._array.dtype) for a in tensor_args)
+        ctx._out_meta = tuple((o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outs)
         ctx._n_inputs = len(outs)
-        ctx._out_meta = [(o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outs]
         ctx._nondiff_outputs = tuple(i for i, o in enumerate(outs) if id(o) in nondiff_ids)
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
@@ -330,7 +331,7 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
         if not var.requires_grad:
             out = _alias(var) if is_input and not is_dirty else var
             if out._base is not None and not is_dirty:  # torch marks the view even when nothing requires grad
-                forbid_inplace_on_view(out, _custom_function_view_error(ctx))
+                set_creation_meta(out, CreationMeta.IN_CUSTOM_FUNCTION)
             return out
         if is_input:
             return _alias(var)
@@ -361,13 +362,8 @@ def _set_history(ctx, var, nr, executable, n_outputs, is_input, is_dirty, differ
     var.output_nr = nr
     var._requires_grad = False
     if var._base is not None:  # a view made inside forward (or an input returned as-is)
-        forbid_inplace_on_view(var, _custom_function_view_error(ctx))
+        set_creation_meta(var, CreationMeta.IN_CUSTOM_FUNCTION)
     return var
-
-
-def _custom_function_view_error(ctx):
-    # torch names the Function here (``Output 0 of MyFn``), not its node (``MyFnBackward``)
-    return _CUSTOM_FUNCTION_VIEW_ERROR.replace("{node}", type(ctx)._forward_cls.__name__)
 
 
 _DIRTY_VIEW_MULTI_OUTPUT_ERROR = (
@@ -377,12 +373,6 @@ _DIRTY_VIEW_MULTI_OUTPUT_ERROR = (
     "into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other "
     "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
 
-_CUSTOM_FUNCTION_VIEW_ERROR = (
-    "Output {nr} of {node} is a view and is being modified inplace. This view was created inside a custom Function "
-    "(or because an input was returned as-is) and the autograd logic to handle view+inplace would override the "
-    "custom backward associated with the custom Function, leading to incorrect gradients. This behavior is "
-    "forbidden. You can fix this by cloning the output of the custom Function.")
-
 
 # ---- once_differentiable ---------------------------------------------------------------------------
 
@@ -390,9 +380,9 @@ class DelayedError(Node):
     """Stands in for a backward that cannot be differentiated: raises when the engine reaches it."""
     __slots__ = ("msg",)
 
-    def __init__(self, msg, next_edges, in_meta, n_inputs):
+    def __init__(self, msg, next_edges, in_meta, out_meta):
         self.msg = msg
-        self._init_node(next_edges, in_meta, n_inputs)
+        self._init_node(next_edges, in_meta, out_meta)
 
     def name(self):
         return "derivgen::autograd::Error"
@@ -430,7 +420,7 @@ def once_differentiable(fn):
                 edges.append((None, 0))
                 meta.append(None)
         err = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
-                           tuple(edges), tuple(meta), len(outs))
+                           tuple(edges), tuple(meta), tuple(meta))
         wrapped = tuple(Tensor._make(v._array, err, i) if isinstance(v, Tensor) and v.dtype.is_floating_point else v
                         for i, v in enumerate(outs))
         return wrapped[0] if single else wrapped

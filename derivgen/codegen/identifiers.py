@@ -14,9 +14,10 @@ MODULE_NAMES = frozenset({
     # ops.py
     "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
-    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
+    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
+    "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
-    "_record_multi_output_views",
+    "_record_multi_output_views", "_check_view_meta",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     # kernel modules
@@ -28,7 +29,7 @@ MODULE_NAMES = frozenset({
 # Parameters and locals of generated functions and methods (op wrappers, node methods, kernels).
 # (Comprehension variables and kernel parameters are left out: a comprehension has its own scope, and
 # kernels rename a parameter that clashes with their own names, see lower.py.)
-FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc"})
+FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc", "_m"})
 
 # Builtins the code of ops.py calls at module level or in its functions: an op function of that name
 # would replace it for the whole module.

@@ -68,6 +68,9 @@ class RowModel:
     # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
     formula_origins: list = field(default_factory=list)
     jvp: object = None    # forward mode: a JvpModel (derivgen/codegen/jvp.py), or None
+    # the node's one output has the (shape, dtype) of its inputs: "always" (one input), "when_equal" (several,
+    # when theirs agree), or "" (recorded from the result); see _out_like_inputs
+    out_like_inputs: str = ""
 
 
 def _available_ops(entries):
@@ -348,6 +351,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
 
     _lower_bodies(model, entry, parsed, low, scope)
     model.fusion_vjps = _fusion_vjps(model, entry, parsed, scope)
+    model.out_like_inputs = _out_like_inputs(model, entry)
     model.kernels.extend(k for k in low.kernels)
     missing = {op for op in low.needed_ops if op not in available}
     if missing:
@@ -438,6 +442,24 @@ def _meta_code(base, kind, entry):
         "args_sizes": f"[t._array.shape for t in {base}]",
         "args_scalartypes": f"[t._array.dtype for t in {base}]",
     }[kind]
+
+
+def _out_like_inputs(model, entry):
+    """When a node's output metadata need not be recorded per node: an elementwise forward of float
+    tensors gives a result of their broadcast shape in their dtype (numbers never lift a float dtype), so
+    when every tensor argument is a differentiable input (all are in the node's input metadata) and they
+    agree, the output's metadata is theirs."""
+    spec = model.forward_kernel
+    schema = entry.schema
+    if spec is None or spec.returns_bool or len(schema.returns) != 1 or model.outputs_list or model.tuple_return:
+        return ""
+    if any(a.name == "dtype" or a.type.rstrip("?") == "ScalarType" for a in schema.args):
+        return ""
+    tensors = [a for a in schema.args if a.type.startswith("Tensor")]
+    diff = {a.name for a in entry.differentiable_args}
+    if any(not a.is_tensor or a.is_optional or a.name not in diff for a in tensors):
+        return ""
+    return "always" if len(tensors) == 1 else "when_equal"
 
 
 def _forward_kernel(entry, fwd):

@@ -25,6 +25,11 @@ class dtype:
     def is_complex(self):
         return False
 
+    @property
+    def _scalar_type(self):
+        """torch's ScalarType name (Float, Half, Long, ...), as its error texts spell it."""
+        return self._legacy[:-len("Tensor")]
+
     def __reduce__(self):
         return (from_numpy_dtype, (self.np,))
 
@@ -85,7 +90,17 @@ def scalar_type_name(np_dtype):
     """torch's ScalarType name of a numpy dtype (Float, Double, Long, Int, Short, Char, Byte, Bool), as its error texts
     spell it; a dtype derivgen does not support keeps numpy's name."""
     d = _BY_NP.get(np.dtype(np_dtype))
-    return d._legacy[:-len("Tensor")] if d is not None else np.dtype(np_dtype).name
+    return d._scalar_type if d is not None else np.dtype(np_dtype).name
+
+
+# the C++ type names torch's error texts give a tensor's dtype in (``caffe2::TypeMeta::name``)
+_TYPE_META_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+                    "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def type_meta_name(np_dtype):
+    name = np.dtype(np_dtype).name
+    return _TYPE_META_NAMES.get(name, name)
 
 
 def to_numpy_dtype(d):

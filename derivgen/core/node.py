@@ -11,12 +11,13 @@ from typing import NamedTuple
 from derivgen.core import anomaly
 
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
+from derivgen.core.device import CPU
 from derivgen.core.dtypes import from_numpy_dtype
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import Pending
 from derivgen.core.sizes import sum_to
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Size, Tensor
 
 UINT64_MAX = 18446744073709551615
 
@@ -260,6 +261,20 @@ RELEASED = _released_marker()
 _NEEDS = {True: (True,), False: (False,)}
 
 
+# A node's ``out_meta`` when its one output has the (shape, dtype) of its first input (elementwise ops on
+# inputs that agree, in-place ops): nothing to record per node.
+LIKE_FIRST_INPUT = (None,)
+
+
+class InputMetadata(NamedTuple):
+    """What a node knows of one gradient it receives (torch's ``InputMetadata``)."""
+    shape: tuple
+    dtype: object
+    device: object = CPU
+    is_nested_tensor: bool = False
+    is_cpp_nested_tensor: bool = False
+
+
 class FormulaRow(tuple):
     """The table row a generated node class was compiled from: ``file``, ``line``, ``text`` (the row as
     written in the table) and ``origins`` (per formula: its input names and whether sympy derived it,
@@ -305,17 +320,21 @@ class Node:
     # whose formula is one kernel call); the engine may write into it (see engine/execute.py).
     _fresh_outputs = 0
 
-    def _init_node(self, next_edges, in_meta, n_inputs=1, seq=None):
-        self._init_edges(tuple(e[0] for e in next_edges), tuple(e[1] for e in next_edges), in_meta, n_inputs, seq)
+    def _init_node(self, next_edges, in_meta, out_meta, seq=None):
+        self._init_edges(tuple(e[0] for e in next_edges), tuple(e[1] for e in next_edges), in_meta, out_meta, seq)
 
-    def _init_edges(self, next_fns, next_nrs, in_meta, n_inputs=1, seq=None):
+    def _init_edges(self, next_fns, next_nrs, in_meta, out_meta, seq=None):
         # The edges are kept as two parallel tuples (the next nodes, their input numbers) rather than a
         # tuple of (node, nr) pairs: a pair holds a node, so the cyclic GC tracks it as long as the
         # graph lives and scans it in every full collection; a tuple of ints it stops tracking.
+        # ``in_meta``: (shape, dtype) of each forward input, what each gradient this node returns is
+        # reduced and cast to; ``out_meta``: the same of each forward output, the gradients it receives
+        # (torch's input_metadata; None where unknown). Both hold tuples shared between nodes.
         self._next_fns = next_fns
         self._next_nrs = next_nrs
         self._in_meta = in_meta
-        self._n_inputs = n_inputs
+        self._out_meta = out_meta
+        self._n_inputs = len(out_meta)
         if seq is None:  # next_sequence_nr(), inlined: this runs for every node
             tls = _tls
             seq = tls.seq
@@ -327,7 +346,6 @@ class Node:
         self._tensor_pre_hooks = None
         self._retains_grad = None
         self._released = False
-        self._out_meta = None
         if anomaly._state.enabled:
             anomaly.record_forward_trace(self)
 
@@ -372,7 +390,17 @@ class Node:
 
     @property
     def _input_metadata(self):
-        return self._in_meta
+        """torch's ``_input_metadata``: per gradient this node receives (per forward output), its
+        ``shape``, ``dtype`` and ``device``, or None where the node does not know them."""
+        return tuple(None if m is None else InputMetadata(Size(m[0]), from_numpy_dtype(m[1]))
+                     for m in self._gradient_meta())
+
+    def _gradient_meta(self):
+        """(shape, numpy dtype) of each gradient this node receives, or None where unknown."""
+        out = self._out_meta
+        if out is LIKE_FIRST_INPUT:
+            return (self._in_meta[0],)
+        return out
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs) -> tuple | None``, run after the node computes."""
@@ -433,10 +461,14 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._init_node((), (), 1, seq=UINT64_MAX)
+        self._init_node((), (), (None,), seq=UINT64_MAX)
 
     def name(self):
         return "derivgen::autograd::AccumulateGrad"
+
+    def _gradient_meta(self):
+        var = self.variable  # read when asked: ``.data`` may change it
+        return ((var._array.shape, var._array.dtype),)
 
     def _apply_fast(self, grads, needs):
         g = grads[0]
@@ -479,8 +511,9 @@ def _accumulate_into_leaf(var, g, fresh, graph):
     if not var.requires_grad:
         return
     data = g._array
-    if data.dtype != var._array.dtype:
-        data = data.astype(var._array.dtype)
+    want = var._grad_np_dtype()  # the leaf's grad_dtype (None: keep the gradient's)
+    if want is not None and data.dtype != want:
+        data = data.astype(want)
     if data.shape != var._array.shape:
         data = sum_to(data, var._array.shape)
     old = var._grad
@@ -510,7 +543,7 @@ class GraphRoot(Node):
 
     def __init__(self, edges, grads):
         self.grads = grads
-        self._init_node(tuple(edges), tuple(None for _ in edges), 0)
+        self._init_node(tuple(edges), tuple(None for _ in edges), ())
 
     def name(self):
         return "GraphRoot"
@@ -528,11 +561,16 @@ def grad_accumulator(t):
         acc = ref()
         if acc is not None:
             return acc
+    if not _OWN_REQUIRES_GRAD.__get__(t):
+        return None  # a view that requires grad only through its base has no accumulator, as in torch
     acc = AccumulateGrad(t)
     if t._hooks is not None:
         acc._tensor_pre_hooks = {0: t._hooks}  # the leaf's hook dict, shared (torch reads it lazily)
     t._acc = weakref.ref(acc)
     return acc
+
+
+_OWN_REQUIRES_GRAD = Tensor.__dict__["_requires_grad"]  # the slot itself, without a view subclass's property
 
 
 class GradientEdge(NamedTuple):

@@ -23,6 +23,9 @@ from derivgen.core.tensor_str import tensor_repr
 from derivgen.core.scalars import wrapped_int
 
 
+_UNSET = object()
+
+
 def _undeletable_attribute(self):
     # torch refuses to delete a Tensor's autograd attributes; property deleters say so. (A ``__delattr__``
     # would too, but it routes every attribute store through a Python-level lookup: slot stores on the
@@ -36,7 +39,9 @@ class Tensor:
                  "__weakref__",
                  # forward-mode tangents {level: Tensor}; left unset (no cost per op) until
                  # derivgen.autograd.forward_ad gives the tensor one, so read it with getattr(t, "_fw_grads", None)
-                 "_fw_grads")
+                 "_fw_grads",
+                 # the dtype AccumulateGrad casts gradients to (None: none); unset means the tensor's own dtype
+                 "_grad_dtype")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __dir__(self):
@@ -88,7 +93,11 @@ class Tensor:
     # ---- autograd attributes -----------------------------------------------------------------
     @property
     def requires_grad(self):
-        return self.grad_fn is not None or self._requires_grad or (
+        # a view also requires grad when its base does, with or without a grad_fn of its own (torch's
+        # differentiable views; a view of an inference tensor is not one). The grad_fn slot is read raw: a
+        # view made in no_grad mode may refuse a grad_fn read (derivgen.ops.view_meta).
+        return _GRAD_FN_SLOT.__get__(self) is not None or self._requires_grad or (
+            self._base is not None and not self._inference and self._base.requires_grad) or (
             self._inference and getattr(self, "_inference_requires_grad", False))
 
     @requires_grad.setter
@@ -137,12 +146,52 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value._array.shape != self._array.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same "
+                                   "size")
+            want = getattr(self, "_grad_dtype", _UNSET)
+            if want is _UNSET:
+                want = self.dtype
+            if want is not None and value.dtype is not want:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dt.type_meta_name(value._array.dtype)}' to a tensor "
+                    f"with grad_dtype '{want._scalar_type}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific "
+                    "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @grad.deleter
     def grad(self):
         self._grad = None  # ``del t.grad`` clears the gradient, as in torch
+
+    @property
+    def grad_dtype(self):
+        """The dtype AccumulateGrad casts incoming gradients to, and ``.grad`` must have; None: any, no cast."""
+        if _GRAD_FN_SLOT.__get__(self) is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return getattr(self, "_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, d):
+        if _GRAD_FN_SLOT.__get__(self) is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if d is not None and not isinstance(d, _dt.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(d).__name__}")
+        grad = self._grad
+        if d is not None and grad is not None and grad.dtype is not d:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{d._scalar_type}' because there is already a gradient with "
+                f"dtype '{_dt.type_meta_name(grad._array.dtype)}'. Please clear the gradient (.grad = None) before "
+                "changing grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.")
+        self._grad_dtype = d
+
+    def _grad_np_dtype(self):
+        """The numpy dtype gradients of this leaf are cast to, or None for no cast."""
+        d = getattr(self, "_grad_dtype", _UNSET)
+        if d is _UNSET:
+            return self._array.dtype
+        return _dt.to_numpy_dtype(d)
 
     @property
     def _grad_fn(self):
@@ -404,6 +453,7 @@ class Tensor:
 
 
 
+_GRAD_FN_SLOT = Tensor.__dict__["grad_fn"]  # the slot itself, without a view subclass's checking property
 _RAW_DATA = Tensor.__dict__["_array"]  # the slot itself, without LazyTensor's computing property
 
 

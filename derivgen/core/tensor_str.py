@@ -134,8 +134,14 @@ def tensor_repr(t, prefix="tensor("):
     default_ok = (t.dtype is get_default_dtype()) or t.dtype in (int64, bool_)
     if not default_ok and a.size:
         suffixes.append(f"dtype={t.dtype!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    try:
+        fn = t.grad_fn
+        name = type(fn).__name__ if fn is not None else None
+    except RuntimeError:
+        # a view made in no_grad mode whose memory was written since refuses a grad_fn read; torch prints this
+        name = "Invalid"
+    if name is not None:
+        suffixes.append(f"grad_fn=<{name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return prefix + _add_suffixes(body, suffixes, indent)

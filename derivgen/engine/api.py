@@ -5,6 +5,7 @@ from derivgen.engine.execute import execute
 from derivgen.kernels import threads as _threads
 from derivgen.core.node import GradientEdge
 from derivgen.core.registry import aten
+from derivgen.core.dtypes import from_numpy_dtype
 from derivgen.core.tensor import Tensor
 from derivgen.core.sizes import sum_to
 
@@ -20,33 +21,39 @@ def _as_tuple(x):
 def _make_grads(outputs, grads, create_graph):
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
-        if isinstance(t, GradientEdge):  # an edge has no shape to check or to make a gradient of ones for
-            if g is None:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            out.append(g if create_graph else g._array)
-            continue
+        shape, dtype = _output_meta(t)
         if g is None:
-            if t._array.size != 1:
+            if shape is None or int(np.prod(shape)) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not t.dtype.is_floating_point:
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype!r}")
-            arr = np.ones(t._array.shape, t._array.dtype)
+            if dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
+                                   f"{from_numpy_dtype(dtype)!r}")
+            arr = np.ones(shape, dtype)
             out.append(Tensor._make(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=t._array.dtype))
-        if g._array.shape != t._array.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape(g)} and output[{i}] "
-                               f"has a shape of {_shape(t)}.")
-        if create_graph:
-            out.append(g)
+            g = Tensor._make(np.asarray(g, dtype=dtype))
+        if shape is not None and g._array.shape != shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape(g._array.shape)} and "
+                               f"output[{i}] has a shape of {_shape(shape)}.")
+        if create_graph or dtype is None:
+            out.append(g if create_graph else g._array)
         else:
-            out.append(g._array if g._array.dtype == t._array.dtype else g._array.astype(t._array.dtype))
+            out.append(g._array if g._array.dtype == dtype else g._array.astype(dtype))
     return out
 
 
-def _shape(t):
-    return f"derivgen.Size({list(t._array.shape)})"
+def _output_meta(t):
+    """(shape, numpy dtype) of a root: a tensor's own, or what an edge's node records of the gradient it
+    receives there (torch's ``input_metadata``); (None, None) where the node does not know it."""
+    if isinstance(t, GradientEdge):
+        meta = t.node._gradient_meta()[t.output_nr]
+        return (None, None) if meta is None else meta
+    return t._array.shape, t._array.dtype
+
+
+def _shape(shape):
+    return f"derivgen.Size({list(shape)})"
 
 
 def _check_roots(outputs):
@@ -134,12 +141,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if isinstance(t, GradientEdge):  # what reached the edge, as it reached it
             result.append(g)
             continue
-        if not is_grads_batched and (g._array.shape != t._array.shape or g._array.dtype != t._array.dtype):
-            g = Tensor._make(sum_to(g._array, t._array.shape).astype(t._array.dtype, copy=False)) if not create_graph else g
+        if not is_grads_batched and not create_graph:
+            dtype = _captured_dtype(t, g)
+            if g._array.shape != t._array.shape or g._array.dtype != dtype:
+                g = Tensor._make(sum_to(g._array, t._array.shape).astype(dtype, copy=False))
         result.append(g)
     if input_names is not None:
         return dict(zip(input_names, result))
     return tuple(result)
+
+
+def _captured_dtype(t, g):
+    """The dtype of the gradient ``grad()`` returns for input ``t``: a leaf's grad_dtype (None: as it came,
+    as torch's AccumulateGrad input metadata), a non-leaf's dtype."""
+    if t.grad_fn is None:
+        want = t._grad_np_dtype()
+        return g._array.dtype if want is None else want
+    return t._array.dtype
 
 
 def _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph):
@@ -151,7 +169,7 @@ def _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph):
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(g, Tensor):
             continue  # None: the implicit gradient of a scalar output, unbatched, as torch builds it
-        out_shape = t._array.shape if not isinstance(t, GradientEdge) else None
+        out_shape = _output_meta(t)[0]
         if g._array.ndim == 0 or (out_shape is not None and g._array.shape[1:] != out_shape):
             # torch reports the grad_output's shape without its first two dimensions (the batch one and, by
             # an off-by-one in its message, the first of the per-element shape); so does this message
@@ -159,7 +177,7 @@ def _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph):
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
                 "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
                 f"output, but a mismatch was detected: grad_output[{i}] has a shape of "
-                f"derivgen.Size({list(g._array.shape[2:])}) and output[{i}] has a shape of {_shape(t)}. If you only "
+                f"derivgen.Size({list(g._array.shape[2:])}) and output[{i}] has a shape of {_shape(out_shape or ())}. If you only "
                 "want some tensors in `grad_output` to be considered batched, consider using vmap.")
         sizes.append(g._array.shape[0])
     if not sizes:

@@ -30,7 +30,7 @@ class CopySlices(Node):
         self.view_offset = _addr(v) - _addr(b)
         edges = (gradient_edge(base),) + tuple(fn._next[1:])
         meta = ((b.shape, b.dtype),) + tuple(fn._in_meta[1:])
-        self._init_node(edges, meta, 1)
+        self._init_node(edges, meta, (meta[0],))  # its one output is the base
 
     def name(self):
         return "derivgen::autograd::CopySlices"

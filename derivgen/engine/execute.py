@@ -518,6 +518,10 @@ def _validate_outputs(fn, outs, graph):
             else:
                 g = sum_to(g, shape)
         data = g._array if graph else g
+        if data.dtype != dtype and type(fn._next_fns[i]) is AccumulateGrad:
+            # a leaf's gradient takes its grad_dtype (None: any), which may differ from its dtype
+            want = fn._next_fns[i].variable._grad_np_dtype()
+            dtype = data.dtype if want is None else want
         if data.dtype != dtype:
             if graph:
                 g = g.to(from_numpy_dtype(dtype))

@@ -1,11 +1,13 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
 from derivgen.core.grad_mode import enable_grad, is_grad_enabled, is_inference_mode_enabled
-from derivgen.core.node import forward_op_name, rebase_history
+from derivgen.core.node import rebase_history
 from derivgen.core.pending import LIVE, flush
 from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor
+from derivgen.ops.view_meta import (CreationMeta, RecordedView, check_view_meta, mode_meta, register_view,
+                                    VIEWS_OF_ROOT, view_entry)
 
 
 def check_inplace(t):
@@ -16,6 +18,8 @@ def check_inplace(t):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     grad_enabled = is_grad_enabled()
+    if grad_enabled and t.__class__ is RecordedView and t.requires_grad:
+        check_view_meta(t)  # before the leaf checks, as torch's check_inplace
     if grad_enabled and t.grad_fn is None and (t._requires_grad or (t._inference and t.requires_grad)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if t._inference and not is_inference_mode_enabled():
@@ -26,8 +30,6 @@ def check_inplace(t):
         return
     if t._base is None:
         return
-    if t.requires_grad:
-        check_forbidden_view(t)
     chain = view_chain(t)
     base = chain[0] if chain is not None else t._base
     if base.requires_grad:
@@ -44,7 +46,6 @@ def original_self(t):
     a copy, differentiable when ``t`` requires grad so that double backward reaches ``t``'s history."""
     if t.grad_fn is not None or t._requires_grad:
         return t.clone()
-    from derivgen.core.tensor import Tensor
     return Tensor._make(t._array.copy())
 
 
@@ -67,6 +68,8 @@ def commit_inplace(t, out):
     """Make ``t`` the result ``out`` of a functional row computed from it (``squeeze_``, ``zero_``,
     ``fill_``): the data is written through (views of ``t`` see it) or, for a metadata-only change of
     shape, rebound; the history is rewritten to ``out``'s node and the version bumped when data changed."""
+    if out.grad_fn is not None:
+        check_view_meta(t)  # before anything is written
     if out._array.shape == t._array.shape:
         if out._array is not t._array and not _same_memory(out._array, t._array):
             t._array[...] = out._array
@@ -96,80 +99,22 @@ def _same_memory(a, b):
 
 # ---- views: how to replay them from their base, and CopySlices --------------------------------------------
 
-_VIEWS = {}  # id(view) -> (weakref to the view, row function, positional args, keyword args)
-_VIEWS_OF_ROOT = {}  # id(root) -> {id(view): weakref to the view}: the live views of each base, at any depth
-
-
 def record_view(view, base, fn, args, kwargs):
-    """Remember that ``view = fn(base, *args, **kwargs)`` (generated view rows call this)."""
-    if base._inference:  # a view of an inference tensor is one, wherever it is made
-        view._inference = True
-    _VIEWS[id(view)] = (_track_view(view, base), fn, args, kwargs)
+    """Remember that ``view = fn(base, *args, **kwargs)`` and the mode it was made in (generated view rows
+    call this). A view of an inference tensor is one; a view of a normal tensor stays normal, wherever made."""
+    inference = view._inference = base._inference
+    register_view(view, base, fn, args, kwargs, CreationMeta.DEFAULT if inference else mode_meta(base))
 
 
-def _root_of(t):
-    while t._base is not None:
-        t = t._base
-    return t
-
-
-def _track_view(view, base):
-    """A weak reference to ``view`` listed under its root (the tensor owning the memory); it unlists the view
-    when the view dies. The root outlives its views (``_base`` holds it), so its id stays its own meanwhile."""
-    import weakref
-    root = _root_of(base)
-    key, root_key = id(view), id(root)
-
-    def forget(_ref):
-        _VIEWS.pop(key, None)
-        views = _VIEWS_OF_ROOT.get(root_key)
-        if views is not None:
-            views.pop(key, None)
-            if not views:
-                del _VIEWS_OF_ROOT[root_key]
-
-    ref = weakref.ref(view, forget)
-    _VIEWS_OF_ROOT.setdefault(root_key, {})[key] = ref
-    return ref
-
-
-_FORBIDDEN_VIEWS = {}  # id(view) -> (weakref to the view, its error message)
-
-_MULTI_VIEW_ERROR = ("Output {nr} of {node} is a view and is being modified inplace. This view is the output of a "
-                     "function that returns multiple views. Such functions do not allow the output views to be "
-                     "modified inplace. You should replace the inplace operation by an out-of-place one.")
-
-
-def forbid_inplace_on_view(view, message):
-    """Mark ``view`` as one torch refuses to modify in place when autograd would record it (torch's
-    CreationMeta other than DEFAULT); ``message`` may name ``{nr}`` and ``{node}``."""
-    import weakref
-    key = id(view)
-    text = message.format(nr=view.output_nr, node=view.grad_fn.name() if view.grad_fn is not None else "")
-    _FORBIDDEN_VIEWS[key] = (weakref.ref(view, lambda _r, k=key: _FORBIDDEN_VIEWS.pop(k, None)), text)
-    if view._base is not None and key not in _VIEWS_OF_ROOT.get(id(_root_of(view)), ()):
-        _track_view(view, view._base)  # so that an in-place op on its base finds it (refresh_views)
-
-
-def record_multi_output_views(outputs, base, node_name):
-    """Mark the outputs of a view op returning several views (split, chunk, unbind): torch forbids an
-    in-place op on them that autograd would have to record."""
-    for nr, view in enumerate(outputs):
+def record_multi_output_views(outputs, base):
+    """The outputs of a view op returning several views (split, chunk, unbind): torch forbids an in-place op
+    on them that autograd would have to record (MULTIPLE_VIEW)."""
+    inference = base._inference
+    meta = CreationMeta.DEFAULT if inference else mode_meta(base, multiple=True)
+    for view in outputs:
         view._base = base
-        _track_view(view, base)
-        if base._inference:
-            view._inference = True
-        # torch 2.13 names the forward op here (``Output 0 of Split``), as in its version-counter error
-        forbid_inplace_on_view(view, _MULTI_VIEW_ERROR.replace("{nr}", str(nr)).replace("{node}",
-                                                                                       forward_op_name(node_name)))
-
-
-def check_forbidden_view(t):
-    """Raise torch's error when ``t`` is a view that may not be modified in place (an output of a multi-view
-    op, a view made inside a custom Function) and autograd records the in-place op."""
-    entry = _FORBIDDEN_VIEWS.get(id(t))
-    if entry is not None and entry[0]() is t:
-        raise RuntimeError(entry[1])
+        view._inference = inference
+        register_view(view, base, meta=meta)
 
 
 def view_chain(t):
@@ -177,10 +122,10 @@ def view_chain(t):
     steps = []
     cur = t
     while cur._base is not None:
-        entry = _VIEWS.get(id(cur))
-        if entry is None or entry[0]() is not cur:
+        entry = view_entry(cur)
+        if entry is None or entry[1] is None:
             return None
-        steps.append(entry[1:])
+        steps.append((entry[1], entry[2], entry[3]))
         cur = cur._base
     return [cur] + steps[::-1]
 
@@ -191,7 +136,7 @@ def set_inplace_history(t, fn, output_nr=0):
     its own grad_fn back by replaying its view ops on the base (SelectBackward0 -> CopySlices, as torch).
     Either way the other live views of the base then take a grad_fn regenerated from the base's new history."""
     if t._base is not None:
-        check_forbidden_view(t)
+        check_view_meta(t)
     chain = view_chain(t) if t._base is not None else None
     if chain is None:
         rebase_history(t, fn, output_nr)
@@ -210,45 +155,21 @@ def refresh_views(root, written=None):
     torch does this lazily: a view whose version differs from the one its grad_fn was made at gets a new
     grad_fn (AsStridedBackward0, or its view ops replayed) when it is next read. Every in-place op that
     records history on a base moves that version for all its views, so regenerating them here, when the
-    history changes, gives the same graphs; a view made before its base required grad gains a grad_fn."""
-    views = _VIEWS_OF_ROOT.get(id(root))
+    history changes, gives the same graphs; a view made before its base required grad gains a grad_fn.
+    A view torch refuses to rebuild (a RecordedView) is left alone: its own grad_fn read sees the new version."""
+    views = VIEWS_OF_ROOT.get(id(root))
     if not views:
         return
     for ref in list(views.values()):
         v = ref()
         if v is None or v is written or v._array.dtype != root._array.dtype or not _inside(v._array, root._array):
             continue
-        if v.__class__ is _StaleView:
-            continue
-        forbidden = _FORBIDDEN_VIEWS.get(id(v))
-        if forbidden is not None and forbidden[0]() is v and v.__class__ is Tensor:
-            v.__class__ = _StaleView
+        if v.__class__ is RecordedView:
             continue
         chain = view_chain(v)
         if chain is not None and chain[0] is not root:
             continue
         _regenerate_view_grad_fn(v, root, chain)
-
-
-_GRAD_FN_SLOT = Tensor.__dict__["grad_fn"]
-
-
-class _StaleView(Tensor):
-    """A view torch refuses to rebuild (made inside a custom Function, or one of several views of one op)
-    whose base was modified in place: reading its ``grad_fn`` (as any op using it does) raises torch's
-    error, as torch's lazy regeneration does when it meets such a view. The text is the view's in-place
-    refusal (``_FORBIDDEN_VIEWS``, kept while the view lives) told of its base instead."""
-    __slots__ = ()
-
-    @property
-    def grad_fn(self):
-        raise RuntimeError(_FORBIDDEN_VIEWS[id(self)][1].replace(
-            "is a view and is being modified inplace.",
-            "is a view and its base or another view of its base has been modified inplace."))
-
-    @grad_fn.setter
-    def grad_fn(self, fn):
-        _GRAD_FN_SLOT.__set__(self, fn)
 
 
 def _inside(view, root):

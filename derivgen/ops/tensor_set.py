@@ -30,7 +30,7 @@ class NotImplementedBackward(Node):
     def __init__(self, op, inputs):
         self.op = op
         self._init_node(tuple(gradient_edge(t) for t in inputs),
-                        tuple((t._array.shape, t._array.dtype) for t in inputs), 1)
+                        tuple((t._array.shape, t._array.dtype) for t in inputs), (None,))
 
     def name(self):
         return "derivgen::autograd::NotImplemented"

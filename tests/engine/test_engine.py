@@ -196,23 +196,36 @@ def test_float32_leaf_with_float64_partner_gets_a_float32_grad():
     np.testing.assert_array_equal(b.grad._array, np.array([1.5, 2.5]))
 
 
-def test_input_metadata_records_shape_and_dtype():
+def test_node_records_its_forward_inputs_metadata():
     a = torch.ones(2, 3, requires_grad=True)
     b = torch.ones(3, dtype=torch.float64, requires_grad=True)
-    meta = (a * b).grad_fn._input_metadata
+    meta = (a * b).grad_fn._in_meta
     assert [tuple(m[0]) for m in meta] == [(2, 3), (3,)]
+    assert [m[1] for m in meta] == [np.dtype(np.float32), np.dtype(np.float64)]
 
 
-def test_input_metadata_is_shared_between_nodes_and_the_shared_table_is_bounded():
+def test_node_metadata_is_shared_between_nodes_and_the_shared_tables_are_bounded():
     from derivgen.generated import ops
     x = torch.ones(4, requires_grad=True)
-    y = x.sin()
-    z = y.exp()
-    assert y.grad_fn._input_metadata[0] is z.grad_fn._input_metadata[0]   # one tuple, not one per node
-    for n in range(1, 5000):                                              # ever-new shapes
-        torch.ones(n, requires_grad=True).sin()
+    y = x.sum(0, keepdim=True).expand(4)     # rows whose nodes record their output's metadata
+    z = y.sum(0, keepdim=True).expand(4)
+    assert y.grad_fn._in_meta[0] is z.grad_fn._in_meta[0]     # one tuple, not one per node
+    assert y.grad_fn._out_meta is z.grad_fn._out_meta           # the one-output tuple too
+    assert y.grad_fn._out_meta[0] is z.grad_fn.next_functions[0][0]._in_meta[0]  # an output's is its consumer's
+    for n in range(1, 5000):                                    # ever-new shapes
+        torch.ones(n, requires_grad=True).sum(0, keepdim=True)
     assert 0 < len(ops._SHARED_META) <= 4096
-    assert z.grad_fn._input_metadata[0] == ((4,), np.dtype(np.float32))
+    assert 0 < len(ops._SHARED_OUT_META) <= 4096
+    assert z.grad_fn._in_meta[0] == ((1,), np.dtype(np.float32))
+    assert z.grad_fn._out_meta == (((4,), np.dtype(np.float32)),)
+
+
+def test_elementwise_node_records_no_output_metadata_when_its_inputs_agree():
+    from derivgen.core.node import LIKE_FIRST_INPUT
+    x = torch.ones(4, requires_grad=True)
+    assert x.sin().grad_fn._out_meta is LIKE_FIRST_INPUT
+    assert (x * x).grad_fn._out_meta is LIKE_FIRST_INPUT
+    assert (x * torch.ones(2, 1)).grad_fn._out_meta == (((2, 4), np.dtype(np.float32)),)
 
 
 # ---- release of saved values --------------------------------------------------------------------

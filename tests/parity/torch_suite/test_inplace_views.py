@@ -844,9 +844,6 @@ def test_inplace_on_view_backward(torch):
     assert fn.name() == "ThresholdBackwardBackward0"
 
 
-@pytest.mark.derivgen_gap("a view made under no_grad of a tensor that requires grad does not report requires_grad "
-                          "(torch's view reads it from its base), so an in-place change under no_grad leaves no "
-                          "grad_fn to print as <Invalid>")
 def test_autograd_print_tensor(torch):
     a = torch.ones(1, requires_grad=True)
     a_clone = a.clone()
@@ -871,8 +868,6 @@ def test_autograd_print_tensor(torch):
     assert repr(c) == "tensor([2.], grad_fn=<FuncBackward>)"
 
 
-@pytest.mark.derivgen_gap("views do not record that they were created under no_grad or inference_mode, so the "
-                          "in-place change of a view of such a view is not refused")
 def test_autograd_inplace_view_of_view(torch):
     x = torch.zeros(2)
     with torch.no_grad():
@@ -889,3 +884,66 @@ def test_autograd_inplace_view_of_view(torch):
     z = y.view(2)
     with pytest.raises(RuntimeError, match="a view of a view .* is being .* inside the inference_mode"):
         z /= 2
+
+
+def test_autograd_inplace_views_creation_meta(torch):
+    # in-place view ops (t_, squeeze_, ...) on a view keep its creation meta: what the view then refuses
+    # depends on the grad mode it was made in and the one the in-place view op runs in
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, x):
+            return x
+
+    def run_test(fn, fn_type, grad_mode_view, grad_mode_iview, requires_grad, error1, error2):
+        base = torch.rand(2, 3, requires_grad=requires_grad).clone()
+        with torch.set_grad_enabled(grad_mode_view):
+            if fn_type == "multi_view":
+                inp = base.unbind()[0]
+            elif fn_type == "custom":
+                inp = Func.apply(base)
+            else:
+                inp = base.view_as(base)
+        with torch.set_grad_enabled(grad_mode_iview):
+            if error1 is not None:
+                with pytest.raises(RuntimeError, match=error1):
+                    fn(inp)
+                return
+            fn(inp)
+        if error2 is not None:
+            with pytest.raises(RuntimeError, match=error2):
+                inp.add_(1)
+        else:
+            inp.add_(1)
+
+    no_grad_err = "A view was created in no_grad mode"
+    multi_view_err = "function that returns multiple views"
+    custom_err = "view was created inside a custom Function"
+
+    def run_tests(fn):
+        for fn_type in ("normal", "multi_view", "custom"):
+            for grad_mode_view in (True, False):
+                for grad_mode_iview in (True, False):
+                    for requires_grad in (True, False):
+                        error1 = error2 = None
+                        if requires_grad:
+                            if not grad_mode_view and grad_mode_iview:
+                                error1 = no_grad_err
+                            if not grad_mode_view and not grad_mode_iview:
+                                error2 = no_grad_err
+                            if fn_type == "multi_view":
+                                if grad_mode_view and grad_mode_iview:
+                                    error1 = multi_view_err
+                                if grad_mode_view and not grad_mode_iview:
+                                    error2 = multi_view_err
+                            if fn_type == "custom":
+                                if grad_mode_view and grad_mode_iview:
+                                    error1 = custom_err
+                                if grad_mode_view and not grad_mode_iview:
+                                    error2 = custom_err
+                        run_test(fn, fn_type, grad_mode_view, grad_mode_iview, requires_grad, error1, error2)
+
+    run_tests(lambda v: v.squeeze_(0))
