@@ -8,6 +8,7 @@ from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict
 from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from derivgen.nn.modules.dropout import Dropout  # noqa: F401
 from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from derivgen.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from derivgen.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
 from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: F401
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
