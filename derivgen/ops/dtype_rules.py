@@ -159,6 +159,7 @@ def addcdiv(tensors, scalars, out):
 _FLOAT_ONLY = {
     "silu_forward": "silu_cpu", "mish_forward": "mish_cpu", "softplus_forward": "softplus_cpu",
     "elu_forward": "elu_cpu", "celu_forward": "elu_cpu", "leaky_relu_forward": "leaky_relu_cpu",
+    "elu__forward": "elu_cpu", "celu__forward": "elu_cpu", "leaky_relu__forward": "leaky_relu_cpu",
     "hardsigmoid_forward": "hardsigmoid_cpu", "hardswish_forward": "hardswish_cpu", "hypot_forward": "hypot_cpu",
 }
 

@@ -3,7 +3,7 @@
 # row sha256: acc0c4eca142c711
 # runtime helpers sha256: 7b8d662b1228d7c8fd070da001535ef85b4eca5710ad70aea55438d12719fa52
 
-"""Numba kernels of `_softmax` (formulas.yaml, line 758).
+"""Numba kernels of `_softmax` (formulas.yaml, line 760).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: 949ed35bef8ed893
 # runtime helpers sha256: 7b8d662b1228d7c8fd070da001535ef85b4eca5710ad70aea55438d12719fa52
 
-"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 479).
+"""Numba kernels of `div.Scalar_mode` (formulas.yaml, line 481).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
