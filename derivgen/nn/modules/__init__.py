@@ -5,7 +5,8 @@ from derivgen.nn.modules.activation import (CELU, ELU, GELU, SELU, Hardsigmoid, 
 from derivgen.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  # noqa: F401
                                            Sequential)
-from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from derivgen.nn.modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,  # noqa: F401
+                                      ConvTranspose3d)
 from derivgen.nn.modules.dropout import Dropout  # noqa: F401
 from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from derivgen.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
