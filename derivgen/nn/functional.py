@@ -408,7 +408,9 @@ def pad(input, pad, mode="constant", value=None):
 
 
 from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
+    adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    avg_pool1d,
     avg_pool2d,
     batch_norm,
     conv1d,

@@ -125,6 +125,37 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                              _tuple(padding, 1), ceil_mode, count_include_pad, divisor_override)
 
 
+def _one_int(name, arg, value):
+    values = [value] if isinstance(value, int) else list(value)
+    if len(values) != 1:
+        raise RuntimeError(f"{name}() argument '{arg}' should contain one int (got {len(values)})")
+    return values[0]
+
+
+def _check_1d_rank(name, input):  # noqa: A002
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):  # noqa: A002
+    """torch's avg_pool1d: avg_pool2d of a height-1 input, squeezed (SqueezeBackward1 over AvgPool2DBackward0)."""
+    _check_1d_rank("avg_pool1d", input)
+    k = _one_int("avg_pool1d", "kernel_size", kernel_size)
+    s = k if stride is None or (not isinstance(stride, int) and not list(stride)) else \
+        _one_int("avg_pool1d", "stride", stride)
+    p = _one_int("avg_pool1d", "padding", padding)
+    out = aten.avg_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], ceil_mode, count_include_pad, None)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """torch's adaptive_avg_pool1d: adaptive_avg_pool2d of a height-1 input, squeezed."""
+    _check_1d_rank("adaptive_avg_pool1d", input)
+    size = _one_int("adaptive_avg_pool1d", "output_size", output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), [1, size]).squeeze(-2)
+
+
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     size = _tuple(output_size, 2)
     if len(size) != 2:

@@ -16,5 +16,6 @@ from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLo
 from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
-from derivgen.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
+from derivgen.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,  # noqa: F401
+                                         MaxPool1d, MaxPool2d)
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401
