@@ -410,8 +410,10 @@ def pad(input, pad, mode="constant", value=None):
 from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     batch_norm,
     conv1d,
     conv2d,
@@ -423,4 +425,5 @@ from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pool
     instance_norm,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
 )

@@ -166,6 +166,28 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return aten._adaptive_avg_pool2d(input, size)
 
 
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):  # noqa: A002
+    out, indices = aten.max_pool3d_with_indices(input, _tuple(kernel_size, 1), [] if stride is None else
+                                                _tuple(stride, 1), _tuple(padding, 1), _tuple(dilation, 1), ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    return aten.avg_pool3d(input, _tuple(kernel_size, 1), [] if stride is None else _tuple(stride, 1),
+                           _tuple(padding, 1), ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    size = _tuple(output_size, 3)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    size = [input.shape[-3 + i] if s is None else s for i, s in enumerate(size)]
+    if size == [1, 1, 1] and input.dim() in (4, 5):
+        return aten.mean(input, [-1, -2, -3], True)  # torch takes the mean for a 1x1x1 output
+    return aten._adaptive_avg_pool3d(input, size)
+
+
 # ---- normalisation -------------------------------------------------------------------------------------
 
 def _verify_batch_size(size):

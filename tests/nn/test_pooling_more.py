@@ -1,5 +1,6 @@
-"""AvgPool1d / AdaptiveAvgPool1d (and their F functions) against torch: outputs and gradients from the same
-inputs (float64 and float32), node names down the graph, repr and torch's errors."""
+"""AvgPool1d / AdaptiveAvgPool1d and MaxPool3d / AvgPool3d / AdaptiveAvgPool3d (and their F functions) against
+torch: outputs and gradients from the same inputs (float64 and float32), node names down the graph, indices,
+repr, float64 gradcheck with forward mode, and torch's errors."""
 import numpy as np
 import pytest
 
@@ -16,6 +17,16 @@ LAYERS = [
     ("AdaptiveAvgPool1d", lambda nn: nn.AdaptiveAvgPool1d(4), [(2, 3, 10)]),
     ("AdaptiveAvgPool1d-1", lambda nn: nn.AdaptiveAvgPool1d(1), [(2, 3, 5)]),
     ("AdaptiveAvgPool1d-unbatched", lambda nn: nn.AdaptiveAvgPool1d(3), [(3, 7)]),
+    ("MaxPool3d", lambda nn: nn.MaxPool3d(2), [(2, 3, 4, 6, 4)]),
+    ("MaxPool3d-pad-dil-ceil", lambda nn: nn.MaxPool3d((3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1),
+                                                       ceil_mode=True), [(2, 2, 6, 7, 6)]),
+    ("MaxPool3d-unbatched", lambda nn: nn.MaxPool3d(2, 1), [(2, 3, 4, 3)]),
+    ("AvgPool3d", lambda nn: nn.AvgPool3d(2), [(2, 3, 4, 6, 4)]),
+    ("AvgPool3d-pad-ceil-nocount", lambda nn: nn.AvgPool3d(3, 2, 1, True, False), [(1, 2, 5, 6, 7)]),
+    ("AvgPool3d-divisor", lambda nn: nn.AvgPool3d((2, 3, 2), 1, 1, divisor_override=5), [(1, 2, 4, 5, 4)]),
+    ("AdaptiveAvgPool3d", lambda nn: nn.AdaptiveAvgPool3d((2, 3, 4)), [(2, 3, 5, 7, 6)]),
+    ("AdaptiveAvgPool3d-None", lambda nn: nn.AdaptiveAvgPool3d((None, 2, 1)), [(2, 3, 4, 5, 6)]),
+    ("AdaptiveAvgPool3d-1", lambda nn: nn.AdaptiveAvgPool3d(1), [(2, 3, 4, 4, 4)]),
 ]
 
 
@@ -58,7 +69,31 @@ def test_gradcheck_float64():
     assert derivgen.autograd.gradcheck(lambda x: F.adaptive_avg_pool1d(x, 3), (x,), check_forward_ad=True)
 
 
+def test_max_pool3d_indices_match_torch():
+    x = np.random.default_rng(4).standard_normal((2, 2, 5, 6, 5))
+    outs = [lib.nn.functional.max_pool3d(lib.tensor(x), 3, 2, 1, return_indices=True) for lib in (torch, derivgen)]
+    for t, d in zip(*outs):
+        assert d.dtype.__repr__().split(".")[-1] == t.dtype.__repr__().split(".")[-1]
+        np.testing.assert_array_equal(d.numpy(), t.numpy())
+
+
+def test_gradcheck_3d_float64():
+    x = derivgen.tensor(np.random.default_rng(1).standard_normal((1, 2, 4, 5, 4)), requires_grad=True)
+    F = derivgen.nn.functional
+    for f in (lambda x: F.max_pool3d(x, 2, (1, 2, 1), 1), lambda x: F.avg_pool3d(x, 3, 2, 1, True, False),
+              lambda x: F.avg_pool3d(x, 2, divisor_override=3), lambda x: F.adaptive_avg_pool3d(x, (3, 2, 3))):
+        assert derivgen.autograd.gradcheck(f, (x,), check_forward_ad=True)
+        assert derivgen.autograd.gradgradcheck(f, (x,))
+
+
 BAD = [
+    ("max_pool3d-rank", lambda T: T.nn.functional.max_pool3d(T.ones(3, 4, 4), 2)),
+    ("max_pool3d-kernel", lambda T: T.nn.functional.max_pool3d(T.ones(1, 1, 4, 4, 4), (2, 2))),
+    ("max_pool3d-pad", lambda T: T.nn.functional.max_pool3d(T.ones(1, 1, 4, 4, 4), 2, padding=2)),
+    ("max_pool3d-too-small", lambda T: T.nn.functional.max_pool3d(T.ones(1, 1, 4, 1, 4), 2)),
+    ("avg_pool3d-rank", lambda T: T.nn.functional.avg_pool3d(T.ones(3, 4, 4), 2)),
+    ("avg_pool3d-divisor", lambda T: T.nn.functional.avg_pool3d(T.ones(1, 1, 4, 4, 4), 2, divisor_override=0)),
+    ("adaptive_avg_pool3d-rank", lambda T: T.nn.functional.adaptive_avg_pool3d(T.ones(3, 4, 4), 2)),
     ("avg_pool1d-rank", lambda T: T.nn.functional.avg_pool1d(T.ones(2, 3, 4, 5), 2)),
     ("avg_pool1d-kernel", lambda T: T.nn.functional.avg_pool1d(T.ones(2, 3, 4), (2, 2))),
     ("avg_pool1d-too-small", lambda T: T.nn.functional.avg_pool1d(T.ones(3, 4), 5)),

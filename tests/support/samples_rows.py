@@ -252,6 +252,17 @@ _simple("avg_pool2d", lambda r, d: [
     Sample((_t(r, d, 2, 5, 6), [3, 3], [2, 1], [1, 1], False, True, 4), {}, [0], "unbatched, divisor_override")])
 _simple("_adaptive_avg_pool2d", lambda r, d: [Sample((_t(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
                                               Sample((_t(r, d, 2, 5, 6), [5, 2]), {}, [0], "unbatched")])
+_simple("max_pool3d_with_indices", lambda r, d: [
+    Sample((_distinct(r, d, 1, 2, 4, 4, 3), [2, 2, 2]), {}, [0], "2x2x2"),
+    Sample((_distinct(r, d, 2, 5, 4, 5), [3, 2, 3], [2, 1, 2], [1, 0, 1], [1, 2, 1], True), {}, [0],
+           "unbatched, padding, dilation, ceil_mode")])
+_simple("avg_pool3d", lambda r, d: [
+    Sample((_t(r, d, 1, 2, 4, 5, 4), [2, 2, 2]), {}, [0], "2x2x2"),
+    Sample((_t(r, d, 2, 5, 4, 5), [3, 2, 3], [2, 2, 1], [1, 1, 1], True, False), {}, [0],
+           "unbatched, padding not counted, ceil_mode"),
+    Sample((_t(r, d, 1, 2, 4, 4, 4), [2, 3, 2], [1, 1, 2], [1, 1, 0], False, True, 4), {}, [0], "divisor_override")])
+_simple("_adaptive_avg_pool3d", lambda r, d: [Sample((_t(r, d, 1, 2, 4, 5, 6), [3, 2, 4]), {}, [0]),
+                                              Sample((_t(r, d, 2, 3, 4, 5), [2, 4, 5]), {}, [0], "unbatched")])
 _simple("native_batch_norm", lambda r, d: [
     Sample((_t(r, d, 3, 2, 4), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2, lo=0.5, signed=False), True, 0.1,
             1e-5), {}, [0, 1, 2], "train, running stats"),

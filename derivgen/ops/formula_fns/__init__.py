@@ -125,12 +125,20 @@ from derivgen.ops.formula_fns import pooling as _pooling
 from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     adaptive_avg_pool2d_backward,
     adaptive_avg_pool2d_backward_graph,
+    adaptive_avg_pool3d_backward,
+    adaptive_avg_pool3d_backward_graph,
     avg_pool2d_backward,
     avg_pool2d_backward_graph,
+    avg_pool3d_backward,
+    avg_pool3d_backward_graph,
     max_pool2d_with_indices_backward,
     max_pool2d_with_indices_backward_graph,
     max_pool2d_with_indices_jvp,
     max_pool2d_with_indices_jvp_graph,
+    max_pool3d_with_indices_backward,
+    max_pool3d_with_indices_backward_graph,
+    max_pool3d_with_indices_jvp,
+    max_pool3d_with_indices_jvp_graph,
 )
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401

@@ -153,6 +153,11 @@ from derivgen.ops.forwards.pooling import (  # noqa: F401
     avg_pool2d,
     max_pool2d_with_indices,
 )
+from derivgen.ops.forwards.pooling3d import (  # noqa: F401
+    _adaptive_avg_pool3d,
+    avg_pool3d,
+    max_pool3d_with_indices,
+)
 from derivgen.ops.forwards.normalization import (  # noqa: F401
     native_batch_norm,
     native_group_norm,
