@@ -411,6 +411,7 @@ from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pool
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,

@@ -166,6 +166,13 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return aten._adaptive_avg_pool2d(input, size)
 
 
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    size = _tuple(output_size, 2)
+    size = [input.shape[-2 + i] if s is None else s for i, s in enumerate(size)]
+    out, indices = aten.adaptive_max_pool2d(input, size)
+    return (out, indices) if return_indices else out
+
+
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):  # noqa: A002
     out, indices = aten.max_pool3d_with_indices(input, _tuple(kernel_size, 1), [] if stride is None else
                                                 _tuple(stride, 1), _tuple(padding, 1), _tuple(dilation, 1), ceil_mode)

@@ -263,6 +263,8 @@ _simple("avg_pool3d", lambda r, d: [
     Sample((_t(r, d, 1, 2, 4, 4, 4), [2, 3, 2], [1, 1, 2], [1, 1, 0], False, True, 4), {}, [0], "divisor_override")])
 _simple("_adaptive_avg_pool3d", lambda r, d: [Sample((_t(r, d, 1, 2, 4, 5, 6), [3, 2, 4]), {}, [0]),
                                               Sample((_t(r, d, 2, 3, 4, 5), [2, 4, 5]), {}, [0], "unbatched")])
+_simple("adaptive_max_pool2d", lambda r, d: [Sample((_distinct(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
+                                             Sample((_distinct(r, d, 2, 6, 5), [4, 5]), {}, [0], "unbatched")])
 _simple("native_batch_norm", lambda r, d: [
     Sample((_t(r, d, 3, 2, 4), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2, lo=0.5, signed=False), True, 0.1,
             1e-5), {}, [0, 1, 2], "train, running stats"),

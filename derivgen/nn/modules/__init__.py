@@ -17,5 +17,6 @@ from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from derivgen.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,  # noqa: F401
-                                         AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
+                                         AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d,
+                                         MaxPool3d)
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401

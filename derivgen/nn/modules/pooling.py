@@ -1,4 +1,5 @@
-"""``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` over their ``F`` functions."""
+"""``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool2d`` over their ``F``
+functions."""
 from derivgen.nn import functional as F
 from derivgen.nn.modules.module import Module
 
@@ -109,3 +110,16 @@ class AvgPool3d(AvgPool2d):
 class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
     def forward(self, input):
         return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

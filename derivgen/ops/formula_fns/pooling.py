@@ -70,6 +70,15 @@ def max_pool2d_with_indices_jvp_graph(self_t, indices):
     return aten.view(out, tuple(indices.shape))
 
 
+def adaptive_max_pool2d_backward(grad, self, indices):
+    """The scatter of max pooling: adaptive windows keep flat indices into each plane too."""
+    return max_pool2d_with_indices_backward(grad, self, None, None, None, None, None, indices)
+
+
+def adaptive_max_pool2d_backward_graph(grad, self, indices):
+    return max_pool2d_with_indices_backward_graph(grad, self, None, None, None, None, None, indices)
+
+
 # ---- 3-D: the same scatter, gather and averaging matrices over (D, H, W) volumes ----------------------------
 
 def _volumes(shape):
@@ -140,6 +149,7 @@ def adaptive_avg_pool3d_backward_graph(grad, self):
 
 
 TENSOR_FUNCTIONS = {
+    "adaptive_max_pool2d_backward": (adaptive_max_pool2d_backward, adaptive_max_pool2d_backward_graph),
     "max_pool3d_with_indices_backward": (max_pool3d_with_indices_backward, max_pool3d_with_indices_backward_graph),
     "max_pool3d_with_indices_jvp": (max_pool3d_with_indices_jvp, max_pool3d_with_indices_jvp_graph),
     "avg_pool3d_backward": (avg_pool3d_backward, avg_pool3d_backward_graph),

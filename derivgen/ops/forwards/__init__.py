@@ -150,6 +150,7 @@ from derivgen.ops.forwards.nn import (  # noqa: F401
 from derivgen.ops.forwards.conv import convolution  # noqa: F401
 from derivgen.ops.forwards.pooling import (  # noqa: F401
     _adaptive_avg_pool2d,
+    adaptive_max_pool2d,
     avg_pool2d,
     max_pool2d_with_indices,
 )
