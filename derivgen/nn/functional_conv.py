@@ -1,9 +1,10 @@
 """torch.nn.functional's convolution, pooling and normalisation functions over the table rows
-``convolution``, ``max_pool2d_with_indices``, ``avg_pool2d``, ``_adaptive_avg_pool2d``,
-``native_batch_norm`` and ``native_group_norm``, composed as torch's Python and C++ wrappers compose
-them (unbatched inputs through unsqueeze / squeeze, ``padding='same'`` through constant_pad_nd when
-asymmetric, 1-D pooling as 2-D pooling of a height-1 input, ``instance_norm`` as batch norm of a (1, N*C,
-*) view), so the graphs match torch's. Re-exported by ``derivgen.nn.functional``.
+``convolution``, ``max_pool2d_with_indices``, ``max_pool3d_with_indices``, ``avg_pool2d``, ``avg_pool3d``,
+``_adaptive_avg_pool2d``, ``_adaptive_avg_pool3d``, ``adaptive_max_pool2d``, ``native_batch_norm`` and
+``native_group_norm``, composed as torch's Python and C++ wrappers compose them (unbatched inputs through
+unsqueeze / squeeze, ``padding='same'`` through constant_pad_nd when asymmetric, 1-D pooling as 2-D pooling of
+a height-1 input, ``instance_norm`` as batch norm of a (1, N*C, *) view), so the graphs match torch's.
+Re-exported by ``derivgen.nn.functional``.
 """
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.registry import aten
