@@ -9,14 +9,12 @@ from derivgen.ops import composites as _c
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.kernels.dispatch import broadcast_shape
-from derivgen.ops.factories import full_like
 
 
 def _in_place(input, fn, inplace):
     """``fn(input)``, or with torch's ``inplace=True`` that result written into ``input``, which is
-    returned. The table has no in-place row per activation, so this computes ``fn`` on a clone (the saved
-    input must not be the tensor being overwritten) and records a copy_: torch's values and gradients,
-    with CloneBackward0 and CopyBackward0 nodes where torch has one in-place node."""
+    returned (dropout: computed on a clone, then a copy_, so CloneBackward0 and CopyBackward0 nodes where
+    torch's dropout_ records one MulBackward0)."""
     if not inplace:
         return fn(input)
     return input.copy_(fn(aten.clone(input)))

@@ -228,11 +228,6 @@ def test_every_fusable_row_matches_eager(entry, fused):
     (a two-node region) equal the eager ones, on the row's gradcheck samples."""
     node_cls = None
     fn = row_function(entry)
-    if entry.writes_into_self:  # an in-place row (threshold_) writes into a non-leaf: a clone of the sample
-        row = fn
-
-        def fn(self, *args, **kwargs):
-            return row(self.clone(), *args, **kwargs)
     checked = 0
     for s in samples_for(entry, derivgen.float64)[:3]:
         if not s.diff_index:

@@ -26,7 +26,7 @@ ENTRIES = load_table(os.path.join(REPO, "formulas.yaml"))
 ROWS = [e for e in ENTRIES if e.formulas and e.schema.row_name in generated_jvp.RULES]
 SAMPLES_PER_ROW = 2
 INPLACE_ROWS = [e for e in ROWS if e.inplace or e.writes_into_self]  # those with an in-place form
-OUT_OF_PLACE_ROWS = [e for e in ROWS if not e.writes_into_self]
+OUT_OF_PLACE_ROWS = [e for e in ROWS if not e.writes_into_self]  # the others are checked as INPLACE_ROWS
 # rows failing one of the two checks, each with the reason (none today: every row passes both)
 KNOWN_FAILURES = {}
 
