@@ -8,6 +8,7 @@ returns a problem (a sentence, and the line of the formula at fault) or None.
 """
 import numpy as np
 
+from derivgen.core.generator import default_generator
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.tensor import Tensor
 from derivgen.engine.api import grad as _autograd_grad
@@ -16,6 +17,7 @@ from derivgen.generated import ops
 
 EPS = 1e-6                 # the finite-difference step, as gradcheck's
 ATOL, RTOL = 1e-5, 1e-3    # gradcheck's tolerances
+_DRAW_SEED = 0
 
 
 def _array(spec, rng):
@@ -69,7 +71,14 @@ class _Sample:
                 for i, t in enumerate(kwargs[name]):
                     if t is not None:
                         leaves[(name, i)] = t
-        out = getattr(ops, self.spec["row"])(**kwargs)
+        # random rows (uniform_, bernoulli, ...) draw the same numbers on every call, so that finite
+        # differences see how the output depends on the inputs, not on the draw
+        state = default_generator.get_state()
+        default_generator.manual_seed(_DRAW_SEED)
+        try:
+            out = getattr(ops, self.spec["row"])(**kwargs)
+        finally:
+            default_generator.set_state(state)
         return self._outputs(out), leaves
 
     @staticmethod

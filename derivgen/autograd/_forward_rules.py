@@ -115,7 +115,7 @@ class ForwardObserver:
         if row not in _jvp.RULES:
             raise unsupported(fn_name)
         original = None
-        if row != fn_name:  # in-place: the rule needs self as it was before the op wrote into it
+        if fn_name in _jvp.INPLACE:  # in-place: the rule needs self as it was before the op wrote into it
             original = Tensor._make(kwargs["self"]._array.copy())
         return _Call(row, kwargs, tangents, original)
 

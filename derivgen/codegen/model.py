@@ -357,7 +357,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     if missing:
         raise entry.error(f"the create_graph path of this row needs the op(s) {sorted(missing)}, which the "
                           "table lacks: add their rows")
-    if entry.inplace and any(s.name == "self" and not s.is_output for s in model.saved_tensors):
+    if (entry.inplace or entry.writes_into_self) and any(s.name == "self" and not s.is_output for s in model.saved_tensors):
         model.inplace_saves_original_self = True
     model.jvp = build_jvp(entry, fwd, scope, low)
     if model.jvp is not None and model.jvp.kernel is not None:

@@ -131,6 +131,10 @@ def render_models(models, table_file, table_sha, library=None):
             stamp = [f"row sha256: {row.row_hash}", f"runtime helpers sha256: {helpers_sha}"]
             files[f"kernels/{row.py_name}.py"] = env.get_template("kernel_module.py.j2").render(
                 row=row, stamp_lines=stamp, **common)
+        if row.entry.writes_into_self:
+            row.inplace_fn = row.entry.schema.row_name
+            _add_overload(ops, by_name, row.entry.schema.base, row.inplace_fn, row.entry.schema, inplace=True)
+            continue
         _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
                       inplace=False)
         if row.entry.inplace:

@@ -22,4 +22,3 @@ def install(env):
     env.filters["docstring_safe"] = docstring_safe
     env.filters["pyrepr"] = repr  # a Python literal of a name or a list of names
     env.globals["manifest"] = manifest.load  # called at render time: a user library extends it
-    env.globals["inplace_fn_name"] = inplace_fn_name

@@ -9,14 +9,12 @@ from derivgen.ops import composites as _c
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.kernels.dispatch import broadcast_shape
-from derivgen.ops.factories import full_like
 
 
 def _in_place(input, fn, inplace):
     """``fn(input)``, or with torch's ``inplace=True`` that result written into ``input``, which is
-    returned. The table has no in-place row per activation, so this computes ``fn`` on a clone (the saved
-    input must not be the tensor being overwritten) and records a copy_: torch's values and gradients,
-    with CloneBackward0 and CopyBackward0 nodes where torch has one in-place node."""
+    returned (dropout: computed on a clone, then a copy_, so CloneBackward0 and CopyBackward0 nodes where
+    torch's dropout_ records one MulBackward0)."""
     if not inplace:
         return fn(input)
     return input.copy_(fn(aten.clone(input)))
@@ -43,36 +41,50 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _in_place(input, aten.silu, inplace)
+    return aten.silu_(input) if inplace else aten.silu(input)
 
 
 def mish(input, inplace=False):
-    return _in_place(input, aten.mish, inplace)
+    return aten.mish_(input) if inplace else aten.mish(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     return aten.softplus(input, beta, threshold)
 
 
+# The in-place forms of elu, celu, leaky_relu and threshold are rows of their own (EluBackward1, ...: their
+# backward reads the result); silu, mish, hardsigmoid and hardswish in place record the out-of-place node.
+
 def elu(input, alpha=1.0, inplace=False):
-    # in place: the table's elu_ row (EluBackward0 on the input; torch's elu_ records EluBackward1, a
-    # formula over the result)
     return aten.elu_(input, alpha) if inplace else aten.elu(input, alpha)
 
 
+def elu_(input, alpha=1.0):
+    return aten.elu_(input, alpha)
+
+
 def selu(input, inplace=False):
-    return _in_place(input, _c.selu, inplace)
+    return _c.selu_(input) if inplace else _c.selu(input)
+
+
+def selu_(input):
+    return _c.selu_(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _in_place(input, lambda x: aten.celu(x, alpha), inplace)
+    return aten.celu_(input, alpha) if inplace else aten.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return aten.celu_(input, alpha)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    # in place: LeakyReluBackward0 where torch's leaky_relu_ records LeakyReluBackward1 (same gradients)
-    if inplace:
-        return aten.leaky_relu_(input, negative_slope)
-    return aten.leaky_relu(input, negative_slope)
+    return aten.leaky_relu_(input, negative_slope) if inplace else aten.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return aten.leaky_relu_(input, negative_slope)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -81,23 +93,29 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return aten.hardtanh_(input, min_val, max_val) if inplace else aten.hardtanh(input, min_val, max_val)
 
 
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _in_place(input, aten.hardsigmoid, inplace)
+    return aten.hardsigmoid_(input) if inplace else aten.hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
-    return _in_place(input, aten.hardswish, inplace)
+    return aten.hardswish_(input) if inplace else aten.hardswish(input)
 
 
 def threshold(input, threshold, value, inplace=False):
-    """``input`` where it is greater than ``threshold``, else ``value`` (a ``where``: WhereBackward0, where
-    torch records ThresholdBackward0; same values and gradients)."""
-    ops = aten
-    return _in_place(input, lambda x: ops.where(ops.gt(x, threshold), x, full_like(x, value)), inplace)
+    """``input`` where it is greater than ``threshold``, else ``value``."""
+    return aten.threshold_(input, threshold, value) if inplace else aten.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return aten.threshold_(input, threshold, value)
 
 
 def _implicit_softmax_dim(name, ndim, stacklevel):
@@ -388,17 +406,25 @@ def pad(input, pad, mode="constant", value=None):
 
 
 from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
+    adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool2d,
+    avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     batch_norm,
     conv1d,
     conv2d,
+    conv3d,
     conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
     group_norm,
     instance_norm,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
 )
 from derivgen.nn.functional_attention import (  # noqa: E402,F401 - attention
     _canonical_mask,

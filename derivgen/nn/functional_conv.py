@@ -1,9 +1,10 @@
 """torch.nn.functional's convolution, pooling and normalisation functions over the table rows
-``convolution``, ``max_pool2d_with_indices``, ``avg_pool2d``, ``_adaptive_avg_pool2d``,
-``native_batch_norm`` and ``native_group_norm``, composed as torch's Python and C++ wrappers compose
-them (unbatched inputs through unsqueeze / squeeze, ``padding='same'`` through constant_pad_nd when
-asymmetric, 1-D pooling as 2-D pooling of a height-1 input, ``instance_norm`` as batch norm of a (1, N*C,
-*) view), so the graphs match torch's. Re-exported by ``derivgen.nn.functional``.
+``convolution``, ``max_pool2d_with_indices``, ``max_pool3d_with_indices``, ``avg_pool2d``, ``avg_pool3d``,
+``_adaptive_avg_pool2d``, ``_adaptive_avg_pool3d``, ``adaptive_max_pool2d``, ``native_batch_norm`` and
+``native_group_norm``, composed as torch's Python and C++ wrappers compose them (unbatched inputs through
+unsqueeze / squeeze, ``padding='same'`` through constant_pad_nd when asymmetric, 1-D pooling as 2-D pooling of
+a height-1 input, ``instance_norm`` as batch norm of a (1, N*C, *) view), so the graphs match torch's.
+Re-exported by ``derivgen.nn.functional``.
 """
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.registry import aten
@@ -66,6 +67,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose(name, n, input, weight, bias, stride, padding, output_padding, groups, dilation):  # noqa: A002
     batched = _check_rank(name, input, n)
     x = input if batched else input.unsqueeze(0)
@@ -81,6 +86,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):  # noqa: A002
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):  # noqa: A002
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
 
 
@@ -116,6 +126,37 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                              _tuple(padding, 1), ceil_mode, count_include_pad, divisor_override)
 
 
+def _one_int(name, arg, value):
+    values = [value] if isinstance(value, int) else list(value)
+    if len(values) != 1:
+        raise RuntimeError(f"{name}() argument '{arg}' should contain one int (got {len(values)})")
+    return values[0]
+
+
+def _check_1d_rank(name, input):  # noqa: A002
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):  # noqa: A002
+    """torch's avg_pool1d: avg_pool2d of a height-1 input, squeezed (SqueezeBackward1 over AvgPool2DBackward0)."""
+    _check_1d_rank("avg_pool1d", input)
+    k = _one_int("avg_pool1d", "kernel_size", kernel_size)
+    s = k if stride is None or (not isinstance(stride, int) and not list(stride)) else \
+        _one_int("avg_pool1d", "stride", stride)
+    p = _one_int("avg_pool1d", "padding", padding)
+    out = aten.avg_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], ceil_mode, count_include_pad, None)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """torch's adaptive_avg_pool1d: adaptive_avg_pool2d of a height-1 input, squeezed."""
+    _check_1d_rank("adaptive_avg_pool1d", input)
+    size = _one_int("adaptive_avg_pool1d", "output_size", output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), [1, size]).squeeze(-2)
+
+
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     size = _tuple(output_size, 2)
     if len(size) != 2:
@@ -124,6 +165,35 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     if size == [1, 1] and input.dim() in (3, 4):
         return aten.mean(input, [-1, -2], True)  # torch takes the mean for a 1x1 output
     return aten._adaptive_avg_pool2d(input, size)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    size = _tuple(output_size, 2)
+    size = [input.shape[-2 + i] if s is None else s for i, s in enumerate(size)]
+    out, indices = aten.adaptive_max_pool2d(input, size)
+    return (out, indices) if return_indices else out
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):  # noqa: A002
+    out, indices = aten.max_pool3d_with_indices(input, _tuple(kernel_size, 1), [] if stride is None else
+                                                _tuple(stride, 1), _tuple(padding, 1), _tuple(dilation, 1), ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    return aten.avg_pool3d(input, _tuple(kernel_size, 1), [] if stride is None else _tuple(stride, 1),
+                           _tuple(padding, 1), ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    size = _tuple(output_size, 3)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    size = [input.shape[-3 + i] if s is None else s for i, s in enumerate(size)]
+    if size == [1, 1, 1] and input.dim() in (4, 5):
+        return aten.mean(input, [-1, -2, -3], True)  # torch takes the mean for a 1x1x1 output
+    return aten._adaptive_avg_pool3d(input, size)
 
 
 # ---- normalisation -------------------------------------------------------------------------------------

@@ -153,6 +153,11 @@ def selu(self):
     return aten.elu(self, _SELU_ALPHA, _SELU_SCALE)
 
 
+def selu_(self):
+    """torch.selu_ is elu_ with the same constants (EluBackward1)."""
+    return aten.elu_(self, _SELU_ALPHA, _SELU_SCALE)
+
+
 def mT(self):  # noqa: N802 - torch spelling
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
@@ -534,7 +539,8 @@ min_or_minimum = _binary_or_reduction("min", "minimum")
 
 # Composite functions exposed as ``derivgen.<name>`` and as Tensor methods (installed by operators.install).
 FUNCTIONS = {
-    "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "var": var,
+    "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "selu_": selu_,
+    "var": var,
     "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "split": split, "chunk": chunk,
     "unsafe_chunk": unsafe_chunk,
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "hstack": hstack, "vstack": vstack,

@@ -135,6 +135,12 @@ def _float_only(kernel):
     return rule
 
 
+def _celu_alpha(tensors, scalars, out):
+    """torch divides by alpha in CELU's kernel and refuses 0 first (its text: the C++ ZeroDivisionError)."""
+    if scalars and scalars[0] == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+
+
 def relu(tensors, scalars, out):
     if _is_bool(tensors[0]):
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -159,6 +165,7 @@ def addcdiv(tensors, scalars, out):
 _FLOAT_ONLY = {
     "silu_forward": "silu_cpu", "mish_forward": "mish_cpu", "softplus_forward": "softplus_cpu",
     "elu_forward": "elu_cpu", "celu_forward": "elu_cpu", "leaky_relu_forward": "leaky_relu_cpu",
+    "elu__forward": "elu_cpu", "celu__forward": "elu_cpu", "leaky_relu__forward": "leaky_relu_cpu",
     "hardsigmoid_forward": "hardsigmoid_cpu", "hardswish_forward": "hardswish_cpu", "hypot_forward": "hypot_cpu",
 }
 
@@ -220,6 +227,10 @@ def _chain(first, second):
         res = first(tensors, scalars, out)
         return res if res is not None else second(tensors, scalars, out)
     return rule
+
+
+for _name in ("celu_forward", "celu__forward"):
+    RULES[_name] = _chain(_celu_alpha, RULES[_name])
 
 
 def install(kernels):

@@ -45,6 +45,13 @@ class Entry:
         return self.schema.full_name
 
     @property
+    def writes_into_self(self):
+        """A row named like torch's in-place op (``elu_``) with a ``forward:`` expression: its kernel
+        writes into ``self`` and its node is its own (torch's ``EluBackward1``, whose formula reads the
+        result), where ``inplace: true`` gives a row's in-place form the out-of-place row's node."""
+        return self.forward is not None and self.schema.base.endswith("_")
+
+    @property
     def differentiable_args(self):
         """Arguments with a formula, in schema order: this fixes the edge order (next_functions)."""
         covered = {n for f in self.formulas for n in f.names}

@@ -3,7 +3,7 @@
 # row sha256: 66ea2da76e1dca4e
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Numba kernels of `logical_or` (formulas.yaml, line 547).
+"""Numba kernels of `logical_or` (formulas.yaml, line 549).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -130,9 +130,17 @@ def tensor(rng, shape, dtype, lo=0.25, hi=2.0, signed=True):
 
 
 def row_function(entry):
-    """The generated per-row function: ``derivgen.generated.ops.<row_name>``."""
+    """The generated per-row function: ``derivgen.generated.ops.<row_name>``. A row whose kernel writes into
+    ``self`` (``elu_``) is called on a clone of ``self``: a leaf requiring grad cannot be written in place,
+    and the sample must keep its values for the next call."""
     from derivgen.generated import ops
-    return getattr(ops, entry.schema.row_name)
+    row = getattr(ops, entry.schema.row_name)
+    if not entry.writes_into_self:
+        return row
+
+    def on_a_clone(self, *args, **kwargs):
+        return row(self.clone(), *args, **kwargs)
+    return on_a_clone
 
 
 def call_row(entry, args, kwargs):

@@ -4,6 +4,7 @@ gradcheck (tests/ops/test_gradcheck_table.py). Values stay away from kinks and t
 differences are valid; kinks themselves are covered against torch in tests/parity/test_parity_ops.py."""
 import numpy as np
 
+from derivgen.core.generator import Generator
 from derivgen.core.tensor import Tensor
 from tests.support.samples import Sample, register, rng_for, tensor
 
@@ -260,6 +261,19 @@ _simple("avg_pool2d", lambda r, d: [
     Sample((_t(r, d, 2, 5, 6), [3, 3], [2, 1], [1, 1], False, True, 4), {}, [0], "unbatched, divisor_override")])
 _simple("_adaptive_avg_pool2d", lambda r, d: [Sample((_t(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
                                               Sample((_t(r, d, 2, 5, 6), [5, 2]), {}, [0], "unbatched")])
+_simple("max_pool3d_with_indices", lambda r, d: [
+    Sample((_distinct(r, d, 1, 2, 4, 4, 3), [2, 2, 2]), {}, [0], "2x2x2"),
+    Sample((_distinct(r, d, 2, 5, 4, 5), [3, 2, 3], [2, 1, 2], [1, 0, 1], [1, 2, 1], True), {}, [0],
+           "unbatched, padding, dilation, ceil_mode")])
+_simple("avg_pool3d", lambda r, d: [
+    Sample((_t(r, d, 1, 2, 4, 5, 4), [2, 2, 2]), {}, [0], "2x2x2"),
+    Sample((_t(r, d, 2, 5, 4, 5), [3, 2, 3], [2, 2, 1], [1, 1, 1], True, False), {}, [0],
+           "unbatched, padding not counted, ceil_mode"),
+    Sample((_t(r, d, 1, 2, 4, 4, 4), [2, 3, 2], [1, 1, 2], [1, 1, 0], False, True, 4), {}, [0], "divisor_override")])
+_simple("_adaptive_avg_pool3d", lambda r, d: [Sample((_t(r, d, 1, 2, 4, 5, 6), [3, 2, 4]), {}, [0]),
+                                              Sample((_t(r, d, 2, 3, 4, 5), [2, 4, 5]), {}, [0], "unbatched")])
+_simple("adaptive_max_pool2d", lambda r, d: [Sample((_distinct(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
+                                             Sample((_distinct(r, d, 2, 6, 5), [4, 5]), {}, [0], "unbatched")])
 _simple("native_batch_norm", lambda r, d: [
     Sample((_t(r, d, 3, 2, 4), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2, lo=0.5, signed=False), True, 0.1,
             1e-5), {}, [0, 1, 2], "train, running stats"),
@@ -293,3 +307,40 @@ _simple("put", lambda r, d: [
     Sample((_t(r, d, 3, 4), _idx([1, -1, 5, 0]), _t(r, d, 4)), {}, [0, 2], "distinct positions"),
     Sample((_t(r, d, 3, 4), _idx([1, 1, -2, 7]), _t(r, d, 4), True), {}, [0, 2], "accumulate, repeated position")])
 _simple("take", lambda r, d: [Sample((_t(r, d, 3, 4), _idx([[0, 11], [-1, 0]])), {}, [0], "repeated, negative")])
+
+# ---- random in-place rows: each call draws again, so the samples pass a generator that hands out the same
+# stream on every call (central differences then see only how the values depend on the inputs: not at all)
+
+
+class _SameDraws(Generator):
+    """A Generator whose stream restarts at every draw."""
+
+    @property
+    def _np(self):
+        return np.random.default_rng(0)
+
+    @_np.setter
+    def _np(self, value):
+        pass
+
+
+def _same():
+    return {"generator": _SameDraws()}
+
+
+_simple("uniform_", lambda r, d: [Sample((_t(r, d, 3, 4), -1.0, 2.0), _same(), [0])])
+_simple("normal_", lambda r, d: [Sample((_t(r, d, 3, 4), 0.5, 2.0), _same(), [0])])
+_simple("bernoulli", lambda r, d: [Sample((_t(r, d, 3, 4, lo=0.2, hi=0.8, signed=False),), _same(), [0])])
+_simple("bernoulli.p", lambda r, d: [Sample((_t(r, d, 3, 4), 0.3), _same(), [0])])
+_simple("bernoulli_.Tensor", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.2, hi=0.8, signed=False)), _same(), [0, 1]),
+    Sample((_t(r, d, 3, 4), _t(r, d, 4, lo=0.2, hi=0.8, signed=False)), _same(), [0, 1], "broadcast p")])
+_simple("bernoulli_.float", lambda r, d: [Sample((_t(r, d, 3, 4), 0.3), _same(), [0])])
+_simple("exponential_", lambda r, d: [Sample((_t(r, d, 3, 4), 1.5), _same(), [0])])
+_simple("geometric_", lambda r, d: [Sample((_t(r, d, 3, 4), 0.4), _same(), [0])])
+_simple("log_normal_", lambda r, d: [Sample((_t(r, d, 3, 4), 0.5, 0.7), _same(), [0])])
+_simple("cauchy_", lambda r, d: [Sample((_t(r, d, 3, 4), 1.0, 0.5), _same(), [0])])
+_simple("random_.from", lambda r, d: [Sample((_t(r, d, 3, 4), -3, 9), _same(), [0]),
+                                      Sample((_t(r, d, 3, 4), 5, None), _same(), [0], "to the dtype's end")])
+_simple("random_.to", lambda r, d: [Sample((_t(r, d, 3, 4), 7), _same(), [0])])
+_simple("random_", lambda r, d: [Sample((_t(r, d, 3, 4),), _same(), [0])])

@@ -76,14 +76,26 @@ def _formula_scope(entry):
     return s
 
 
+# The backward helpers of in-place activations (``elu_``, ``leaky_relu_``) are elementwise: a ``where`` over
+# the result, plus torch's refusal of a negative slope. Their math, as sympy, so that their rows are proved
+# too (``test_result_helpers_match_their_math`` checks the helpers against it).
+RESULT_HELPERS = {
+    "elu_result_backward": lambda g, r, alpha, scale, iscale: sp.Piecewise((g * iscale * (r + alpha * scale), r <= 0),
+                                                                          (g * scale, True)),
+    "leaky_relu_result_backward": lambda g, r, slope: sp.Piecewise((g, r > 0), (g * slope, True)),
+}
+
+
 def _strip_fill_helpers(expr):
-    """``zeros_like(x)`` is 0 and ``full_like(x, v)`` is v, elementwise."""
+    """``zeros_like(x)`` is 0 and ``full_like(x, v)`` is v, elementwise; the result helpers are their math."""
     def repl(node):
         name = type(node).__name__
         if name == "zeros_like":
             return sp.S.Zero
         if name == "full_like" and len(node.args) == 2:
             return node.args[1]
+        if name in RESULT_HELPERS:
+            return RESULT_HELPERS[name](*node.args)
         return node
     return expr.replace(lambda n: isinstance(n, sp.core.function.AppliedUndef), repl)
 
@@ -97,9 +109,19 @@ def hand_and_derived(entry, formula):
     return hand, derived
 
 
+# A backward that reads the result tells the input's sign from the result's, which holds for positive slopes
+# and scales only: torch refuses the backward for a negative slope, and so do the helpers.
+_RESULT_FORM_DOMAINS = {"elu_": {"alpha": "pos", "scale": "pos", "input_scale": "pos"},
+                        "leaky_relu_": {"negative_slope": "pos"}}
+
+
+def _kinds(entry):
+    return {**input_domains(entry), **_RESULT_FORM_DOMAINS.get(entry.name, {})}
+
+
 def _domains(entry):
     doms = {}
-    for name, kind in input_domains(entry).items():
+    for name, kind in _kinds(entry).items():
         doms[name] = _DOMAIN_RANGES[kind]
     for a in entry.schema.args:
         if a.is_number and a.type.rstrip("?") in ("int", "SymInt"):
@@ -126,7 +148,7 @@ def test_formula_matches_derivative_of_forward(entry, formula):
     assert n >= 16
     # Scalar arguments pinned to small integers reach the special cases (``exponent != 0``)
     numbers = [a.name for a in entry.schema.args if a.is_number and _sym(a.name) in symbols]
-    kinds = input_domains(entry)
+    kinds = _kinds(entry)
     for name in numbers:
         for k in (0, 1, 2, -1):
             kind = kinds.get(name)
@@ -141,6 +163,17 @@ def test_formula_matches_derivative_of_forward(entry, formula):
                 continue
             ok, msg, _ = probe_equal(h, d, rest, domains, n_points=24, seed=2)
             assert ok, f"{entry.name} with {name}={k}: formula for {formula.names[0]} disagrees: {msg}"
+
+
+def test_result_helpers_match_their_math():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    g, r = rng.standard_normal(64), rng.standard_normal(64) * 2
+    for name, params in (("elu_result_backward", (0.7, 1.3, 0.8)), ("leaky_relu_result_backward", (0.2,))):
+        got = getattr(formula_fns, name)(g, r, *params)
+        syms = sp.symbols("g r a b c")[:2 + len(params)]
+        expr = sp.lambdify(syms, RESULT_HELPERS[name](*syms), "numpy")
+        np.testing.assert_allclose(got, expr(g, r, *params), rtol=1e-14)
 
 
 def test_probe_equal_catches_a_wrong_formula():

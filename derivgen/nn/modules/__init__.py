@@ -6,9 +6,11 @@ from derivgen.nn.modules.activation import (CELU, ELU, GELU, SELU, Hardsigmoid, 
 from derivgen.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  # noqa: F401
                                            Sequential)
-from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from derivgen.nn.modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,  # noqa: F401
+                                      ConvTranspose3d)
 from derivgen.nn.modules.dropout import Dropout  # noqa: F401
 from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from derivgen.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from derivgen.nn.modules.lazy import LazyModuleMixin  # noqa: F401
 from derivgen.nn.modules.lazy_layers import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
                                              LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear)
@@ -19,7 +21,9 @@ from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
 from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
-from derivgen.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
+from derivgen.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,  # noqa: F401
+                                         AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d,
+                                         MaxPool3d)
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401
 from derivgen.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                                              TransformerEncoder, TransformerEncoderLayer)

@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d`` over ``F.conv*`` /
+"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d`` over ``F.conv*`` /
 ``F.conv_transpose*``, with torch's argument checks, default initialisation (kaiming_uniform(a=sqrt(5))
 weight, fan-in uniform bias; derivgen's random stream) and printed form."""
 import math
@@ -127,6 +127,19 @@ class Conv2d(_ConvNd):
         return self._conv_forward(F.conv2d, input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    _n = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3),
+                         padding if isinstance(padding, str) else _ntuple(padding, 3), _ntuple(dilation, 3),
+                         False, _ntuple(0, 3), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input):
+        return self._conv_forward(F.conv3d, input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
                  bias, padding_mode, device=None, dtype=None):
@@ -165,7 +178,7 @@ class _ConvTransposeNd(_ConvNd):
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
                                               self._n, self.dilation)
-        conv = F.conv_transpose1d if self._n == 1 else F.conv_transpose2d
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                     self.dilation)
 
@@ -181,6 +194,15 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
+                         bias, padding_mode, device, dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):

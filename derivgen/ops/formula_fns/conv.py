@@ -13,6 +13,9 @@ from derivgen.ops.forwards.conv import (
     _as_2d,
     _pair,
     conv2d_arrays,
+    conv3d_arrays,
+    conv3d_input_grad,
+    conv3d_weight_grad,
     convolution,
     conv_input_grad,
     conv_weight_grad,
@@ -38,6 +41,9 @@ def convolution_backward(grad, input, weight, bias, stride, padding, dilation, t
     layer's input needs none: its col2im is half of the backward)."""
     gi = gw = None
     n_spatial = weight.ndim - 2
+    if n_spatial == 3:
+        return _convolution_backward_3d(grad, input, weight, bias, stride, padding, dilation, transposed, groups,
+                                        grad_input_mask)
     g = np.ascontiguousarray(_as_2d(grad, n_spatial))
     x = np.ascontiguousarray(_as_2d(input, n_spatial))
     w = np.ascontiguousarray(_as_2d(weight, n_spatial))
@@ -52,6 +58,22 @@ def convolution_backward(grad, input, weight, bias, stride, padding, dilation, t
         gw = conv_weight_grad(x, g, w.shape, s, p, d, groups) if not transposed else \
             conv_weight_grad(g, x, w.shape, s, p, d, groups)
         gw = gw.reshape(weight.shape)
+    return gi, gw, _bias_grad(grad, bias, grad_input_mask)
+
+
+def _convolution_backward_3d(grad, input, weight, bias, stride, padding, dilation, transposed, groups,  # noqa: A002
+                             grad_input_mask):
+    g, x, w = (np.ascontiguousarray(a) for a in (grad, input, weight))
+    gi = gw = None
+    if grad_input_mask[0]:
+        if not transposed:
+            gi = conv3d_input_grad(g, w, x.shape, stride, padding, dilation, groups)
+        else:
+            gi = conv3d_arrays(g, w, stride, padding, dilation, groups)
+            gi = np.ascontiguousarray(gi[tuple(slice(0, s) for s in x.shape)])
+    if grad_input_mask[1]:
+        gw = conv3d_weight_grad(x, g, w.shape, stride, padding, dilation, groups) if not transposed else \
+            conv3d_weight_grad(g, x, w.shape, stride, padding, dilation, groups)
     return gi, gw, _bias_grad(grad, bias, grad_input_mask)
 
 

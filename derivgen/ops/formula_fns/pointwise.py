@@ -183,7 +183,48 @@ def zero_if_rounding_graph(x, rounding_mode):
     return x if rounding_mode is None else zeros_like_graph(x)
 
 
+# ---- in-place activations (elu_, celu_, leaky_relu_): the backward reads the result, as torch's
+# ``elu_backward(..., is_result=true, result)``. With a negative slope the result no longer tells which side of
+# zero the input was on, so torch refuses the backward; so do these.
+
+_NEGATIVE_SLOPE = ("In-place {op} backward calculation is triggered with a negative slope which is not supported. "
+                   "This is caused by calling in-place forward function with a negative slope, please call "
+                   "out-of-place version instead.")
+_LEAKY_TAIL = (" File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+               "backward calculation with negative slope")
+
+
+def _check_slope(value, op, tail=""):
+    if float(value) < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(op=op) + tail)
+
+
+def elu_result_backward(grad, result, alpha, scale, input_scale):
+    """d elu / d x from the result: ``input_scale * (result + alpha * scale)`` where result <= 0."""
+    _check_slope(alpha, "elu")
+    return np.where(result <= 0, grad * (input_scale * (result + alpha * scale)), grad * scale).astype(grad.dtype,
+                                                                                                         copy=False)
+
+
+def elu_result_backward_graph(grad, result, alpha, scale, input_scale):
+    _check_slope(alpha, "elu")
+    mask = _mask_tensor(result._array <= 0)
+    return aten.where(mask, grad * ((result + alpha * scale) * input_scale), grad * scale)
+
+
+def leaky_relu_result_backward(grad, result, negative_slope):
+    _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
+    return np.where(result > 0, grad, grad * negative_slope).astype(grad.dtype, copy=False)
+
+
+def leaky_relu_result_backward_graph(grad, result, negative_slope):
+    _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
+    return aten.where(_mask_tensor(result._array > 0), grad, grad * negative_slope)
+
+
 TENSOR_FUNCTIONS = {
+    "elu_result_backward": (elu_result_backward, elu_result_backward_graph),
+    "leaky_relu_result_backward": (leaky_relu_result_backward, leaky_relu_result_backward_graph),
     "isfinite": (isfinite, isfinite_graph),
     "isnan": (isnan, isnan_graph),
     "clamp_backward": (clamp_backward, clamp_backward_graph),

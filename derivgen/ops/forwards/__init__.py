@@ -155,8 +155,14 @@ from derivgen.ops.forwards.nn import (  # noqa: F401
 from derivgen.ops.forwards.conv import convolution  # noqa: F401
 from derivgen.ops.forwards.pooling import (  # noqa: F401
     _adaptive_avg_pool2d,
+    adaptive_max_pool2d,
     avg_pool2d,
     max_pool2d_with_indices,
+)
+from derivgen.ops.forwards.pooling3d import (  # noqa: F401
+    _adaptive_avg_pool3d,
+    avg_pool3d,
+    max_pool3d_with_indices,
 )
 from derivgen.ops.forwards.normalization import (  # noqa: F401
     native_batch_norm,
@@ -173,6 +179,29 @@ from derivgen.ops.forwards.inplace import (  # noqa: F401
     fill__Scalar,
     fill__Tensor,
     zero_,
+)
+from derivgen.ops.forwards.random import (  # noqa: F401
+    _bernoulli_p,
+    _c_type,
+    _continuous,
+    _draw,
+    _dtype_range,
+    _float_only,
+    _num,
+    _random_ints,
+    bernoulli,
+    bernoulli__Tensor,
+    bernoulli__float,
+    bernoulli_p,
+    cauchy_,
+    exponential_,
+    geometric_,
+    log_normal_,
+    normal_,
+    random_,
+    random__from,
+    random__to,
+    uniform_,
 )
 from derivgen.ops.forwards._common import (  # noqa: F401
     _TYPE_NAMES,

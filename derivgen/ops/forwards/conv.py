@@ -14,7 +14,11 @@ short output rows does use that layout (``_input_grad_wide``). The transposed co
 of the plain one (``conv_input_grad``), as in torch. The columns and products (MiBs per call) come
 from the buffer pool (``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
 
-1-D convolutions run as 2-D ones with a height of 1. Every array here is NC(H)W and C-contiguous.
+1-D convolutions run as 2-D ones with a height of 1. 3-D convolutions take the same route in N-d form
+(``conv3d_arrays``: windows ``(N, C, kd, kh, kw, OD, OH, OW)`` copied into columns, one batched matmul); their
+col2im adds each kernel offset's slab into a strided view of the padded input, kd*kh*kw numpy adds over
+slabs of N*C*OD*OH*OW elements, long enough that a loop would not pay. Every array here is NC(D)(H)W and
+C-contiguous.
 """
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -160,12 +164,86 @@ def conv_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
     return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
 
 
+# ---- 3-D (and general N-d) forms ----------------------------------------------------------------------
+
+def _prod(values):
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _pad_nd(x, padding):
+    if not any(padding):
+        return x
+    out = np.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for s, p in zip(x.shape[2:], padding))] = x
+    return out
+
+
+def _columns_nd(x, ks, outs, stride, padding, dilation, groups):
+    """Columns (N, groups, C/g*prod(ks), prod(outs)) of the N-d input ``x`` (a C-contiguous copy)."""
+    n, c = x.shape[:2]
+    xp = _pad_nd(x, padding)
+    st = xp.strides
+    win = as_strided(xp, xp.shape[:2] + tuple(ks) + tuple(outs),
+                     st[:2] + tuple(a * d for a, d in zip(st[2:], dilation)) + tuple(a * t for a, t in zip(st[2:], stride)),
+                     writeable=False)
+    cols = np.empty(win.shape, x.dtype)
+    np.copyto(cols, win)
+    return cols.reshape(n, groups, (c // groups) * _prod(ks), _prod(outs))
+
+
+def conv3d_arrays(x, w, stride, padding, dilation, groups):
+    """Plain (not transposed) N-d convolution without bias of C-contiguous arrays."""
+    n = x.shape[0]
+    o, cg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
+    cols = _columns_nd(x, ks, outs, stride, padding, dilation, groups)
+    out = np.matmul(w.reshape(groups, o // groups, cg * _prod(ks)), cols)
+    return out.reshape((n, o) + outs)
+
+
+def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
+    """Gradient of a plain N-d convolution for its input (the forward of a transposed one): ``w``'s
+    transpose applied to ``grad``, then each kernel offset's slab added into the padded input."""
+    n, o = grad.shape[:2]
+    outs = grad.shape[2:]
+    cg = w.shape[1]
+    ks = w.shape[2:]
+    wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
+    cols = np.matmul(wt, grad.reshape(n, groups, o // groups, _prod(outs)))
+    cols = cols.reshape((n, groups * cg) + tuple(ks) + tuple(outs))
+    spatial = input_shape[2:]
+    out = np.zeros(tuple(input_shape[:2]) + tuple(s + 2 * p for s, p in zip(spatial, padding)), grad.dtype)
+    lead = (slice(None), slice(None))
+    for offset in np.ndindex(*ks):
+        window = tuple(slice(u * d, u * d + t * (m - 1) + 1, t) for u, d, t, m in zip(offset, dilation, stride, outs))
+        out[lead + window] += cols[lead + offset]
+    if any(padding):
+        out = np.ascontiguousarray(out[lead + tuple(slice(p, p + s) for s, p in zip(spatial, padding))])
+    return out
+
+
+def conv3d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
+    """Gradient of a plain N-d convolution for its weight: the input's columns times ``grad``'s transpose,
+    summed over the batch (the order ``conv_weight_grad`` explains)."""
+    o = weight_shape[0]
+    n = grad.shape[0]
+    cols = _columns_nd(x, weight_shape[2:], grad.shape[2:], stride, padding, dilation, groups)
+    g = grad.reshape(n, groups, o // groups, -1)
+    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
+    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+
+
 # ---- argument checks with torch's texts ----------------------------------------------------------------
 
 def check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: A002
     k = weight.ndim
-    if k not in (3, 4):
-        raise RuntimeError(f"derivgen: convolution supports 1-D and 2-D kernels, got weight of size {list(weight.shape)}")
+    if k not in (3, 4, 5):
+        raise RuntimeError(f"derivgen: convolution supports 1-D, 2-D and 3-D kernels, got weight of size "
+                           f"{list(weight.shape)}")
     if input.ndim != k:
         raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight {list(weight.shape)}, but got "
                            f"{input.ndim}-dimensional input of size {list(input.shape)} instead")
@@ -211,7 +289,7 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
             raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
                                f"{list(input.shape)} to have {weight.shape[0]} channels, but got {c} channels instead")
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-            names = ("height", "width")[-n_spatial:] if n_spatial == 2 else ("width",)
+            names = ("depth", "height", "width")[3 - n_spatial:]
             parts = " ".join(f"output_padding_{nm}: {v}" for nm, v in zip(names, output_padding))
             parts += " " + " ".join(f"stride_{nm}: {v}" for nm, v in zip(names, stride))
             parts += " " + " ".join(f"dilation_{nm}: {v}" for nm, v in zip(names, dilation))
@@ -226,6 +304,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, output_padding = (list(v) for v in (stride, padding, dilation, output_padding))
     check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     n_spatial = weight.ndim - 2
+    if n_spatial == 3:
+        return _convolution_3d(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     x = np.ascontiguousarray(_as_2d(input, n_spatial))
     w = np.ascontiguousarray(_as_2d(weight, n_spatial))
     s, p, d = _pair(stride, n_spatial, 1), _pair(padding, n_spatial, 0), _pair(dilation, n_spatial, 1)
@@ -245,3 +325,24 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1)
     return out.reshape(out.shape[:2] + out.shape[4 - n_spatial:])
+
+
+def _too_small(input, shape):  # noqa: A002
+    raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
+                       f"Calculated output size per channel: ({' x '.join(map(str, shape))}). Output size is too small")
+
+
+def _convolution_3d(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):  # noqa: A002
+    x = np.ascontiguousarray(input)
+    w = np.ascontiguousarray(weight)
+    if not transposed:
+        out = conv3d_arrays(x, w, stride, padding, dilation, groups)
+    else:
+        spatial = tuple(transposed_out_size(size, k, s, p, d, op) for size, k, s, p, d, op in
+                        zip(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding))
+        if any(v <= 0 for v in spatial):
+            _too_small(input, spatial)
+        out = conv3d_input_grad(x, w, (x.shape[0], w.shape[1] * groups) + spatial, stride, padding, dilation, groups)
+    if bias is not None:
+        out += bias.reshape(1, -1, 1, 1, 1)
+    return out

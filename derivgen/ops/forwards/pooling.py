@@ -1,4 +1,5 @@
-"""Forwards of the 2-D pooling rows: ``max_pool2d_with_indices``, ``avg_pool2d``, ``_adaptive_avg_pool2d``.
+"""Forwards of the 2-D pooling rows: ``max_pool2d_with_indices``, ``avg_pool2d``, ``_adaptive_avg_pool2d``,
+``adaptive_max_pool2d``.
 
 Inputs are (C, H, W) or (N, C, H, W). Max pooling is a Numba loop (``_pool_kernels``). Average
 pooling, plain and adaptive, is separable: each output is ``sum over a rectangle / (height count *
@@ -9,6 +10,7 @@ transposed. Measured on 64x6x24x24 with a 2x2 kernel (float32, one thread): matr
 """
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.ops.forwards import _pool_kernels
 
 
@@ -161,4 +163,34 @@ def _adaptive_avg_pool2d(self, output_size):
         raise RuntimeError(f"\"adaptive_avg_pool2d\" not implemented for '{self.dtype.name}'")
     ah, aw = adaptive_matrices(self, list(output_size))
     return apply_pool_matrices(self, ah, aw)
+
+
+
+def adaptive_max_pool2d(self, output_size):
+    """Max over each adaptive window (rows floor(i*H/OH) up to ceil((i+1)*H/OH), columns likewise), with its
+    flat index in the plane: one numpy argmax over all planes per output position (the first maximum in
+    row-major order, NaN propagating, as torch's CPU kernel)."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(self.shape)}")
+    for i in range(1, self.ndim):
+        if self.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(self.shape)} with dimension {i} being empty")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"adaptive_max_pool2d\" not implemented for '{scalar_type_name(self.dtype)}'")
+    oh, ow = output_size
+    h, w = self.shape[-2:]
+    planes = np.ascontiguousarray(self).reshape(-1, h, w)
+    out = np.empty((planes.shape[0], oh, ow), self.dtype)
+    idx = np.empty((planes.shape[0], oh, ow), np.int64)
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            window = planes[:, h0:h1, w0:w1].reshape(planes.shape[0], -1)
+            arg = np.argmax(window, axis=1)
+            out[:, i, j] = window[np.arange(window.shape[0]), arg]
+            idx[:, i, j] = (h0 + arg // (w1 - w0)) * w + w0 + arg % (w1 - w0)
+    shape = self.shape[:-2] + (oh, ow)
+    return out.reshape(shape), idx.reshape(shape)
 
