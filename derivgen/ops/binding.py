@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from derivgen.core.dtypes import dtype as _DType
-from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.core.tensor import _RAW_DATA, Tensor, wrap_scalar
 
 _MISSING = object()
 
@@ -230,7 +230,7 @@ _PLAIN = frozenset((int, float, bool, type(None), str, _DType, np.float32, np.fl
 def _value_key(v):
     t = type(v)
     if t is Tensor or isinstance(v, Tensor):
-        a = v._array
+        a = _RAW_DATA.__get__(v)  # a deferred value's Pending (shape, dtype) is not computed here
         # _convert reads a 0-dim tensor's wrapping and dtype kind (Scalar and int parameters)
         return t if a.ndim else (t, v._wrapped, a.dtype.kind)
     if t in _PLAIN:

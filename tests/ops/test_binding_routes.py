@@ -84,3 +84,17 @@ def test_routes_are_reused():
     for _ in range(5):
         xd.clamp(min=0)
     assert len(binding._routes) == n
+
+
+def test_route_key_leaves_deferred_values_deferred():
+    from derivgen import config
+    old = config.fusion_threshold()
+    config.set_fusion_threshold(4)
+    try:
+        x = D.from_numpy(np.linspace(0.1, 1.0, 64, dtype=np.float32))
+        y = x * x + x.exp()
+        assert type(y).__name__ == "LazyTensor"
+        binding._route_key(("rows",), (y,), {"dim": 0})
+        assert type(y).__name__ == "LazyTensor"
+    finally:
+        config.set_fusion_threshold(old)
