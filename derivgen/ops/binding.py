@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from derivgen.core.dtypes import dtype as _DType
-from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.core.tensor import _RAW_DATA, Tensor, wrap_scalar
 
 _MISSING = object()
 
@@ -179,20 +179,187 @@ def dispatch(name, overloads, args, kwargs):
                     break
             else:
                 return ov.fn(*args)
+    if len(overloads) > 1:
+        key = _route_key(overloads, args, kwargs)
+        if key is not None:
+            route = _routes.get(key)
+            if route is not None:
+                values = route.values(args, kwargs)
+                if values is not None:
+                    return route.overload.call(values)
+            else:
+                return _dispatch_learning(name, overloads, args, kwargs, key)
+    return _dispatch_general(name, overloads, args, kwargs)
+
+
+def _dispatch_general(name, overloads, args, kwargs):
+    ov, values, _ = _pick(name, overloads, args, kwargs)
+    return ov.call(values)
+
+
+def _pick(name, overloads, args, kwargs):
+    """The first row the call binds to (trying the rows strictly first where torch does, see
+    NUMBERS_AS_TENSORS), its converted values, and whether the strict pass found it. The row runs after
+    the parser is done, so calls it makes are parsed on their own terms."""
     if len(overloads) > 1 and name not in NUMBERS_AS_TENSORS:
         _strict[0] = True
         try:
             for ov in overloads:
                 values = bind(ov, args, kwargs)
                 if values is not None:
-                    return ov.call(values)
+                    return ov, values, True
         finally:
             _strict[0] = False
     for ov in overloads:
         values = bind(ov, args, kwargs)
         if values is not None:
-            return ov.call(values)
+            return ov, values, False
     raise TypeError(_mismatch_message(name, overloads, args, kwargs))
+
+
+# Routes: which row a call binds to depends only on the argument "shape" that _route_key records
+# (positional count, keyword names in order, and each value's type, refined where _convert looks at more
+# than the type), so the row found once by the general parser is reused for later calls of that shape
+# without trying the other rows. Calls with values the key cannot describe always take the parser.
+_routes = {}
+_ROUTES_MAX = 4096
+_PLAIN = frozenset((int, float, bool, type(None), str, _DType, np.float32, np.float64, np.int64, np.int32,
+                    np.bool_))
+
+
+def _value_key(v):
+    t = type(v)
+    if t is Tensor or isinstance(v, Tensor):
+        a = _RAW_DATA.__get__(v)  # a deferred value's Pending (shape, dtype) is not computed here
+        # _convert reads a 0-dim tensor's wrapping and dtype kind (Scalar and int parameters)
+        return t if a.ndim else (t, v._wrapped, a.dtype.kind)
+    if t in _PLAIN:
+        return t
+    if t is tuple or t is list:
+        # int lists and Tensor lists are decided by their items' types
+        if not v:
+            return (t, None)
+        if all(type(x) is int for x in v):
+            return (t, int)
+        if all(isinstance(x, Tensor) for x in v):
+            return (t, Tensor)
+    return _UNROUTED
+
+
+_UNROUTED = object()
+
+
+def _route_key(overloads, args, kwargs):
+    key = [id(overloads), len(args)]
+    for a in args:
+        k = _value_key(a)
+        if k is _UNROUTED:
+            return None
+        key.append(k)
+    if kwargs:
+        for n, v in kwargs.items():
+            k = _value_key(v)
+            if k is _UNROUTED:
+                return None
+            key.append(n)
+            key.append(k)
+    return tuple(key)
+
+
+class _Route:
+    """The row a call shape binds to, and for each of its parameters where the value comes from: a
+    positional index, a keyword name, or the default; values whose type the row takes as it is are passed
+    without conversion."""
+    __slots__ = ("overload", "plan", "strict")
+
+    def __init__(self, overload, strict, args, kwargs):
+        self.overload = overload
+        self.strict = strict
+        plan = []
+        params = overload.params
+        index = {p.name: i for i, p in enumerate(params)}
+        sources = [None] * len(params)
+        nargs = len(args)
+        if nargs > len(overload.positional):
+            raise _NotRoutable  # int varargs (x.view(2, 3)) are folded by bind
+        for i in range(nargs):
+            sources[i] = i
+        for n in kwargs:
+            i = index.get(n)
+            if i is None and n == "input":
+                i = index.get("self", 0)
+            sources[i] = n
+        for i, p in enumerate(params):
+            src = sources[i]
+            if src is None:
+                plan.append((None, p.default, False, False))
+                continue
+            v = args[src] if type(src) is int else kwargs[src]
+            plan.append((src, p, not _passes_as_is(p, v), i == 0))
+        self.plan = plan
+
+    def values(self, args, kwargs):
+        values = []
+        for src, p, convert, first in self.plan:
+            if src is None:
+                values.append(p)
+                continue
+            v = args[src] if type(src) is int else kwargs[src]
+            if convert:
+                if self.strict:
+                    _strict[0] = True
+                    try:
+                        v = _convert(p, v, first)
+                    finally:
+                        _strict[0] = False
+                else:
+                    v = _convert(p, v, first)
+                if v is _MISSING:
+                    return None
+            values.append(v)
+        return values
+
+
+class _NotRoutable(Exception):
+    pass
+
+
+def _passes_as_is(p, v):
+    """Whether _convert would return ``v`` itself for parameter ``p``."""
+    t = type(v)
+    k = p.kind
+    if v is None:
+        return p.optional or p.default is None
+    if k == "tensor":
+        return isinstance(v, Tensor)
+    if k == "scalar":
+        return t in (int, float, bool)
+    if k == "int":
+        return t is int
+    if k == "bool":
+        return t is bool
+    if k == "str":
+        return t is str
+    if k == "dtype":
+        return isinstance(v, _DType)
+    return k == "any"
+
+
+def _dispatch_learning(name, overloads, args, kwargs, key):
+    """The general parser, remembering the row it picks for this call shape."""
+    ov, values, strict = _pick(name, overloads, args, kwargs)
+    _learn(key, ov, strict, args, kwargs)
+    return ov.call(values)
+
+
+def _learn(key, ov, strict, args, kwargs):
+    try:
+        route = _Route(ov, strict, args, kwargs)
+    except _NotRoutable:
+        return
+    if len(_routes) >= _ROUTES_MAX:
+        _routes.clear()
+    _routes[key] = route
 
 
 def _type_name(v):
