@@ -154,7 +154,7 @@ def abs__default(self):
     """In-place abs_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -198,7 +198,7 @@ def add__Tensor(self, other, *, alpha=1):
     """In-place add_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -343,7 +343,7 @@ def cos__default(self):
     """In-place cos_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -390,7 +390,7 @@ def div__Tensor(self, other):
     """In-place div_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -487,7 +487,7 @@ def exp__default(self):
     """In-place exp_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -588,7 +588,7 @@ def log__default(self):
     """In-place log_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -754,7 +754,7 @@ def mul__Tensor(self, other):
     """In-place mul_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -850,7 +850,7 @@ def neg__default(self):
     """In-place neg_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -915,7 +915,7 @@ def pow__Tensor_Scalar(self, exponent):
     """In-place pow_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1020,7 +1020,7 @@ def relu__default(self):
     """In-place relu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1144,7 +1144,7 @@ def sigmoid__default(self):
     """In-place sigmoid_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1203,7 +1203,7 @@ def sin__default(self):
     """In-place sin_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1341,7 +1341,7 @@ def sqrt__default(self):
     """In-place sqrt_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1449,7 +1449,7 @@ def sub__Tensor(self, other, *, alpha=1):
     """In-place sub_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -1568,7 +1568,7 @@ def tanh__default(self):
     """In-place tanh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2234,7 +2234,7 @@ def clamp_min__default(self, min):
     """In-place clamp_min_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2278,7 +2278,7 @@ def clamp_max__default(self, max):
     """In-place clamp_max_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2358,7 +2358,7 @@ def silu__default(self):
     """In-place silu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(silu__default):
         return _observe.call_op('aten::silu_', silu__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2400,7 +2400,7 @@ def mish__default(self):
     """In-place mish_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mish__default):
         return _observe.call_op('aten::mish_', mish__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2523,7 +2523,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     """In-place hardtanh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2567,7 +2567,7 @@ def hardsigmoid__default(self):
     """In-place hardsigmoid_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardsigmoid__default):
         return _observe.call_op('aten::hardsigmoid_', hardsigmoid__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -2609,7 +2609,7 @@ def hardswish__default(self):
     """In-place hardswish_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardswish__default):
         return _observe.call_op('aten::hardswish_', hardswish__default, {'self': self})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -3658,7 +3658,7 @@ def masked_fill__Scalar(self, mask, value):
     """In-place masked_fill_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -4666,7 +4666,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     """In-place elu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -4693,7 +4693,7 @@ def celu__default(self, alpha=1.0):
     """In-place celu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(celu__default):
         return _observe.call_op('aten::celu_', celu__default, {'self': self, 'alpha': alpha})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -4718,7 +4718,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     """In-place leaky_relu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
@@ -4762,7 +4762,7 @@ def threshold__default(self, threshold, value):
     """In-place threshold_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(threshold__default):
         return _observe.call_op('aten::threshold_', threshold__default, {'self': self, 'threshold': threshold, 'value': value})
-    if not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
+    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
         self._vc[0] += 1
         return self
     _check_inplace(self)
