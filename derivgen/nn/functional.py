@@ -394,17 +394,7 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         weight._vc[0] += 1
 
 
-def pad(input, pad, mode="constant", value=None):
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
-                         f"padding length {len(pad)} and input of dimension {input.dim()}")
-    if mode != "constant":
-        raise NotImplementedError(f"derivgen: pad mode {mode!r} is not supported (only 'constant')")
-    return aten.constant_pad_nd(input, list(pad), 0.0 if value is None else value)
-
-
+from derivgen.nn.functional_pad import pad  # noqa: E402,F401 - constant, reflect, replicate, circular
 from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,

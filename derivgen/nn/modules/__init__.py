@@ -19,6 +19,10 @@ from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLo
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 from derivgen.nn.modules.module import Module  # noqa: F401
 from derivgen.nn.modules.normalization import GroupNorm, LayerNorm  # noqa: F401
+from derivgen.nn.modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: F401
+                                         ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                                         ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                                         ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from derivgen.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,  # noqa: F401

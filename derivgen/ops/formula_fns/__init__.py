@@ -142,6 +142,13 @@ from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     max_pool3d_with_indices_jvp,
     max_pool3d_with_indices_jvp_graph,
 )
+from derivgen.ops.formula_fns import padding as _padding
+from derivgen.ops.formula_fns.padding import (  # noqa: F401
+    reflection_pad_backward,
+    reflection_pad_backward_graph,
+    replication_pad_backward,
+    replication_pad_backward_graph,
+)
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     batch_norm_backward,
@@ -156,6 +163,6 @@ from derivgen.ops.formula_fns.normalization import (  # noqa: F401
 
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _normalization):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _normalization):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

@@ -164,6 +164,14 @@ from derivgen.ops.forwards.pooling3d import (  # noqa: F401
     avg_pool3d,
     max_pool3d_with_indices,
 )
+from derivgen.ops.forwards.padding import (  # noqa: F401
+    reflection_pad1d,
+    reflection_pad2d,
+    reflection_pad3d,
+    replication_pad1d,
+    replication_pad2d,
+    replication_pad3d,
+)
 from derivgen.ops.forwards.normalization import (  # noqa: F401
     native_batch_norm,
     native_group_norm,
