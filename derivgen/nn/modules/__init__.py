@@ -1,7 +1,7 @@
 """torch.nn's module classes, one small module per theme."""
 from derivgen.nn.modules.attention import MultiheadAttention  # noqa: F401
 from derivgen.nn.modules.activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: F401
-                                            LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
+                                            LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax,
                                             Softplus, Tanh, Threshold)
 from derivgen.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from derivgen.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  # noqa: F401

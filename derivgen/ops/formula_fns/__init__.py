@@ -149,6 +149,8 @@ from derivgen.ops.formula_fns.padding import (  # noqa: F401
     replication_pad_backward,
     replication_pad_backward_graph,
 )
+from derivgen.ops.formula_fns import rrelu as _rrelu
+from derivgen.ops.formula_fns.rrelu import rrelu_with_noise_backward, rrelu_with_noise_backward_graph  # noqa: F401
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     batch_norm_backward,
@@ -163,6 +165,6 @@ from derivgen.ops.formula_fns.normalization import (  # noqa: F401
 
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _normalization):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))
