@@ -13,7 +13,8 @@ from derivgen.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from derivgen.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from derivgen.nn.modules.lazy import LazyModuleMixin  # noqa: F401
 from derivgen.nn.modules.lazy_layers import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
-                                             LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear)
+                                             LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                                             LazyConvTranspose3d, LazyLinear)
 from derivgen.nn.modules.linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from derivgen.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: F401
                                       L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
@@ -26,8 +27,8 @@ from derivgen.nn.modules.padding import (CircularPad1d, CircularPad2d, CircularP
 from derivgen.nn.modules.recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from derivgen.nn.modules.rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from derivgen.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,  # noqa: F401
-                                         AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d,
-                                         MaxPool3d)
+                                         AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+                                         AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
 from derivgen.nn.modules.sparse import Embedding  # noqa: F401
 from derivgen.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                                              TransformerEncoder, TransformerEncoderLayer)

@@ -129,6 +129,8 @@ from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     adaptive_avg_pool3d_backward_graph,
     adaptive_max_pool2d_backward,
     adaptive_max_pool2d_backward_graph,
+    adaptive_max_pool3d_backward,
+    adaptive_max_pool3d_backward_graph,
     avg_pool2d_backward,
     avg_pool2d_backward_graph,
     avg_pool3d_backward,

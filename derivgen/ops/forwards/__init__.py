@@ -161,6 +161,7 @@ from derivgen.ops.forwards.pooling import (  # noqa: F401
 )
 from derivgen.ops.forwards.pooling3d import (  # noqa: F401
     _adaptive_avg_pool3d,
+    adaptive_max_pool3d,
     avg_pool3d,
     max_pool3d_with_indices,
 )
