@@ -1,4 +1,4 @@
 """``derivgen.nn.utils``: gradient clipping and parameters <-> vector, as torch's."""
 from derivgen.nn.utils.clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401
 from derivgen.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
-from derivgen.nn.utils import rnn  # noqa: F401
+from derivgen.nn.utils import parametrize, rnn  # noqa: F401
