@@ -1,6 +1,7 @@
 """``nn.utils.parametrize`` against torch: class name, repr, state_dict keys, named parameters, values and
 gradients through the parametrization, ``cached``, assignment through ``right_inverse``, chained
-parametrizations, ``remove_parametrizations`` (kept and not kept) and torch's errors."""
+parametrizations, ``remove_parametrizations`` (kept and not kept), ``parametrizations.weight_norm`` and
+``parametrizations.spectral_norm``, and torch's errors."""
 import numpy as np
 import pytest
 
@@ -102,6 +103,90 @@ BAD = [
 
 @pytest.mark.parametrize("name,fn", BAD, ids=[c[0] for c in BAD])
 def test_errors_match_torch(name, fn):
+    expected = _error(torch, fn)
+    assert expected is not None
+    assert _error(derivgen, fn) == expected
+
+
+def _weight_norm_story(lib, dim):
+    m = lib.nn.Linear(3, 4).double()
+    with lib.no_grad():
+        for p in m.parameters():
+            p.copy_(lib.tensor(np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape))))
+    lib.nn.utils.parametrizations.weight_norm(m, dim=dim)
+    seen = [type(m).__name__, repr(m), sorted(m.state_dict().keys()), [n for n, _ in m.named_parameters()],
+            m.parametrizations.weight.original0.detach().numpy(), m.weight.detach().numpy()]
+    m(lib.tensor(np.ones((2, 3)))).pow(2).sum().backward()
+    seen += [m.parametrizations.weight.original0.grad.numpy(), m.parametrizations.weight.original1.grad.numpy()]
+    lib.nn.utils.parametrize.remove_parametrizations(m, "weight")
+    seen += [type(m).__name__, sorted(m.state_dict().keys()), m.weight.detach().numpy()]
+    return seen
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_parametrizations_weight_norm_matches_torch(dim):
+    theirs, ours = _weight_norm_story(torch, dim), _weight_norm_story(derivgen, dim)
+    for t, d in zip(theirs, ours):
+        if isinstance(t, np.ndarray):
+            assert d.shape == t.shape
+            np.testing.assert_allclose(d, t, rtol=1e-12, atol=1e-12)
+        else:
+            assert d == t
+
+
+SPECTRAL = [("Linear", lambda nn: nn.Linear(3, 4), (2, 3)), ("Conv1d", lambda nn: nn.Conv1d(2, 3, 2), (2, 2, 5)),
+            ("ConvTranspose1d", lambda nn: nn.ConvTranspose1d(2, 3, 2), (2, 2, 5))]
+
+
+def _spectral_story(lib, build, shape, start=None):
+    """Registers spectral_norm; ``start`` overwrites the random ``_u``/``_v`` (the generators' streams differ),
+    so one training forward/backward and the eval weight can be compared with torch's."""
+    m = build(lib.nn).double()
+    with lib.no_grad():
+        for p in m.parameters():
+            p.copy_(lib.tensor((np.linspace(-1, 1, p.numel()) + np.sin(np.arange(p.numel()))).reshape(tuple(p.shape))))
+    lib.nn.utils.parametrizations.spectral_norm(m)
+    norm = m.parametrizations.weight[0]
+    if start is not None:
+        with lib.no_grad():
+            norm._u.copy_(lib.tensor(start[0]))
+            norm._v.copy_(lib.tensor(start[1]))
+    begin = (norm._u.numpy().copy(), norm._v.numpy().copy())
+    seen = [type(m).__name__, sorted(m.state_dict().keys()), [n for n, _ in m.named_parameters()]]
+    y = m(lib.tensor(np.random.default_rng(0).standard_normal(shape)))
+    y.pow(2).sum().backward()
+    seen += [y.detach().numpy(), m.parametrizations.weight.original.grad.numpy(), norm._u.numpy()]
+    m.eval()
+    seen.append(m.weight.detach().numpy())
+    return begin, seen
+
+
+@pytest.mark.parametrize("name,build,shape", SPECTRAL, ids=[s[0] for s in SPECTRAL])
+def test_parametrizations_spectral_norm_matches_torch(name, build, shape):
+    start, theirs = _spectral_story(torch, build, shape)
+    _, ours = _spectral_story(derivgen, build, shape, start)
+    for t, d in zip(theirs, ours):
+        if isinstance(t, np.ndarray):
+            np.testing.assert_allclose(d, t, rtol=1e-10, atol=1e-12)
+        else:
+            assert d == t
+
+
+def test_spectral_norm_starting_vectors_estimate_the_largest_singular_value():
+    m = derivgen.nn.utils.parametrizations.spectral_norm(derivgen.nn.Linear(5, 4).double())
+    m.eval()
+    assert np.linalg.svd(m.weight.detach().numpy(), compute_uv=False)[0] == pytest.approx(1.0, abs=1e-6)
+
+
+BAD_SPECTRAL = [
+    ("no-weight", lambda T: T.nn.utils.parametrizations.spectral_norm(T.nn.ReLU())),
+    ("iterations", lambda T: T.nn.utils.parametrizations.spectral_norm(T.nn.Linear(2, 2), n_power_iterations=0)),
+    ("dim", lambda T: T.nn.utils.parametrizations.spectral_norm(T.nn.Linear(2, 2), dim=2)),
+]
+
+
+@pytest.mark.parametrize("name,fn", BAD_SPECTRAL, ids=[c[0] for c in BAD_SPECTRAL])
+def test_spectral_norm_errors_match_torch(name, fn):
     expected = _error(torch, fn)
     assert expected is not None
     assert _error(derivgen, fn) == expected

@@ -3,8 +3,8 @@
 ``register_parametrization`` moves ``module.<name>`` to ``module.parametrizations.<name>.original`` and
 swaps the module's class for a subclass whose property ``<name>`` runs the chain of parametrizations, so
 state_dict keys, ``named_parameters`` and the class name (``ParametrizedLinear``) read as torch's. Assigning
-to the property runs the chain's ``right_inverse`` backwards into ``original``. Only single-tensor
-parametrizations are supported (``right_inverse`` returning one tensor).
+to the property runs the chain's ``right_inverse`` backwards into ``original``. A first parametrization whose
+``right_inverse`` returns a sequence keeps ``original0``, ``original1``, ... and receives them all.
 """
 from contextlib import contextmanager
 
@@ -41,12 +41,17 @@ class ParametrizationList(ModuleList):
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     new = module.right_inverse(new)
-        if not isinstance(new, Tensor):
-            raise ValueError(f"'right_inverse' must return a Tensor. Got {type(new).__name__}.")
-        if isinstance(original, Parameter):
-            self.register_parameter("original", Parameter(new.detach(), original.requires_grad))
-        else:
-            self.register_buffer("original", new.detach())
+        self.is_tensor = isinstance(new, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(new)
+        if not self.is_tensor and not all(isinstance(t, Tensor) for t in new):
+            raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                             f"Got {type(new).__name__}")
+        for name, value in ([("original", new)] if self.is_tensor else
+                            [(f"original{i}", t) for i, t in enumerate(new)]):
+            if isinstance(original, Parameter):
+                self.register_parameter(name, Parameter(value.detach(), original.requires_grad))
+            else:
+                self.register_buffer(name, value.detach())
         if not unsafe:
             _check_output(self(), original)
 
@@ -56,6 +61,10 @@ class ParametrizationList(ModuleList):
                 if not hasattr(module, "right_inverse"):
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
                 value = module.right_inverse(value)
+            if not self.is_tensor:
+                for i, t in enumerate(value):
+                    getattr(self, f"original{i}").copy_(t)
+                return
             if value.dtype != self.original.dtype:
                 raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                                  f"original.dtype: {self.original.dtype}\nright_inverse(original).dtype: {value.dtype}")
@@ -66,7 +75,10 @@ class ParametrizationList(ModuleList):
             self.original.copy_(value)
 
     def forward(self):
-        x = self[0](self.original)
+        if self.is_tensor:
+            x = self[0](self.original)
+        else:
+            x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
         for module in list(self)[1:]:
             x = module(x)
         return x
@@ -144,19 +156,19 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     chain = module.parametrizations[tensor_name]
-    original = chain.original
+    if not chain.is_tensor and not leave_parametrized:
+        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
+                         "in terms of a sequence of tensors.")
+    first = chain.original if chain.is_tensor else chain.original0
+    original = first
     if leave_parametrized:
         with no_grad():
             value = getattr(module, tensor_name)
-        with no_grad():
-            if tuple(value.shape) == tuple(original.shape) and value.dtype == original.dtype:
-                original.copy_(value)
+            if chain.is_tensor and tuple(value.shape) == tuple(first.shape) and value.dtype == first.dtype:
+                first.copy_(value)
             else:
-                original = Parameter(value.detach(), original.requires_grad) if isinstance(original, Parameter) \
+                original = Parameter(value.detach(), first.requires_grad) if isinstance(first, Parameter) \
                     else value.detach()
-    elif chain.unsafe:
-        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
-                         "in terms of a sequence of tensors.")
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     if isinstance(original, Parameter):
