@@ -6,6 +6,7 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 """
 
 from derivgen.ops import composites as _c
+from derivgen.ops import factories as _factories
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.kernels.dispatch import broadcast_shape
@@ -85,6 +86,18 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 def leaky_relu_(input, negative_slope=0.01):
     return aten.leaky_relu_(input, negative_slope)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """torch's ``rrelu``: the ``rrelu_with_noise`` row with a fresh noise tensor (RreluWithNoiseBackward0).
+    ``inplace=True`` writes that result into ``input`` (torch records its in-place row instead)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    return _in_place(input, lambda x: aten.rrelu_with_noise(x, _factories.empty_like(x), lower, upper, training), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -394,22 +407,14 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         weight._vc[0] += 1
 
 
-def pad(input, pad, mode="constant", value=None):
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
-                         f"padding length {len(pad)} and input of dimension {input.dim()}")
-    if mode != "constant":
-        raise NotImplementedError(f"derivgen: pad mode {mode!r} is not supported (only 'constant')")
-    return aten.constant_pad_nd(input, list(pad), 0.0 if value is None else value)
-
-
+from derivgen.nn.functional_pad import pad  # noqa: E402,F401 - constant, reflect, replicate, circular
 from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pooling, normalisation
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
+    adaptive_max_pool1d,
     adaptive_max_pool2d,
+    adaptive_max_pool3d,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,

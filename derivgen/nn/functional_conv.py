@@ -174,6 +174,22 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
     return (out, indices) if return_indices else out
 
 
+def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+    """torch's adaptive_max_pool1d: adaptive_max_pool2d of a height-1 input, squeezed."""
+    _check_1d_rank("adaptive_max_pool1d", input)
+    size = _one_int("adaptive_max_pool1d", "output_size", output_size)
+    out, indices = aten.adaptive_max_pool2d(input.unsqueeze(-2), [1, size])
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
+    size = _tuple(output_size, 3)
+    size = [input.shape[-3 + i] if s is None else s for i, s in enumerate(size)]
+    out, indices = aten.adaptive_max_pool3d(input, size)
+    return (out, indices) if return_indices else out
+
+
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):  # noqa: A002
     out, indices = aten.max_pool3d_with_indices(input, _tuple(kernel_size, 1), [] if stride is None else
                                                 _tuple(stride, 1), _tuple(padding, 1), _tuple(dilation, 1), ceil_mode)

@@ -29,6 +29,10 @@ LAYERS = [
     ("AdaptiveAvgPool3d-1", lambda nn: nn.AdaptiveAvgPool3d(1), [(2, 3, 4, 4, 4)]),
     ("AdaptiveMaxPool2d", lambda nn: nn.AdaptiveMaxPool2d((3, 4)), [(2, 3, 7, 9)]),
     ("AdaptiveMaxPool2d-None-unbatched", lambda nn: nn.AdaptiveMaxPool2d((None, 2)), [(3, 5, 6)]),
+    ("AdaptiveMaxPool1d", lambda nn: nn.AdaptiveMaxPool1d(4), [(2, 3, 10)]),
+    ("AdaptiveMaxPool1d-unbatched", lambda nn: nn.AdaptiveMaxPool1d(3), [(3, 7)]),
+    ("AdaptiveMaxPool3d", lambda nn: nn.AdaptiveMaxPool3d((2, 3, 4)), [(2, 3, 5, 7, 6)]),
+    ("AdaptiveMaxPool3d-None-unbatched", lambda nn: nn.AdaptiveMaxPool3d((None, 2, 1)), [(3, 4, 5, 6)]),
 ]
 
 
@@ -86,12 +90,22 @@ def test_adaptive_max_pool2d_indices_match_torch():
         np.testing.assert_array_equal(d.numpy(), t.numpy())
 
 
+def test_adaptive_max_pool_1d_3d_indices_match_torch():
+    x = np.random.default_rng(5).standard_normal((2, 2, 5, 7, 6))
+    for call in (lambda lib, t: lib.nn.functional.adaptive_max_pool3d(t, (3, 2, 4), True),
+                 lambda lib, t: lib.nn.functional.adaptive_max_pool1d(t[0, 0], 3, True)):
+        outs = [call(lib, lib.tensor(x)) for lib in (torch, derivgen)]
+        for t, d in zip(*outs):
+            np.testing.assert_array_equal(d.numpy(), t.numpy())
+
+
 def test_gradcheck_3d_float64():
     x = derivgen.tensor(np.random.default_rng(1).standard_normal((1, 2, 4, 5, 4)), requires_grad=True)
     F = derivgen.nn.functional
     for f in (lambda x: F.max_pool3d(x, 2, (1, 2, 1), 1), lambda x: F.avg_pool3d(x, 3, 2, 1, True, False),
               lambda x: F.avg_pool3d(x, 2, divisor_override=3), lambda x: F.adaptive_avg_pool3d(x, (3, 2, 3)),
-              lambda x: F.adaptive_max_pool2d(x[0], (3, 2))):
+              lambda x: F.adaptive_max_pool2d(x[0], (3, 2)), lambda x: F.adaptive_max_pool3d(x, (3, 2, 3)),
+              lambda x: F.adaptive_max_pool1d(x[0, 0], 3)):
         assert derivgen.autograd.gradcheck(f, (x,), check_forward_ad=True)
         assert derivgen.autograd.gradgradcheck(f, (x,))
 
@@ -106,6 +120,11 @@ BAD = [
     ("adaptive_max_pool2d-rank", lambda T: T.nn.functional.adaptive_max_pool2d(T.ones(4, 4), 2)),
     ("adaptive_max_pool2d-empty", lambda T: T.nn.functional.adaptive_max_pool2d(T.ones(1, 0, 4), 2)),
     ("adaptive_max_pool2d-long", lambda T: T.nn.functional.adaptive_max_pool2d(T.ones(1, 3, 4, dtype=T.int64), 2)),
+    ("adaptive_max_pool3d-rank", lambda T: T.nn.functional.adaptive_max_pool3d(T.ones(3, 4), 2)),
+    ("adaptive_max_pool3d-empty", lambda T: T.nn.functional.adaptive_max_pool3d(T.ones(1, 3, 0, 4, 4), 2)),
+    ("adaptive_max_pool3d-long", lambda T: T.nn.functional.adaptive_max_pool3d(T.ones(1, 3, 4, 4, dtype=T.int64), 2)),
+    ("adaptive_max_pool1d-rank", lambda T: T.nn.functional.adaptive_max_pool1d(T.ones(2, 3, 4, 5), 2)),
+    ("adaptive_max_pool1d-size", lambda T: T.nn.functional.adaptive_max_pool1d(T.ones(3, 4), (2, 2))),
     ("adaptive_avg_pool3d-rank", lambda T: T.nn.functional.adaptive_avg_pool3d(T.ones(3, 4, 4), 2)),
     ("avg_pool1d-rank", lambda T: T.nn.functional.avg_pool1d(T.ones(2, 3, 4, 5), 2)),
     ("avg_pool1d-kernel", lambda T: T.nn.functional.avg_pool1d(T.ones(2, 3, 4), (2, 2))),

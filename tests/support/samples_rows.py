@@ -274,6 +274,20 @@ _simple("_adaptive_avg_pool3d", lambda r, d: [Sample((_t(r, d, 1, 2, 4, 5, 6), [
                                               Sample((_t(r, d, 2, 3, 4, 5), [2, 4, 5]), {}, [0], "unbatched")])
 _simple("adaptive_max_pool2d", lambda r, d: [Sample((_distinct(r, d, 2, 2, 5, 7), [3, 4]), {}, [0]),
                                              Sample((_distinct(r, d, 2, 6, 5), [4, 5]), {}, [0], "unbatched")])
+for _name in ("reflection_pad", "replication_pad"):
+    _simple(f"{_name}1d", lambda r, d: [Sample((_t(r, d, 2, 5), [2, 3]), {}, [0]),
+                                        Sample((_t(r, d, 2, 3, 5), [1, -1]), {}, [0], "batched, cropping")])
+    _simple(f"{_name}2d", lambda r, d: [Sample((_t(r, d, 2, 4, 5), [1, 3, 2, 0]), {}, [0]),
+                                        Sample((_t(r, d, 1, 2, 4, 5), [1, 2, -1, 3]), {}, [0], "batched, cropping")])
+    _simple(f"{_name}3d", lambda r, d: [Sample((_t(r, d, 2, 3, 4, 5), [1, 2, 0, 2, 2, 1]), {}, [0]),
+                                        Sample((_t(r, d, 1, 2, 3, 4, 5), [-1, 2, 0, 2, 2, 1]), {}, [0],
+                                               "batched, cropping")])
+_simple("rrelu_with_noise", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0], "eval"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), 0.1, 0.3, False), {}, [0], "eval, mean slope"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), 0.2, 0.2, True), {}, [0], "training, single slope (deterministic)")])
+_simple("adaptive_max_pool3d", lambda r, d: [Sample((_distinct(r, d, 1, 2, 4, 5, 6), [3, 2, 4]), {}, [0]),
+                                             Sample((_distinct(r, d, 2, 5, 3, 4), [2, 3, 4]), {}, [0], "unbatched")])
 _simple("native_batch_norm", lambda r, d: [
     Sample((_t(r, d, 3, 2, 4), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2), _t(r, d, 2, lo=0.5, signed=False), True, 0.1,
             1e-5), {}, [0, 1, 2], "train, running stats"),

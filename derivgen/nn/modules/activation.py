@@ -173,6 +173,20 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
 
 
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
 class Softplus(Module):
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()

@@ -4,7 +4,7 @@ is built as its eager class with zero input features and no tensors, then holds 
 initialisation runs; after that it is an instance of the eager class."""
 from derivgen.core.grad_mode import no_grad
 from derivgen.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, _BatchNorm
-from derivgen.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from derivgen.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from derivgen.nn.modules.lazy import LazyModuleMixin
 from derivgen.nn.modules.linear import Linear
 from derivgen.nn.parameter import UninitializedBuffer, UninitializedParameter
@@ -97,6 +97,18 @@ class LazyConv2d(_LazyConvXdMixin, Conv2d):
         return 2
 
 
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, dtype=dtype)
+        self._lazy_parameters(out_channels, bias, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 3
+
+
 class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
     cls_to_become = ConvTranspose1d
 
@@ -165,3 +177,16 @@ class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
 
 __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyBatchNorm1d", "LazyBatchNorm2d"]
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         dtype=dtype)
+        self._lazy_parameters(out_channels, bias, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 3

@@ -1,4 +1,4 @@
-"""``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool2d`` over their ``F``
+"""``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d`` over their ``F``
 functions."""
 from derivgen.nn import functional as F
 from derivgen.nn.modules.module import Module
@@ -112,14 +112,26 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
-class AdaptiveMaxPool2d(Module):
+class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
         self.output_size = output_size
         self.return_indices = return_indices
 
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)

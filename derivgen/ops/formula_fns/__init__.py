@@ -129,6 +129,8 @@ from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     adaptive_avg_pool3d_backward_graph,
     adaptive_max_pool2d_backward,
     adaptive_max_pool2d_backward_graph,
+    adaptive_max_pool3d_backward,
+    adaptive_max_pool3d_backward_graph,
     avg_pool2d_backward,
     avg_pool2d_backward_graph,
     avg_pool3d_backward,
@@ -142,6 +144,15 @@ from derivgen.ops.formula_fns.pooling import (  # noqa: F401
     max_pool3d_with_indices_jvp,
     max_pool3d_with_indices_jvp_graph,
 )
+from derivgen.ops.formula_fns import padding as _padding
+from derivgen.ops.formula_fns.padding import (  # noqa: F401
+    reflection_pad_backward,
+    reflection_pad_backward_graph,
+    replication_pad_backward,
+    replication_pad_backward_graph,
+)
+from derivgen.ops.formula_fns import rrelu as _rrelu
+from derivgen.ops.formula_fns.rrelu import rrelu_with_noise_backward, rrelu_with_noise_backward_graph  # noqa: F401
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     batch_norm_backward,
@@ -156,6 +167,6 @@ from derivgen.ops.formula_fns.normalization import (  # noqa: F401
 
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _normalization):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

@@ -100,6 +100,15 @@ def max_pool3d_with_indices_backward_graph(grad, self, kernel_size, stride, padd
     return aten.view(out, tuple(self.shape))
 
 
+def adaptive_max_pool3d_backward(grad, self, indices):
+    """The scatter of 3-D max pooling: adaptive windows keep flat indices into each volume too."""
+    return max_pool3d_with_indices_backward(grad, self, None, None, None, None, None, indices)
+
+
+def adaptive_max_pool3d_backward_graph(grad, self, indices):
+    return max_pool3d_with_indices_backward_graph(grad, self, None, None, None, None, None, indices)
+
+
 def max_pool3d_with_indices_jvp(self_t, indices):
     n = _volumes(indices.shape)
     t = np.ascontiguousarray(self_t).reshape(n, -1)
@@ -149,6 +158,7 @@ def adaptive_avg_pool3d_backward_graph(grad, self):
 
 
 TENSOR_FUNCTIONS = {
+    "adaptive_max_pool3d_backward": (adaptive_max_pool3d_backward, adaptive_max_pool3d_backward_graph),
     "adaptive_max_pool2d_backward": (adaptive_max_pool2d_backward, adaptive_max_pool2d_backward_graph),
     "max_pool3d_with_indices_backward": (max_pool3d_with_indices_backward, max_pool3d_with_indices_backward_graph),
     "max_pool3d_with_indices_jvp": (max_pool3d_with_indices_jvp, max_pool3d_with_indices_jvp_graph),

@@ -161,9 +161,19 @@ from derivgen.ops.forwards.pooling import (  # noqa: F401
 )
 from derivgen.ops.forwards.pooling3d import (  # noqa: F401
     _adaptive_avg_pool3d,
+    adaptive_max_pool3d,
     avg_pool3d,
     max_pool3d_with_indices,
 )
+from derivgen.ops.forwards.padding import (  # noqa: F401
+    reflection_pad1d,
+    reflection_pad2d,
+    reflection_pad3d,
+    replication_pad1d,
+    replication_pad2d,
+    replication_pad3d,
+)
+from derivgen.ops.forwards.rrelu import rrelu_with_noise  # noqa: F401
 from derivgen.ops.forwards.normalization import (  # noqa: F401
     native_batch_norm,
     native_group_norm,

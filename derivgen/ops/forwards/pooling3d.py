@@ -1,4 +1,5 @@
-"""Forwards of the 3-D pooling rows: ``max_pool3d_with_indices``, ``avg_pool3d``, ``_adaptive_avg_pool3d``.
+"""Forwards of the 3-D pooling rows: ``max_pool3d_with_indices``, ``avg_pool3d``, ``_adaptive_avg_pool3d``,
+``adaptive_max_pool3d``.
 
 Inputs are (C, D, H, W) or (N, C, D, H, W). Average pooling, plain and adaptive, is separable as in 2-D
 (``pooling.py``): one averaging matrix per axis, applied as three BLAS matmuls over all volumes. Max
@@ -9,6 +10,7 @@ and propagates NaN, as torch's CPU kernel does; indices are flat positions in ea
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.ops.forwards.pooling import adaptive_pool_matrix, avg_pool_matrix, avg_pool_sum_matrix, pool_out_size
 
 
@@ -127,3 +129,37 @@ def adaptive3d_matrices(self, output_size):
 def _adaptive_avg_pool3d(self, output_size):
     _float_only(self, "adaptive_avg_pool3d_cpu")
     return apply_pool_matrices3(self, *adaptive3d_matrices(self, list(output_size)))
+
+
+def adaptive_max_pool3d(self, output_size):
+    """Max over each adaptive window (along each axis, floor(i*size/out) up to ceil((i+1)*size/out)), with its
+    flat index in the volume: one numpy argmax over all volumes per output position (the first maximum in
+    (d, h, w) order, NaN propagating, as torch's CPU kernel)."""
+    if self.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(self.shape)}")
+    for i in range(1, self.ndim):
+        if self.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool3d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(self.shape)} with dimension {i} being empty")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"adaptive_max_pool3d_cpu\" not implemented for '{scalar_type_name(self.dtype)}'")
+    out_size = list(output_size)
+    sizes = self.shape[-3:]
+    vols = np.ascontiguousarray(self).reshape((-1,) + sizes)
+    n = vols.shape[0]
+    out = np.empty((n, *out_size), self.dtype)
+    idx = np.empty((n, *out_size), np.int64)
+    bounds = [[((i * s) // o, -((-(i + 1) * s) // o)) for i in range(o)] for s, o in zip(sizes, out_size)]
+    rows = np.arange(n)
+    for a, (d0, d1) in enumerate(bounds[0]):
+        for b, (h0, h1) in enumerate(bounds[1]):
+            for c, (w0, w1) in enumerate(bounds[2]):
+                window = vols[:, d0:d1, h0:h1, w0:w1].reshape(n, -1)
+                arg = np.argmax(window, axis=1)
+                out[:, a, b, c] = window[rows, arg]
+                hw = (h1 - h0) * (w1 - w0)
+                dd, rest = arg // hw, arg % hw
+                hh, ww = rest // (w1 - w0), rest % (w1 - w0)
+                idx[:, a, b, c] = ((d0 + dd) * sizes[1] + h0 + hh) * sizes[2] + w0 + ww
+    shape = self.shape[:-3] + tuple(out_size)
+    return out.reshape(shape), idx.reshape(shape)
