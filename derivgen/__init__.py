@@ -29,7 +29,7 @@ from derivgen import config  # noqa: F401
 globals().update(_LEGACY_CLASSES)  # FloatTensor, DoubleTensor, LongTensor, ...
 
 try:
-    from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes, ops and kernels too)
+    from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes and ops too; kernel modules load on first use)
     from derivgen.generated import ops as _generated_ops
 except (ImportError, SyntaxError, AttributeError, NameError) as _exc:
     # The generator's command line lives in this package too: a missing, broken or stale generated/ (one
@@ -39,17 +39,14 @@ except (ImportError, SyntaxError, AttributeError, NameError) as _exc:
 else:
     _generated_error = None
     from derivgen import tensor_methods as _tensor_methods
-    from derivgen.generated import kernels as _generated_kernels
     from derivgen.ops import closeness as _closeness
     from derivgen.ops import sorting as _sorting
     from derivgen.ops import type_promotion as _type_promotion
-    from derivgen.ops import dtype_rules as _dtype_rules
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
     from derivgen.ops.keywords import accept_input_keyword as _accept_input_keyword
 
     _tensor_methods.install(_generated_ops)
-    _dtype_rules.install(_generated_kernels)
     globals().update(_generated_ops.FUNCTIONS)
     # composites accept torch's keyword names (input=, other=) like the generated ops
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})

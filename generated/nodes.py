@@ -17,6 +17,7 @@ from derivgen.ops import formula_fns as _fns
 from derivgen.ops import forwards as _fw
 from derivgen.core.node import RELEASED as _RELEASED
 from derivgen.core.node import FormulaRow as _FormulaRow
+from derivgen.core.node import LoadedOnFirstUse as _LoadedOnFirstUse
 from derivgen.core.node import saved_list as _saved_list
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
@@ -38,7 +39,7 @@ class AbsBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 30, '- name: abs(Tensor self) -> Tensor\n  forward: abs(self)\n  inplace: true\n  self: grad * sign(self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.abs_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "abs_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -91,7 +92,7 @@ class AddBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 35, '- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  inplace: true\n  self: grad\n  other: grad if alpha == 1 else grad * alpha',
                                ((('self',), 'proven'), (('other',), 'proven')))
-    _fusion = _k.add_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "add_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -147,7 +148,7 @@ class AddBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 41, '- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
-    _fusion = _k.add_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "add_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
@@ -383,7 +384,7 @@ class CosBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 64, '- name: cos(Tensor self) -> Tensor\n  forward: cos(self)\n  inplace: true\n  self: grad * -sin(self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.cos_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "cos_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -437,7 +438,7 @@ class DivBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 69, '- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self / other\n  inplace: true\n  self: grad / other\n  other: -grad * self / (other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.div_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "div_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -508,7 +509,7 @@ class DivBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 75, '- name: div.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self / other\n  self: grad / other',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.div_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "div_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -626,7 +627,7 @@ class ExpBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 87, '- name: exp(Tensor self) -> Tensor\n  forward: exp(self)\n  inplace: true\n  self: grad * result',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.exp_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "exp_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -723,7 +724,7 @@ class LogBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 105, '- name: log(Tensor self) -> Tensor\n  forward: log(self)\n  inplace: true\n  self: grad / self',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.log_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "log_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -776,7 +777,7 @@ class MaximumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 113, '- name: maximum(Tensor self, Tensor other) -> Tensor\n  forward: maximum(self, other)\n  self: where(self == other, grad / 2, where(self < other, 0, grad))\n  other: where(self == other, grad / 2, where(self > other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.maximum_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "maximum_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -961,7 +962,7 @@ class MinimumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 126, '- name: minimum(Tensor self, Tensor other) -> Tensor\n  forward: minimum(self, other)\n  self: where(self == other, grad / 2, where(self > other, 0, grad))\n  other: where(self == other, grad / 2, where(self < other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.minimum_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "minimum_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1107,7 +1108,7 @@ class MulBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 136, '- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self * other\n  inplace: true\n  self: grad * other\n  other: grad * self',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.mul_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "mul_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1178,7 +1179,7 @@ class MulBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 142, '- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n  forward: self * other\n  self: grad * other',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.mul_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "mul_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -1299,7 +1300,7 @@ class NegBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 154, '- name: neg(Tensor self) -> Tensor\n  forward: -self\n  inplace: true\n  self: -grad',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.neg_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "neg_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
@@ -1383,7 +1384,7 @@ class PowBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 163, '- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n  forward: self ** exponent\n  inplace: true\n  self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.pow_Tensor_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1443,7 +1444,7 @@ class PowBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 168, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))\n  exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))',
                                ((('self',), 'proven'), (('exponent',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.pow_Tensor_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1526,7 +1527,7 @@ class PowBackward2(_Node):
     _saved_tensor_slots = ("_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 173, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
-    _fusion = _k.pow_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "pow_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
@@ -1604,7 +1605,7 @@ class ReciprocalBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 177, '- name: reciprocal(Tensor self) -> Tensor\n  forward: 1 / self\n  self: -grad * result * result',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.reciprocal_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "reciprocal_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1657,7 +1658,7 @@ class ReluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 181, '- name: relu(Tensor self) -> Tensor\n  forward: maximum(self, 0)\n  inplace: true\n  self: where(result <= 0, 0, grad)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.relu_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "relu_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1710,7 +1711,7 @@ class RsubBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 186, '- name: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha\n  other: grad',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.rsub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "rsub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1762,7 +1763,7 @@ class RsubBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 191, '- name: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: other - alpha * self\n  self: -grad * alpha',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.rsub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "rsub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1918,7 +1919,7 @@ class SigmoidBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 203, '- name: sigmoid(Tensor self) -> Tensor\n  forward: sigmoid(self)\n  inplace: true\n  self: grad * result * (1 - result)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.sigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2008,7 +2009,7 @@ class SinBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 212, '- name: sin(Tensor self) -> Tensor\n  forward: sin(self)\n  inplace: true\n  self: grad * cos(self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.sin_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sin_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -2324,7 +2325,7 @@ class SqrtBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 233, '- name: sqrt(Tensor self) -> Tensor\n  forward: sqrt(self)\n  inplace: true\n  self: grad / (2 * result)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.sqrt_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2515,7 +2516,7 @@ class SubBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 250, '- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  inplace: true\n  self: grad\n  other: -grad * alpha',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
-    _fusion = _k.sub_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -2566,7 +2567,7 @@ class SubBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 256, '- name: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
-    _fusion = _k.sub_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
@@ -2745,7 +2746,7 @@ class TanhBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 272, '- name: tanh(Tensor self) -> Tensor\n  forward: tanh(self)\n  inplace: true\n  self: grad * (1 - result * result)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.tanh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "tanh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3042,7 +3043,7 @@ class WhereBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 297, '- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n  forward: where(condition, self, other)\n  condition: non_differentiable\n  self: where(condition, grad, 0)\n  other: where(condition, 0, grad)\n\n# ---- unary elementwise math -------------------------------------------------------------------------\n# Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written\n# numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.where_self_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "where_self_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_condition = None
@@ -3100,7 +3101,7 @@ class Exp2Backward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 307, '- name: exp2(Tensor self) -> Tensor\n  forward: exp2(self)\n  self: grad * result * 0.6931471805599453',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.exp2_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "exp2_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3152,7 +3153,7 @@ class Expm1Backward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 311, '- name: expm1(Tensor self) -> Tensor\n  forward: expm1(self)\n  self: grad * (result + 1)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.expm1_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "expm1_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3204,7 +3205,7 @@ class Log2Backward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 315, '- name: log2(Tensor self) -> Tensor\n  forward: log2(self)\n  self: grad / (self * 0.6931471805599453)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.log2_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "log2_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3256,7 +3257,7 @@ class Log10Backward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 319, '- name: log10(Tensor self) -> Tensor\n  forward: log10(self)\n  self: grad / (self * 2.302585092994046)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.log10_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "log10_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3308,7 +3309,7 @@ class Log1PBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 323, '- name: log1p(Tensor self) -> Tensor\n  forward: log1p(self)\n  self: grad / (self + 1)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.log1p_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "log1p_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3360,7 +3361,7 @@ class RsqrtBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 327, '- name: rsqrt(Tensor self) -> Tensor\n  forward: rsqrt(self)\n  self: -0.5 * grad * result * result * result',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.rsqrt_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "rsqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3412,7 +3413,7 @@ class TanBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 331, '- name: tan(Tensor self) -> Tensor\n  forward: tan(self)\n  self: grad * (1 + result * result)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.tan_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "tan_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3464,7 +3465,7 @@ class AsinBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 335, '- name: asin(Tensor self) -> Tensor\n  forward: asin(self)\n  self: grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.asin_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "asin_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3516,7 +3517,7 @@ class AcosBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 339, '- name: acos(Tensor self) -> Tensor\n  forward: acos(self)\n  self: -grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.acos_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "acos_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3568,7 +3569,7 @@ class AtanBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 343, '- name: atan(Tensor self) -> Tensor\n  forward: atan(self)\n  self: grad / (self * self + 1)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.atan_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "atan_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3620,7 +3621,7 @@ class SinhBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 347, '- name: sinh(Tensor self) -> Tensor\n  forward: sinh(self)\n  self: grad * cosh(self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.sinh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "sinh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3672,7 +3673,7 @@ class CoshBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 351, '- name: cosh(Tensor self) -> Tensor\n  forward: cosh(self)\n  self: grad * sinh(self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.cosh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "cosh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3724,7 +3725,7 @@ class AsinhBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 355, '- name: asinh(Tensor self) -> Tensor\n  forward: asinh(self)\n  self: grad / sqrt(self * self + 1)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.asinh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "asinh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3776,7 +3777,7 @@ class AcoshBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 359, '- name: acosh(Tensor self) -> Tensor\n  forward: acosh(self)\n  self: grad / sqrt(self * self - 1)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.acosh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "acosh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3828,7 +3829,7 @@ class AtanhBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 363, '- name: atanh(Tensor self) -> Tensor\n  forward: atanh(self)\n  self: grad / (1 - self * self)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.atanh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "atanh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3880,7 +3881,7 @@ class ErfBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 367, '- name: erf(Tensor self) -> Tensor\n  forward: erf(self)\n  self: 2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.erf_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "erf_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3932,7 +3933,7 @@ class ErfcBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 371, '- name: erfc(Tensor self) -> Tensor\n  forward: erfc(self)\n  self: -2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.erfc_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "erfc_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4414,7 +4415,7 @@ class ClampMinBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 413, '- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  forward: where(self < min, min, self)\n  inplace: true\n  self: where(self >= min, grad, 0)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.clamp_min_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "clamp_min_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4474,7 +4475,7 @@ class ClampMaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 418, '- name: clamp_max(Tensor self, Scalar max) -> Tensor\n  forward: where(self > max, max, self)\n  inplace: true\n  self: where(self <= max, grad, 0)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.clamp_max_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "clamp_max_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4645,7 +4646,7 @@ class SiluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 433, '- name: silu(Tensor self) -> Tensor\n  forward: self * sigmoid(self)\n  inplace: true\n  self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.silu_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "silu_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4698,7 +4699,7 @@ class MishBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 438, '- name: mish(Tensor self) -> Tensor\n  forward: self * tanh(log1p(exp(self)))\n  inplace: true\n  self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.mish_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "mish_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4750,7 +4751,7 @@ class SoftplusBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 443, '- name: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n  forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)\n  self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.softplus_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "softplus_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4816,7 +4817,7 @@ class EluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 447, '- name: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.elu_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "elu_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4889,7 +4890,7 @@ class CeluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 451, '- name: celu(Tensor self, Scalar alpha=1.0) -> Tensor\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: where(self > 0, grad, grad * exp(self / alpha))',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.celu_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "celu_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4948,7 +4949,7 @@ class LeakyReluBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 455, '- name: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n  forward: where(self > 0, self, self * negative_slope)\n  self: where(self > 0, grad, grad * negative_slope)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.leaky_relu_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "leaky_relu_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5008,7 +5009,7 @@ class HardtanhBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 459, '- name: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n  forward: minimum(maximum(self, min_val), max_val)\n  inplace: true\n  self: where(self <= min_val or self >= max_val, 0, grad)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.hardtanh_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "hardtanh_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5075,7 +5076,7 @@ class HardsigmoidBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 464, '- name: hardsigmoid(Tensor self) -> Tensor\n  forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))\n  inplace: true\n  self: where(self > -3 and self < 3, grad / 6, 0)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.hardsigmoid_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "hardsigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5130,7 +5131,7 @@ class HardswishBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 469, '- name: hardswish(Tensor self) -> Tensor\n  forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))\n  inplace: true\n  self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))\n\n# ---- binary -------------------------------------------------------------------------------------------',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.hardswish_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "hardswish_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5460,7 +5461,7 @@ class Atan2Backward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 495, '- name: atan2(Tensor self, Tensor other) -> Tensor\n  forward: atan2(self, other)\n  self: grad * other / (self * self + other * other)\n  other: -grad * self / (self * self + other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.atan2_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "atan2_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5532,7 +5533,7 @@ class HypotBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 500, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.hypot_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "hypot_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5837,7 +5838,7 @@ class LerpBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 523, '- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight',
                                ((('self',), 'proven'), (('end',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.lerp_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "lerp_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_weight = None
@@ -5891,7 +5892,7 @@ class LerpBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 528, '- name: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight\n  weight: grad * (end - self)',
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
-    _fusion = _k.lerp_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "lerp_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5983,7 +5984,7 @@ class AddcmulBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 534, '- name: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 * tensor2\n  self: grad\n  tensor1: grad * tensor2 * value\n  tensor2: grad * tensor1 * value',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
-    _fusion = _k.addcmul_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "addcmul_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -6069,7 +6070,7 @@ class AddcdivBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 540, '- name: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 / tensor2\n  self: grad\n  tensor1: grad * value / tensor2\n  tensor2: -grad * value * tensor1 / (tensor2 * tensor2)',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
-    _fusion = _k.addcdiv_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "addcdiv_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -8294,7 +8295,7 @@ class MaskedFillBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 707, '- name: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  mask: non_differentiable',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.masked_fill_Scalar_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "masked_fill_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
@@ -8349,7 +8350,7 @@ class MaskedFillBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 713, '- name: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  value: where(mask, grad, 0)\n  mask: non_differentiable',
                                ((('self',), 'proven'), (('value',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.masked_fill_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "masked_fill_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
@@ -9007,7 +9008,7 @@ class XlogyBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 768, '- name: xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: where(self == 0, 0, self * log(other))\n  self: where(self == 0 and other <= 0, 0, grad * log(other))\n  other: grad * self / other',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
-    _fusion = _k.xlogy_Tensor_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "xlogy_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -11447,7 +11448,7 @@ class ThresholdBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 929, '- name: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.threshold_fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "threshold_fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -11506,7 +11507,7 @@ class ThresholdBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 933, '- name: threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
-    _fusion = _k.threshold__fusion  # elementwise: the engine may run it fused with its neighbours
+    _fusion = _LoadedOnFirstUse(_k, "threshold__fusion")  # elementwise: the engine may run it fused with its neighbours
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None

@@ -22,6 +22,7 @@ from derivgen.core.pending import Pending
 from derivgen.core.tensor import Tensor
 from derivgen.engine import fusion as _fusion
 from derivgen.generated import jvp as _jvp
+from derivgen.generated import kernels as _kernels
 from derivgen.ops.errors import forward_ad_unsupported
 from derivgen.ops.inplace import set_tangent_commit, view_chain
 
@@ -233,7 +234,8 @@ def _compute(call, result):
             tangent = tangent.to(result.dtype)
         return tangent if tuple(tangent.shape) == tuple(result.shape) else tangent.expand(*result.shape)
     if rule[0] == "kernel":
-        _, kernel, arrays, numbers, _ = rule
+        _, kernel_name, arrays, numbers, _ = rule
+        kernel = getattr(_kernels, kernel_name)  # imports the kernel's module on first use
         # an elementwise kernel broadcasts: a missing tangent is a 0-dim zero, not a full array of zeros
         for arg in diff:
             if arg not in call.tangents and isinstance(kwargs.get(arg), Tensor):

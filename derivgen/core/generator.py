@@ -5,11 +5,17 @@ The streams differ from torch's (torch uses a Mersenne Twister and its own trans
 gives reproducible numbers in derivgen, not torch's numbers. ``default_generator`` serves every
 random function called without ``generator=``.
 """
+import os
 import threading
 
 import numpy as np
 
 _MASK64 = (1 << 64) - 1
+
+
+def _fresh_seed():
+    """64 bits of OS entropy (what numpy's SeedSequence draws, without importing numpy.random)."""
+    return int.from_bytes(os.urandom(8), "little")
 
 
 class Generator:
@@ -19,8 +25,20 @@ class Generator:
         if self.device.type != "cpu":
             from derivgen.core.device import check_device
             check_device(self.device)
-        self._initial = int(np.random.SeedSequence().entropy) & _MASK64
-        self._np = np.random.default_rng(self._initial)
+        self._initial = _fresh_seed()
+        self._rng = None
+
+    @property
+    def _np(self):
+        # made on the first draw: numpy.random costs a noticeable part of ``import derivgen``, and a
+        # program that draws no random number need not import it
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._initial)
+        return self._rng
+
+    @_np.setter
+    def _np(self, rng):
+        self._rng = rng
 
     def manual_seed(self, seed):
         """Seed the generator; returns it (as torch does)."""
@@ -33,7 +51,7 @@ class Generator:
 
     def seed(self):
         """Seed from fresh OS entropy; returns the new seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy) & _MASK64)
+        self.manual_seed(_fresh_seed())
         return self._initial
 
     def initial_seed(self):

@@ -300,6 +300,26 @@ class FormulaRow(tuple):
         return f"FormulaRow({self.location})"
 
 
+class LoadedOnFirstUse:
+    """A class attribute read from ``module.<name>`` the first time it is used, then stored on the class
+    in its place. Generated nodes name their fusion spec with it, so that defining the node classes does
+    not import every kernel module (see ``derivgen.generated.kernels``); after the first read the
+    attribute is a plain class attribute again, as cheap to read as before."""
+
+    def __init__(self, module, name):
+        self._module = module
+        self._name = name
+
+    def __set_name__(self, owner, attr):
+        self._owner = owner
+        self._attr = attr
+
+    def __get__(self, instance, owner=None):
+        value = getattr(self._module, self._name)
+        setattr(self._owner, self._attr, value)
+        return value
+
+
 class Node:
     """Base class of every backward node (generated ``*Backward<N>``, AccumulateGrad, GraphRoot).
 

@@ -233,14 +233,14 @@ for _name in ("celu_forward", "celu__forward"):
     RULES[_name] = _chain(_celu_alpha, RULES[_name])
 
 
-def install(kernels):
-    """Attach the rules to the generated forward kernels that exist in ``kernels``: the refusals
-    first, then (``.Scalar`` rows) the promotion of the Python number."""
-    for name in set(RULES) | set(_SCALAR_OPERAND):
-        k = getattr(kernels, name, None)
-        if k is None:
-            continue
+def attach(*kernels):
+    """Give each generated forward kernel its rule, if it has one: the refusals first, then (``.Scalar``
+    rows) the promotion of the Python number. Each generated kernel module calls this for its kernels
+    when it is imported, so a kernel has its rule from its first use."""
+    for k in kernels:
+        name = k.name
         rule = RULES.get(name)
         if name in _SCALAR_OPERAND:
             rule = _scalar_operand(k) if rule is None else _chain(rule, _scalar_operand(k))
-        k.dtype_rule = rule
+        if rule is not None:
+            k.dtype_rule = rule

@@ -3,105 +3,366 @@
 # table sha256: 7b3e7f56cf49e2801ee2311ee9903218cd0e2dd65f6fce9105524daa843d79da
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Every generated elementwise kernel, importable as `kernels.<name>` (compiled lazily on first use)."""
-from .abs import abs_forward, abs_backward_self, abs_jvp, abs_fusion  # noqa: F401
-from .add_Tensor import add_Tensor_forward, add_Tensor_backward_other_case1, add_Tensor_jvp, add_Tensor_fusion  # noqa: F401
-from .add_Scalar import add_Scalar_forward, add_Scalar_jvp, add_Scalar_fusion  # noqa: F401
-from .cos import cos_forward, cos_backward_self, cos_jvp, cos_fusion  # noqa: F401
-from .div_Tensor import div_Tensor_forward, div_Tensor_backward_self, div_Tensor_backward_other, div_Tensor_jvp, div_Tensor_fusion  # noqa: F401
-from .div_Scalar import div_Scalar_forward, div_Scalar_backward_self, div_Scalar_jvp, div_Scalar_fusion  # noqa: F401
-from .dot import dot_backward_self, dot_backward_tensor  # noqa: F401
-from .eq_Tensor import eq_Tensor_forward  # noqa: F401
-from .exp import exp_forward, exp_backward_self, exp_jvp, exp_fusion  # noqa: F401
-from .ge_Tensor import ge_Tensor_forward  # noqa: F401
-from .gt_Tensor import gt_Tensor_forward  # noqa: F401
-from .le_Tensor import le_Tensor_forward  # noqa: F401
-from .log import log_forward, log_backward_self, log_jvp, log_fusion  # noqa: F401
-from .lt_Tensor import lt_Tensor_forward  # noqa: F401
-from .maximum import maximum_forward, maximum_backward_self, maximum_backward_other, maximum_jvp, maximum_fusion  # noqa: F401
-from .mean import mean_backward_self  # noqa: F401
-from .mean_dim import mean_dim_backward_self  # noqa: F401
-from .minimum import minimum_forward, minimum_backward_self, minimum_backward_other, minimum_jvp, minimum_fusion  # noqa: F401
-from .mul_Tensor import mul_Tensor_forward, mul_Tensor_backward_self, mul_Tensor_backward_other, mul_Tensor_jvp, mul_Tensor_fusion  # noqa: F401
-from .mul_Scalar import mul_Scalar_forward, mul_Scalar_backward_self, mul_Scalar_jvp, mul_Scalar_fusion  # noqa: F401
-from .ne_Tensor import ne_Tensor_forward  # noqa: F401
-from .neg import neg_forward, neg_backward_self, neg_jvp, neg_fusion  # noqa: F401
-from .pow_Tensor_Scalar import pow_Tensor_Scalar_forward, pow_Tensor_Scalar_backward_self, pow_Tensor_Scalar_jvp, pow_Tensor_Scalar_fusion  # noqa: F401
-from .pow_Tensor_Tensor import pow_Tensor_Tensor_forward, pow_Tensor_Tensor_backward_self, pow_Tensor_Tensor_backward_exponent, pow_Tensor_Tensor_jvp, pow_Tensor_Tensor_fusion  # noqa: F401
-from .pow_Scalar import pow_Scalar_forward, pow_Scalar_backward_exponent_case0, pow_Scalar_backward_exponent_case1, pow_Scalar_jvp, pow_Scalar_fusion  # noqa: F401
-from .reciprocal import reciprocal_forward, reciprocal_backward_self, reciprocal_jvp, reciprocal_fusion  # noqa: F401
-from .relu import relu_forward, relu_backward_self, relu_jvp, relu_fusion  # noqa: F401
-from .rsub_Tensor import rsub_Tensor_forward, rsub_Tensor_backward_self, rsub_Tensor_jvp, rsub_Tensor_fusion  # noqa: F401
-from .rsub_Scalar import rsub_Scalar_forward, rsub_Scalar_backward_self, rsub_Scalar_jvp, rsub_Scalar_fusion  # noqa: F401
-from .sigmoid import sigmoid_forward, sigmoid_backward_self, sigmoid_jvp, sigmoid_fusion  # noqa: F401
-from .sign import sign_forward, sign_jvp  # noqa: F401
-from .sin import sin_forward, sin_backward_self, sin_jvp, sin_fusion  # noqa: F401
-from .sqrt import sqrt_forward, sqrt_backward_self, sqrt_jvp, sqrt_fusion  # noqa: F401
-from .sub_Tensor import sub_Tensor_forward, sub_Tensor_backward_other, sub_Tensor_jvp, sub_Tensor_fusion  # noqa: F401
-from .sub_Scalar import sub_Scalar_forward, sub_Scalar_jvp, sub_Scalar_fusion  # noqa: F401
-from .tanh import tanh_forward, tanh_backward_self, tanh_jvp, tanh_fusion  # noqa: F401
-from .where_self import where_self_forward, where_self_backward_self, where_self_backward_other, where_self_jvp, where_self_fusion  # noqa: F401
-from .exp2 import exp2_forward, exp2_backward_self, exp2_jvp, exp2_fusion  # noqa: F401
-from .expm1 import expm1_forward, expm1_backward_self, expm1_jvp, expm1_fusion  # noqa: F401
-from .log2 import log2_forward, log2_backward_self, log2_jvp, log2_fusion  # noqa: F401
-from .log10 import log10_forward, log10_backward_self, log10_jvp, log10_fusion  # noqa: F401
-from .log1p import log1p_forward, log1p_backward_self, log1p_jvp, log1p_fusion  # noqa: F401
-from .rsqrt import rsqrt_forward, rsqrt_backward_self, rsqrt_jvp, rsqrt_fusion  # noqa: F401
-from .tan import tan_forward, tan_backward_self, tan_jvp, tan_fusion  # noqa: F401
-from .asin import asin_forward, asin_backward_self, asin_jvp, asin_fusion  # noqa: F401
-from .acos import acos_forward, acos_backward_self, acos_jvp, acos_fusion  # noqa: F401
-from .atan import atan_forward, atan_backward_self, atan_jvp, atan_fusion  # noqa: F401
-from .sinh import sinh_forward, sinh_backward_self, sinh_jvp, sinh_fusion  # noqa: F401
-from .cosh import cosh_forward, cosh_backward_self, cosh_jvp, cosh_fusion  # noqa: F401
-from .asinh import asinh_forward, asinh_backward_self, asinh_jvp, asinh_fusion  # noqa: F401
-from .acosh import acosh_forward, acosh_backward_self, acosh_jvp, acosh_fusion  # noqa: F401
-from .atanh import atanh_forward, atanh_backward_self, atanh_jvp, atanh_fusion  # noqa: F401
-from .erf import erf_forward, erf_backward_self, erf_jvp, erf_fusion  # noqa: F401
-from .erfc import erfc_forward, erfc_backward_self, erfc_jvp, erfc_fusion  # noqa: F401
-from .clamp_min import clamp_min_forward, clamp_min_backward_self, clamp_min_jvp, clamp_min_fusion  # noqa: F401
-from .clamp_max import clamp_max_forward, clamp_max_backward_self, clamp_max_jvp, clamp_max_fusion  # noqa: F401
-from .nan_to_num import nan_to_num_backward_self  # noqa: F401
-from .silu import silu_forward, silu_backward_self, silu_jvp, silu_fusion  # noqa: F401
-from .mish import mish_forward, mish_backward_self, mish_jvp, mish_fusion  # noqa: F401
-from .softplus import softplus_forward, softplus_backward_self, softplus_jvp, softplus_fusion  # noqa: F401
-from .elu import elu_forward, elu_backward_self, elu_jvp, elu_fusion  # noqa: F401
-from .celu import celu_forward, celu_backward_self, celu_jvp, celu_fusion  # noqa: F401
-from .leaky_relu import leaky_relu_forward, leaky_relu_backward_self, leaky_relu_jvp, leaky_relu_fusion  # noqa: F401
-from .hardtanh import hardtanh_forward, hardtanh_backward_self, hardtanh_jvp, hardtanh_fusion  # noqa: F401
-from .hardsigmoid import hardsigmoid_forward, hardsigmoid_backward_self, hardsigmoid_jvp, hardsigmoid_fusion  # noqa: F401
-from .hardswish import hardswish_forward, hardswish_backward_self, hardswish_jvp, hardswish_fusion  # noqa: F401
-from .div_Tensor_mode import div_Tensor_mode_backward_self, div_Tensor_mode_backward_other  # noqa: F401
-from .div_Scalar_mode import div_Scalar_mode_backward_self  # noqa: F401
-from .fmax import fmax_backward_self, fmax_backward_other  # noqa: F401
-from .fmin import fmin_backward_self, fmin_backward_other  # noqa: F401
-from .atan2 import atan2_forward, atan2_backward_self, atan2_backward_other, atan2_jvp, atan2_fusion  # noqa: F401
-from .hypot import hypot_forward, hypot_backward_self, hypot_backward_other, hypot_jvp, hypot_fusion  # noqa: F401
-from .remainder_Tensor import remainder_Tensor_backward_other, remainder_Tensor_backward_other_1  # noqa: F401
-from .fmod_Tensor import fmod_Tensor_backward_other, fmod_Tensor_backward_other_1  # noqa: F401
-from .lerp_Scalar import lerp_Scalar_forward, lerp_Scalar_backward_self, lerp_Scalar_backward_end, lerp_Scalar_jvp, lerp_Scalar_fusion  # noqa: F401
-from .lerp_Tensor import lerp_Tensor_forward, lerp_Tensor_backward_self, lerp_Tensor_backward_end, lerp_Tensor_backward_weight, lerp_Tensor_jvp, lerp_Tensor_fusion  # noqa: F401
-from .addcmul import addcmul_forward, addcmul_backward_tensor1, addcmul_backward_tensor2, addcmul_jvp, addcmul_fusion  # noqa: F401
-from .addcdiv import addcdiv_forward, addcdiv_backward_tensor1, addcdiv_backward_tensor2, addcdiv_jvp, addcdiv_fusion  # noqa: F401
-from .logical_and import logical_and_forward  # noqa: F401
-from .logical_or import logical_or_forward  # noqa: F401
-from .logical_not import logical_not_forward  # noqa: F401
-from .logsumexp import logsumexp_backward_self  # noqa: F401
-from .std_correction import std_correction_backward_self  # noqa: F401
-from .var_mean_correction import var_mean_correction_backward_self  # noqa: F401
-from .std_mean_correction import std_mean_correction_backward_self, std_mean_correction_backward_self_1  # noqa: F401
-from .addmm import addmm_backward_self, addmm_backward_mat1, addmm_backward_mat2  # noqa: F401
-from .baddbmm import baddbmm_backward_self, baddbmm_backward_batch1, baddbmm_backward_batch2  # noqa: F401
-from .index_add import index_add_backward_source  # noqa: F401
-from .masked_fill_Scalar import masked_fill_Scalar_forward, masked_fill_Scalar_backward_self, masked_fill_Scalar_jvp, masked_fill_Scalar_fusion  # noqa: F401
-from .masked_fill_Tensor import masked_fill_Tensor_forward, masked_fill_Tensor_backward_self, masked_fill_Tensor_backward_value, masked_fill_Tensor_jvp, masked_fill_Tensor_fusion  # noqa: F401
-from ._softmax import _softmax_backward_self, _softmax_backward_self_1  # noqa: F401
-from .xlogy_Tensor import xlogy_Tensor_forward, xlogy_Tensor_backward_self, xlogy_Tensor_backward_other, xlogy_Tensor_jvp, xlogy_Tensor_fusion  # noqa: F401
-from .mse_loss import mse_loss_backward_self, mse_loss_backward_target  # noqa: F401
-from .smooth_l1_loss import smooth_l1_loss_backward_self, smooth_l1_loss_backward_target  # noqa: F401
-from .huber_loss import huber_loss_backward_self, huber_loss_backward_self_1, huber_loss_backward_target, huber_loss_backward_target_1  # noqa: F401
-from .elu_ import elu__forward, elu__jvp  # noqa: F401
-from .celu_ import celu__forward, celu__jvp  # noqa: F401
-from .leaky_relu_ import leaky_relu__forward, leaky_relu__jvp  # noqa: F401
-from .threshold import threshold_forward, threshold_backward_self, threshold_jvp, threshold_fusion  # noqa: F401
-from .threshold_ import threshold__forward, threshold__backward_self, threshold__jvp, threshold__fusion  # noqa: F401
-from .threshold_backward import threshold_backward_forward, threshold_backward_backward_grad_output, threshold_backward_jvp  # noqa: F401
+"""Every generated elementwise kernel, importable as `kernels.<name>`.
+
+A kernel module is imported on first use (this module's `__getattr__`), and its kernels compile on
+their first call: `import derivgen` neither compiles nor even reads the kernel modules. After the
+first lookup a module's names are plain attributes here, so later lookups cost what they did before.
+"""
+import importlib as _importlib
+
+# exported name -> the kernel module (in this package) that defines it
+_MODULE_OF = {
+    "abs_forward": "abs",
+    "abs_backward_self": "abs",
+    "abs_jvp": "abs",
+    "abs_fusion": "abs",
+    "add_Tensor_forward": "add_Tensor",
+    "add_Tensor_backward_other_case1": "add_Tensor",
+    "add_Tensor_jvp": "add_Tensor",
+    "add_Tensor_fusion": "add_Tensor",
+    "add_Scalar_forward": "add_Scalar",
+    "add_Scalar_jvp": "add_Scalar",
+    "add_Scalar_fusion": "add_Scalar",
+    "cos_forward": "cos",
+    "cos_backward_self": "cos",
+    "cos_jvp": "cos",
+    "cos_fusion": "cos",
+    "div_Tensor_forward": "div_Tensor",
+    "div_Tensor_backward_self": "div_Tensor",
+    "div_Tensor_backward_other": "div_Tensor",
+    "div_Tensor_jvp": "div_Tensor",
+    "div_Tensor_fusion": "div_Tensor",
+    "div_Scalar_forward": "div_Scalar",
+    "div_Scalar_backward_self": "div_Scalar",
+    "div_Scalar_jvp": "div_Scalar",
+    "div_Scalar_fusion": "div_Scalar",
+    "dot_backward_self": "dot",
+    "dot_backward_tensor": "dot",
+    "eq_Tensor_forward": "eq_Tensor",
+    "exp_forward": "exp",
+    "exp_backward_self": "exp",
+    "exp_jvp": "exp",
+    "exp_fusion": "exp",
+    "ge_Tensor_forward": "ge_Tensor",
+    "gt_Tensor_forward": "gt_Tensor",
+    "le_Tensor_forward": "le_Tensor",
+    "log_forward": "log",
+    "log_backward_self": "log",
+    "log_jvp": "log",
+    "log_fusion": "log",
+    "lt_Tensor_forward": "lt_Tensor",
+    "maximum_forward": "maximum",
+    "maximum_backward_self": "maximum",
+    "maximum_backward_other": "maximum",
+    "maximum_jvp": "maximum",
+    "maximum_fusion": "maximum",
+    "mean_backward_self": "mean",
+    "mean_dim_backward_self": "mean_dim",
+    "minimum_forward": "minimum",
+    "minimum_backward_self": "minimum",
+    "minimum_backward_other": "minimum",
+    "minimum_jvp": "minimum",
+    "minimum_fusion": "minimum",
+    "mul_Tensor_forward": "mul_Tensor",
+    "mul_Tensor_backward_self": "mul_Tensor",
+    "mul_Tensor_backward_other": "mul_Tensor",
+    "mul_Tensor_jvp": "mul_Tensor",
+    "mul_Tensor_fusion": "mul_Tensor",
+    "mul_Scalar_forward": "mul_Scalar",
+    "mul_Scalar_backward_self": "mul_Scalar",
+    "mul_Scalar_jvp": "mul_Scalar",
+    "mul_Scalar_fusion": "mul_Scalar",
+    "ne_Tensor_forward": "ne_Tensor",
+    "neg_forward": "neg",
+    "neg_backward_self": "neg",
+    "neg_jvp": "neg",
+    "neg_fusion": "neg",
+    "pow_Tensor_Scalar_forward": "pow_Tensor_Scalar",
+    "pow_Tensor_Scalar_backward_self": "pow_Tensor_Scalar",
+    "pow_Tensor_Scalar_jvp": "pow_Tensor_Scalar",
+    "pow_Tensor_Scalar_fusion": "pow_Tensor_Scalar",
+    "pow_Tensor_Tensor_forward": "pow_Tensor_Tensor",
+    "pow_Tensor_Tensor_backward_self": "pow_Tensor_Tensor",
+    "pow_Tensor_Tensor_backward_exponent": "pow_Tensor_Tensor",
+    "pow_Tensor_Tensor_jvp": "pow_Tensor_Tensor",
+    "pow_Tensor_Tensor_fusion": "pow_Tensor_Tensor",
+    "pow_Scalar_forward": "pow_Scalar",
+    "pow_Scalar_backward_exponent_case0": "pow_Scalar",
+    "pow_Scalar_backward_exponent_case1": "pow_Scalar",
+    "pow_Scalar_jvp": "pow_Scalar",
+    "pow_Scalar_fusion": "pow_Scalar",
+    "reciprocal_forward": "reciprocal",
+    "reciprocal_backward_self": "reciprocal",
+    "reciprocal_jvp": "reciprocal",
+    "reciprocal_fusion": "reciprocal",
+    "relu_forward": "relu",
+    "relu_backward_self": "relu",
+    "relu_jvp": "relu",
+    "relu_fusion": "relu",
+    "rsub_Tensor_forward": "rsub_Tensor",
+    "rsub_Tensor_backward_self": "rsub_Tensor",
+    "rsub_Tensor_jvp": "rsub_Tensor",
+    "rsub_Tensor_fusion": "rsub_Tensor",
+    "rsub_Scalar_forward": "rsub_Scalar",
+    "rsub_Scalar_backward_self": "rsub_Scalar",
+    "rsub_Scalar_jvp": "rsub_Scalar",
+    "rsub_Scalar_fusion": "rsub_Scalar",
+    "sigmoid_forward": "sigmoid",
+    "sigmoid_backward_self": "sigmoid",
+    "sigmoid_jvp": "sigmoid",
+    "sigmoid_fusion": "sigmoid",
+    "sign_forward": "sign",
+    "sign_jvp": "sign",
+    "sin_forward": "sin",
+    "sin_backward_self": "sin",
+    "sin_jvp": "sin",
+    "sin_fusion": "sin",
+    "sqrt_forward": "sqrt",
+    "sqrt_backward_self": "sqrt",
+    "sqrt_jvp": "sqrt",
+    "sqrt_fusion": "sqrt",
+    "sub_Tensor_forward": "sub_Tensor",
+    "sub_Tensor_backward_other": "sub_Tensor",
+    "sub_Tensor_jvp": "sub_Tensor",
+    "sub_Tensor_fusion": "sub_Tensor",
+    "sub_Scalar_forward": "sub_Scalar",
+    "sub_Scalar_jvp": "sub_Scalar",
+    "sub_Scalar_fusion": "sub_Scalar",
+    "tanh_forward": "tanh",
+    "tanh_backward_self": "tanh",
+    "tanh_jvp": "tanh",
+    "tanh_fusion": "tanh",
+    "where_self_forward": "where_self",
+    "where_self_backward_self": "where_self",
+    "where_self_backward_other": "where_self",
+    "where_self_jvp": "where_self",
+    "where_self_fusion": "where_self",
+    "exp2_forward": "exp2",
+    "exp2_backward_self": "exp2",
+    "exp2_jvp": "exp2",
+    "exp2_fusion": "exp2",
+    "expm1_forward": "expm1",
+    "expm1_backward_self": "expm1",
+    "expm1_jvp": "expm1",
+    "expm1_fusion": "expm1",
+    "log2_forward": "log2",
+    "log2_backward_self": "log2",
+    "log2_jvp": "log2",
+    "log2_fusion": "log2",
+    "log10_forward": "log10",
+    "log10_backward_self": "log10",
+    "log10_jvp": "log10",
+    "log10_fusion": "log10",
+    "log1p_forward": "log1p",
+    "log1p_backward_self": "log1p",
+    "log1p_jvp": "log1p",
+    "log1p_fusion": "log1p",
+    "rsqrt_forward": "rsqrt",
+    "rsqrt_backward_self": "rsqrt",
+    "rsqrt_jvp": "rsqrt",
+    "rsqrt_fusion": "rsqrt",
+    "tan_forward": "tan",
+    "tan_backward_self": "tan",
+    "tan_jvp": "tan",
+    "tan_fusion": "tan",
+    "asin_forward": "asin",
+    "asin_backward_self": "asin",
+    "asin_jvp": "asin",
+    "asin_fusion": "asin",
+    "acos_forward": "acos",
+    "acos_backward_self": "acos",
+    "acos_jvp": "acos",
+    "acos_fusion": "acos",
+    "atan_forward": "atan",
+    "atan_backward_self": "atan",
+    "atan_jvp": "atan",
+    "atan_fusion": "atan",
+    "sinh_forward": "sinh",
+    "sinh_backward_self": "sinh",
+    "sinh_jvp": "sinh",
+    "sinh_fusion": "sinh",
+    "cosh_forward": "cosh",
+    "cosh_backward_self": "cosh",
+    "cosh_jvp": "cosh",
+    "cosh_fusion": "cosh",
+    "asinh_forward": "asinh",
+    "asinh_backward_self": "asinh",
+    "asinh_jvp": "asinh",
+    "asinh_fusion": "asinh",
+    "acosh_forward": "acosh",
+    "acosh_backward_self": "acosh",
+    "acosh_jvp": "acosh",
+    "acosh_fusion": "acosh",
+    "atanh_forward": "atanh",
+    "atanh_backward_self": "atanh",
+    "atanh_jvp": "atanh",
+    "atanh_fusion": "atanh",
+    "erf_forward": "erf",
+    "erf_backward_self": "erf",
+    "erf_jvp": "erf",
+    "erf_fusion": "erf",
+    "erfc_forward": "erfc",
+    "erfc_backward_self": "erfc",
+    "erfc_jvp": "erfc",
+    "erfc_fusion": "erfc",
+    "clamp_min_forward": "clamp_min",
+    "clamp_min_backward_self": "clamp_min",
+    "clamp_min_jvp": "clamp_min",
+    "clamp_min_fusion": "clamp_min",
+    "clamp_max_forward": "clamp_max",
+    "clamp_max_backward_self": "clamp_max",
+    "clamp_max_jvp": "clamp_max",
+    "clamp_max_fusion": "clamp_max",
+    "nan_to_num_backward_self": "nan_to_num",
+    "silu_forward": "silu",
+    "silu_backward_self": "silu",
+    "silu_jvp": "silu",
+    "silu_fusion": "silu",
+    "mish_forward": "mish",
+    "mish_backward_self": "mish",
+    "mish_jvp": "mish",
+    "mish_fusion": "mish",
+    "softplus_forward": "softplus",
+    "softplus_backward_self": "softplus",
+    "softplus_jvp": "softplus",
+    "softplus_fusion": "softplus",
+    "elu_forward": "elu",
+    "elu_backward_self": "elu",
+    "elu_jvp": "elu",
+    "elu_fusion": "elu",
+    "celu_forward": "celu",
+    "celu_backward_self": "celu",
+    "celu_jvp": "celu",
+    "celu_fusion": "celu",
+    "leaky_relu_forward": "leaky_relu",
+    "leaky_relu_backward_self": "leaky_relu",
+    "leaky_relu_jvp": "leaky_relu",
+    "leaky_relu_fusion": "leaky_relu",
+    "hardtanh_forward": "hardtanh",
+    "hardtanh_backward_self": "hardtanh",
+    "hardtanh_jvp": "hardtanh",
+    "hardtanh_fusion": "hardtanh",
+    "hardsigmoid_forward": "hardsigmoid",
+    "hardsigmoid_backward_self": "hardsigmoid",
+    "hardsigmoid_jvp": "hardsigmoid",
+    "hardsigmoid_fusion": "hardsigmoid",
+    "hardswish_forward": "hardswish",
+    "hardswish_backward_self": "hardswish",
+    "hardswish_jvp": "hardswish",
+    "hardswish_fusion": "hardswish",
+    "div_Tensor_mode_backward_self": "div_Tensor_mode",
+    "div_Tensor_mode_backward_other": "div_Tensor_mode",
+    "div_Scalar_mode_backward_self": "div_Scalar_mode",
+    "fmax_backward_self": "fmax",
+    "fmax_backward_other": "fmax",
+    "fmin_backward_self": "fmin",
+    "fmin_backward_other": "fmin",
+    "atan2_forward": "atan2",
+    "atan2_backward_self": "atan2",
+    "atan2_backward_other": "atan2",
+    "atan2_jvp": "atan2",
+    "atan2_fusion": "atan2",
+    "hypot_forward": "hypot",
+    "hypot_backward_self": "hypot",
+    "hypot_backward_other": "hypot",
+    "hypot_jvp": "hypot",
+    "hypot_fusion": "hypot",
+    "remainder_Tensor_backward_other": "remainder_Tensor",
+    "remainder_Tensor_backward_other_1": "remainder_Tensor",
+    "fmod_Tensor_backward_other": "fmod_Tensor",
+    "fmod_Tensor_backward_other_1": "fmod_Tensor",
+    "lerp_Scalar_forward": "lerp_Scalar",
+    "lerp_Scalar_backward_self": "lerp_Scalar",
+    "lerp_Scalar_backward_end": "lerp_Scalar",
+    "lerp_Scalar_jvp": "lerp_Scalar",
+    "lerp_Scalar_fusion": "lerp_Scalar",
+    "lerp_Tensor_forward": "lerp_Tensor",
+    "lerp_Tensor_backward_self": "lerp_Tensor",
+    "lerp_Tensor_backward_end": "lerp_Tensor",
+    "lerp_Tensor_backward_weight": "lerp_Tensor",
+    "lerp_Tensor_jvp": "lerp_Tensor",
+    "lerp_Tensor_fusion": "lerp_Tensor",
+    "addcmul_forward": "addcmul",
+    "addcmul_backward_tensor1": "addcmul",
+    "addcmul_backward_tensor2": "addcmul",
+    "addcmul_jvp": "addcmul",
+    "addcmul_fusion": "addcmul",
+    "addcdiv_forward": "addcdiv",
+    "addcdiv_backward_tensor1": "addcdiv",
+    "addcdiv_backward_tensor2": "addcdiv",
+    "addcdiv_jvp": "addcdiv",
+    "addcdiv_fusion": "addcdiv",
+    "logical_and_forward": "logical_and",
+    "logical_or_forward": "logical_or",
+    "logical_not_forward": "logical_not",
+    "logsumexp_backward_self": "logsumexp",
+    "std_correction_backward_self": "std_correction",
+    "var_mean_correction_backward_self": "var_mean_correction",
+    "std_mean_correction_backward_self": "std_mean_correction",
+    "std_mean_correction_backward_self_1": "std_mean_correction",
+    "addmm_backward_self": "addmm",
+    "addmm_backward_mat1": "addmm",
+    "addmm_backward_mat2": "addmm",
+    "baddbmm_backward_self": "baddbmm",
+    "baddbmm_backward_batch1": "baddbmm",
+    "baddbmm_backward_batch2": "baddbmm",
+    "index_add_backward_source": "index_add",
+    "masked_fill_Scalar_forward": "masked_fill_Scalar",
+    "masked_fill_Scalar_backward_self": "masked_fill_Scalar",
+    "masked_fill_Scalar_jvp": "masked_fill_Scalar",
+    "masked_fill_Scalar_fusion": "masked_fill_Scalar",
+    "masked_fill_Tensor_forward": "masked_fill_Tensor",
+    "masked_fill_Tensor_backward_self": "masked_fill_Tensor",
+    "masked_fill_Tensor_backward_value": "masked_fill_Tensor",
+    "masked_fill_Tensor_jvp": "masked_fill_Tensor",
+    "masked_fill_Tensor_fusion": "masked_fill_Tensor",
+    "_softmax_backward_self": "_softmax",
+    "_softmax_backward_self_1": "_softmax",
+    "xlogy_Tensor_forward": "xlogy_Tensor",
+    "xlogy_Tensor_backward_self": "xlogy_Tensor",
+    "xlogy_Tensor_backward_other": "xlogy_Tensor",
+    "xlogy_Tensor_jvp": "xlogy_Tensor",
+    "xlogy_Tensor_fusion": "xlogy_Tensor",
+    "mse_loss_backward_self": "mse_loss",
+    "mse_loss_backward_target": "mse_loss",
+    "smooth_l1_loss_backward_self": "smooth_l1_loss",
+    "smooth_l1_loss_backward_target": "smooth_l1_loss",
+    "huber_loss_backward_self": "huber_loss",
+    "huber_loss_backward_self_1": "huber_loss",
+    "huber_loss_backward_target": "huber_loss",
+    "huber_loss_backward_target_1": "huber_loss",
+    "elu__forward": "elu_",
+    "elu__jvp": "elu_",
+    "celu__forward": "celu_",
+    "celu__jvp": "celu_",
+    "leaky_relu__forward": "leaky_relu_",
+    "leaky_relu__jvp": "leaky_relu_",
+    "threshold_forward": "threshold",
+    "threshold_backward_self": "threshold",
+    "threshold_jvp": "threshold",
+    "threshold_fusion": "threshold",
+    "threshold__forward": "threshold_",
+    "threshold__backward_self": "threshold_",
+    "threshold__jvp": "threshold_",
+    "threshold__fusion": "threshold_",
+    "threshold_backward_forward": "threshold_backward",
+    "threshold_backward_backward_grad_output": "threshold_backward",
+    "threshold_backward_jvp": "threshold_backward",
+}
+_MODULES = frozenset(_MODULE_OF.values())
+
+
+def __getattr__(name):
+    module_name = _MODULE_OF.get(name, name if name in _MODULES else None)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _importlib.import_module(f"{__name__}.{module_name}")
+    for exported, owner in _MODULE_OF.items():
+        if owner == module_name:
+            globals()[exported] = getattr(module, exported)
+    return module if name == module_name else globals()[name]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF) | _MODULES)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -271,3 +272,7 @@ addcdiv_fusion = (
     (addcdiv_vjp_tensor1, ("grad", "tensor2", ), ("value", )),
     (addcdiv_vjp_tensor2, ("grad", "tensor1", "tensor2", ), ("value", )),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(addcdiv_forward, addcdiv_backward_tensor1, addcdiv_backward_tensor2, addcdiv_jvp)

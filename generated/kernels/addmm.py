@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -159,3 +160,7 @@ addmm_backward_mat2 = ElementwiseOp(
     int_closed=True, returns_bool=False, n_arrays=1, n_scalars=1,
     inplace=addmm_backward_mat2_inplace,
     name="addmm_backward_mat2")
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(addmm_backward_self, addmm_backward_mat1, addmm_backward_mat2)

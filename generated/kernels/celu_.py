@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -131,3 +132,7 @@ celu__jvp.scalar = celu__jvp_scalar
 # The forward's one-element function and each input's one-element vector-Jacobian product:
 # derivgen.engine.fusion inlines these into kernels that run a whole chain of elementwise nodes in one loop.
 celu__forward.scalar = celu__forward_scalar
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(celu__forward, celu__jvp)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -130,3 +131,7 @@ fmax_backward_other = ElementwiseOp(
     rows=fmax_backward_other_rows,
     inplace=fmax_backward_other_inplace,
     name="fmax_backward_other")
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(fmax_backward_self, fmax_backward_other)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -236,3 +237,7 @@ huber_loss_backward_target_1 = ElementwiseOp(
     rows=huber_loss_backward_target_1_rows,
     inplace=huber_loss_backward_target_1_inplace,
     name="huber_loss_backward_target_1")
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(huber_loss_backward_self, huber_loss_backward_self_1, huber_loss_backward_target, huber_loss_backward_target_1)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -325,3 +326,7 @@ lerp_Tensor_fusion = (
     (lerp_Tensor_vjp_end, ("grad", "weight", ), ()),
     (lerp_Tensor_vjp_weight, ("grad", "end", "self", ), ()),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(lerp_Tensor_forward, lerp_Tensor_backward_self, lerp_Tensor_backward_end, lerp_Tensor_backward_weight, lerp_Tensor_jvp)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -250,3 +251,7 @@ def pow_Scalar_vjp_exponent(grad, exponent, result, self, _zero):
 pow_Scalar_fusion = (
     (pow_Scalar_vjp_exponent, ("grad", "exponent", "result", ), ("self", )),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(pow_Scalar_forward, pow_Scalar_backward_exponent_case0, pow_Scalar_backward_exponent_case1, pow_Scalar_jvp)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -132,3 +133,7 @@ smooth_l1_loss_backward_target = ElementwiseOp(
     rows=smooth_l1_loss_backward_target_rows,
     inplace=smooth_l1_loss_backward_target_inplace,
     name="smooth_l1_loss_backward_target")
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(smooth_l1_loss_backward_self, smooth_l1_loss_backward_target)

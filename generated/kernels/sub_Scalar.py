@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -135,3 +136,7 @@ def sub_Scalar_vjp_self(grad, _zero):
 sub_Scalar_fusion = (
     (sub_Scalar_vjp_self, ("grad", ), ()),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(sub_Scalar_forward, sub_Scalar_jvp)

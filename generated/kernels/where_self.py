@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -264,3 +265,7 @@ where_self_fusion = (
     (where_self_vjp_self, ("grad", "condition", ), ()),
     (where_self_vjp_other, ("grad", "condition", ), ()),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(where_self_forward, where_self_backward_self, where_self_backward_other, where_self_jvp)

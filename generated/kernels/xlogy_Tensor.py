@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from derivgen.ops.elementwise import ElementwiseOp
+from derivgen.ops.dtype_rules import attach as _attach_dtype_rules
 from derivgen.kernels.jit import kernel, kernel_parallel, scalar
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh, prange  # noqa: F401
 from derivgen.kernels.operands import _elem  # noqa: F401
@@ -265,3 +266,7 @@ xlogy_Tensor_fusion = (
     (xlogy_Tensor_vjp_self, ("grad", "other", "self", ), ()),
     (xlogy_Tensor_vjp_other, ("grad", "other", "self", ), ()),
 )
+
+
+# the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
+_attach_dtype_rules(xlogy_Tensor_forward, xlogy_Tensor_backward_self, xlogy_Tensor_backward_other, xlogy_Tensor_jvp)
