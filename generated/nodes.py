@@ -20,6 +20,8 @@ from derivgen.core.node import FormulaRow as _FormulaRow
 from derivgen.core.node import saved_list as _saved_list
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
+from derivgen.core.node import raw_saved as _raw_saved
+from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
 
 from . import kernels as _k
@@ -33,7 +35,7 @@ class AbsBackward0(_Node):
           inplace: true
           self: grad * sign(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 30, '- name: abs(Tensor self) -> Tensor\n  forward: abs(self)\n  inplace: true\n  self: grad * sign(self)',
                                ((('self',), 'proven'),))
@@ -42,15 +44,16 @@ class AbsBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -61,7 +64,7 @@ class AbsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.abs_backward_self.call2(grad, self)
@@ -71,7 +74,7 @@ class AbsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.sign(self)
@@ -182,7 +185,7 @@ class BmmBackward0(_Node):
           self: grad.bmm(mat2.transpose(1, 2))
           mat2: self.transpose(1, 2).bmm(grad)
     """
-    __slots__ = ("_sv_self", "_sv_mat2", )
+    __slots__ = ("_sv_self", "_sv_mat2", "_svv_self", "_svv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 47, '- name: bmm(Tensor self, Tensor mat2) -> Tensor\n  result: bmm(self_t, mat2_p) + bmm(self_p, mat2_t)\n  self: grad.bmm(mat2.transpose(1, 2))\n  mat2: self.transpose(1, 2).bmm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -191,23 +194,25 @@ class BmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
+        self._svv_self = None
+        self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -220,8 +225,8 @@ class BmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -236,8 +241,8 @@ class BmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -378,7 +383,7 @@ class CosBackward0(_Node):
           inplace: true
           self: grad * -sin(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 64, '- name: cos(Tensor self) -> Tensor\n  forward: cos(self)\n  inplace: true\n  self: grad * -sin(self)',
                                ((('self',), 'proven'),))
@@ -387,15 +392,16 @@ class CosBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -406,7 +412,7 @@ class CosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cos_backward_self.call2(grad, self)
@@ -416,7 +422,7 @@ class CosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad * _ops.sin(self)
@@ -432,7 +438,7 @@ class DivBackward0(_Node):
           self: grad / other
           other: -grad * self / (other * other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 69, '- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self / other\n  inplace: true\n  self: grad / other\n  other: -grad * self / (other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -442,23 +448,25 @@ class DivBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -471,8 +479,8 @@ class DivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -485,8 +493,8 @@ class DivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -550,7 +558,7 @@ class DotBackward0(_Node):
           self: grad * tensor
           tensor: grad * self
     """
-    __slots__ = ("_sv_self", "_sv_tensor", )
+    __slots__ = ("_sv_self", "_sv_tensor", "_svv_self", "_svv_tensor", )
     _saved_tensor_slots = ("_sv_self", "_sv_tensor", )
     _formula_row = _FormulaRow("formulas.yaml", 79, '- name: dot(Tensor self, Tensor tensor) -> Tensor\n  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)\n  self: grad * tensor\n  tensor: grad * self',
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
@@ -559,23 +567,25 @@ class DotBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_tensor = None
+        self._svv_self = None
+        self._svv_tensor = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_tensor(self):
-        return _unpack_saved(self, self._sv_tensor)
+        return _unpack_saved(self, self._sv_tensor, self._svv_tensor)
 
     @property
     def _raw_saved_tensor(self):
-        return self._sv_tensor
+        return _raw_saved(self, "tensor")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -588,8 +598,8 @@ class DotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        tensor = node._sv_tensor.unpack_data(node) if node._sv_tensor is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        tensor = _saved_data(node, node._sv_tensor, node._svv_tensor)
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
@@ -602,8 +612,8 @@ class DotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        tensor = node._sv_tensor.unpack(node) if node._sv_tensor is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        tensor = _unpack_saved(node, node._sv_tensor, node._svv_tensor)
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
@@ -638,7 +648,7 @@ class ExpBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -718,7 +728,7 @@ class LogBackward0(_Node):
           inplace: true
           self: grad / self
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 105, '- name: log(Tensor self) -> Tensor\n  forward: log(self)\n  inplace: true\n  self: grad / self',
                                ((('self',), 'proven'),))
@@ -727,15 +737,16 @@ class LogBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -746,7 +757,7 @@ class LogBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log_backward_self.call2(grad, self)
@@ -756,7 +767,7 @@ class LogBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (self)
@@ -771,7 +782,7 @@ class MaximumBackward0(_Node):
           self: where(self == other, grad / 2, where(self < other, 0, grad))
           other: where(self == other, grad / 2, where(self > other, 0, grad))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 113, '- name: maximum(Tensor self, Tensor other) -> Tensor\n  forward: maximum(self, other)\n  self: where(self == other, grad / 2, where(self < other, 0, grad))\n  other: where(self == other, grad / 2, where(self > other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -781,23 +792,25 @@ class MaximumBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -810,8 +823,8 @@ class MaximumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -824,8 +837,8 @@ class MaximumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -956,7 +969,7 @@ class MinimumBackward0(_Node):
           self: where(self == other, grad / 2, where(self > other, 0, grad))
           other: where(self == other, grad / 2, where(self < other, 0, grad))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 126, '- name: minimum(Tensor self, Tensor other) -> Tensor\n  forward: minimum(self, other)\n  self: where(self == other, grad / 2, where(self > other, 0, grad))\n  other: where(self == other, grad / 2, where(self < other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -966,23 +979,25 @@ class MinimumBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -995,8 +1010,8 @@ class MinimumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1009,8 +1024,8 @@ class MinimumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1028,7 +1043,7 @@ class MmBackward0(_Node):
           self: grad.mm(mat2.t())
           mat2: self.t().mm(grad)
     """
-    __slots__ = ("_sv_self", "_sv_mat2", )
+    __slots__ = ("_sv_self", "_sv_mat2", "_svv_self", "_svv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 131, '- name: mm(Tensor self, Tensor mat2) -> Tensor\n  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)\n  self: grad.mm(mat2.t())\n  mat2: self.t().mm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -1037,23 +1052,25 @@ class MmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
+        self._svv_self = None
+        self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1066,8 +1083,8 @@ class MmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -1082,8 +1099,8 @@ class MmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -1102,7 +1119,7 @@ class MulBackward0(_Node):
           self: grad * other
           other: grad * self
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 136, '- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self * other\n  inplace: true\n  self: grad * other\n  other: grad * self',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -1112,23 +1129,25 @@ class MulBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1141,8 +1160,8 @@ class MulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1155,8 +1174,8 @@ class MulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1220,7 +1239,7 @@ class MvBackward0(_Node):
           self: grad.unsqueeze(1).mm(vec.unsqueeze(0))
           vec: self.t().mv(grad)
     """
-    __slots__ = ("_sv_self", "_sv_vec", )
+    __slots__ = ("_sv_self", "_sv_vec", "_svv_self", "_svv_vec", )
     _saved_tensor_slots = ("_sv_self", "_sv_vec", )
     _formula_row = _FormulaRow("formulas.yaml", 146, '- name: mv(Tensor self, Tensor vec) -> Tensor\n  result: mv(self_t, vec_p) + mv(self_p, vec_t)\n  self: grad.unsqueeze(1).mm(vec.unsqueeze(0))\n  vec: self.t().mv(grad)',
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
@@ -1229,23 +1248,25 @@ class MvBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_vec = None
+        self._svv_self = None
+        self._svv_vec = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_vec(self):
-        return _unpack_saved(self, self._sv_vec)
+        return _unpack_saved(self, self._sv_vec, self._svv_vec)
 
     @property
     def _raw_saved_vec(self):
-        return self._sv_vec
+        return _raw_saved(self, "vec")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1258,8 +1279,8 @@ class MvBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        vec = node._sv_vec.unpack_data(node) if node._sv_vec is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        vec = _saved_data(node, node._sv_vec, node._svv_vec)
         grad_input_self = None
         grad_input_vec = None
         if needs[0]:
@@ -1275,8 +1296,8 @@ class MvBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        vec = node._sv_vec.unpack(node) if node._sv_vec is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        vec = _unpack_saved(node, node._sv_vec, node._svv_vec)
         grad_input_self = None
         grad_input_vec = None
         if needs[0]:
@@ -1378,7 +1399,7 @@ class PowBackward0(_Node):
           inplace: true
           self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0
     """
-    __slots__ = ("_sv_self", "_v_exponent", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_exponent", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 163, '- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n  forward: self ** exponent\n  inplace: true\n  self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0',
                                ((('self',), 'proven'),))
@@ -1387,16 +1408,17 @@ class PowBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_exponent = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_exponent(self):
@@ -1411,7 +1433,7 @@ class PowBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
@@ -1422,7 +1444,7 @@ class PowBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
@@ -1438,7 +1460,7 @@ class PowBackward1(_Node):
           self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
           exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))
     """
-    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", "_svv_self", "_svv_exponent", )
     _saved_tensor_slots = ("_sv_self", "_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 168, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))\n  exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))',
                                ((('self',), 'proven'), (('exponent',), 'proven')))
@@ -1449,23 +1471,25 @@ class PowBackward1(_Node):
         self._sv_self = None
         self._sv_exponent = None
         self._sv_result = None
+        self._svv_self = None
+        self._svv_exponent = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent)
+        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
 
     @property
     def _raw_saved_exponent(self):
-        return self._sv_exponent
+        return _raw_saved(self, "exponent")
 
     @property
     def _saved_result(self):
@@ -1473,7 +1497,7 @@ class PowBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1488,8 +1512,8 @@ class PowBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
@@ -1503,8 +1527,8 @@ class PowBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
@@ -1522,7 +1546,7 @@ class PowBackward2(_Node):
           forward: self ** exponent
           exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)
     """
-    __slots__ = ("_sv_exponent", "_sv_result", "_v_self", )
+    __slots__ = ("_sv_exponent", "_sv_result", "_svv_exponent", "_v_self", )
     _saved_tensor_slots = ("_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 173, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
@@ -1531,16 +1555,17 @@ class PowBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
         self._sv_result = None
+        self._svv_exponent = None
         self._v_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent)
+        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
 
     @property
     def _raw_saved_exponent(self):
-        return self._sv_exponent
+        return _raw_saved(self, "exponent")
 
     @property
     def _saved_result(self):
@@ -1548,7 +1573,7 @@ class PowBackward2(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_self(self):
@@ -1565,7 +1590,7 @@ class PowBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
+        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
@@ -1583,7 +1608,7 @@ class PowBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
+        exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
@@ -1616,7 +1641,7 @@ class ReciprocalBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1669,7 +1694,7 @@ class ReluBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1930,7 +1955,7 @@ class SigmoidBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2003,7 +2028,7 @@ class SinBackward0(_Node):
           inplace: true
           self: grad * cos(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 212, '- name: sin(Tensor self) -> Tensor\n  forward: sin(self)\n  inplace: true\n  self: grad * cos(self)',
                                ((('self',), 'proven'),))
@@ -2012,15 +2037,16 @@ class SinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -2031,7 +2057,7 @@ class SinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sin_backward_self.call2(grad, self)
@@ -2041,7 +2067,7 @@ class SinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.cos(self)
@@ -2336,7 +2362,7 @@ class SqrtBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2757,7 +2783,7 @@ class TanhBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3037,7 +3063,7 @@ class WhereBackward0(_Node):
         # Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written
         # numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.
     """
-    __slots__ = ("_sv_condition", )
+    __slots__ = ("_sv_condition", "_svv_condition", )
     _saved_tensor_slots = ("_sv_condition", )
     _formula_row = _FormulaRow("formulas.yaml", 297, '- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n  forward: where(condition, self, other)\n  condition: non_differentiable\n  self: where(condition, grad, 0)\n  other: where(condition, 0, grad)\n\n# ---- unary elementwise math -------------------------------------------------------------------------\n# Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written\n# numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -3046,15 +3072,16 @@ class WhereBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_condition = None
+        self._svv_condition = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_condition(self):
-        return _unpack_saved(self, self._sv_condition)
+        return _unpack_saved(self, self._sv_condition, self._svv_condition)
 
     @property
     def _raw_saved_condition(self):
-        return self._sv_condition
+        return _raw_saved(self, "condition")
 
     def _release_variables(self):
         if self._sv_condition is not None:
@@ -3065,7 +3092,7 @@ class WhereBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        condition = node._sv_condition.unpack_data(node) if node._sv_condition is not None else None
+        condition = _saved_data(node, node._sv_condition, node._svv_condition)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -3078,7 +3105,7 @@ class WhereBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        condition = node._sv_condition.unpack(node) if node._sv_condition is not None else None
+        condition = _unpack_saved(node, node._sv_condition, node._svv_condition)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -3112,7 +3139,7 @@ class Exp2Backward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3164,7 +3191,7 @@ class Expm1Backward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3199,7 +3226,7 @@ class Log2Backward0(_Node):
           forward: log2(self)
           self: grad / (self * 0.6931471805599453)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 315, '- name: log2(Tensor self) -> Tensor\n  forward: log2(self)\n  self: grad / (self * 0.6931471805599453)',
                                ((('self',), 'proven'),))
@@ -3208,15 +3235,16 @@ class Log2Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3227,7 +3255,7 @@ class Log2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log2_backward_self.call2(grad, self)
@@ -3237,7 +3265,7 @@ class Log2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (1.4426950408889634 * grad) / (self)
@@ -3251,7 +3279,7 @@ class Log10Backward0(_Node):
           forward: log10(self)
           self: grad / (self * 2.302585092994046)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 319, '- name: log10(Tensor self) -> Tensor\n  forward: log10(self)\n  self: grad / (self * 2.302585092994046)',
                                ((('self',), 'proven'),))
@@ -3260,15 +3288,16 @@ class Log10Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3279,7 +3308,7 @@ class Log10Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log10_backward_self.call2(grad, self)
@@ -3289,7 +3318,7 @@ class Log10Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (0.43429448190325176 * grad) / (self)
@@ -3303,7 +3332,7 @@ class Log1PBackward0(_Node):
           forward: log1p(self)
           self: grad / (self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 323, '- name: log1p(Tensor self) -> Tensor\n  forward: log1p(self)\n  self: grad / (self + 1)',
                                ((('self',), 'proven'),))
@@ -3312,15 +3341,16 @@ class Log1PBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3331,7 +3361,7 @@ class Log1PBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log1p_backward_self.call2(grad, self)
@@ -3341,7 +3371,7 @@ class Log1PBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((self + 1)))
@@ -3372,7 +3402,7 @@ class RsqrtBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3424,7 +3454,7 @@ class TanBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3459,7 +3489,7 @@ class AsinBackward0(_Node):
           forward: asin(self)
           self: grad / sqrt(1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 335, '- name: asin(Tensor self) -> Tensor\n  forward: asin(self)\n  self: grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3468,15 +3498,16 @@ class AsinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3487,7 +3518,7 @@ class AsinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asin_backward_self.call2(grad, self)
@@ -3497,7 +3528,7 @@ class AsinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((1 - _ops.pow(self, 2))))
@@ -3511,7 +3542,7 @@ class AcosBackward0(_Node):
           forward: acos(self)
           self: -grad / sqrt(1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 339, '- name: acos(Tensor self) -> Tensor\n  forward: acos(self)\n  self: -grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3520,15 +3551,16 @@ class AcosBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3539,7 +3571,7 @@ class AcosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acos_backward_self.call2(grad, self)
@@ -3549,7 +3581,7 @@ class AcosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -(grad) / (_ops.sqrt((1 - _ops.pow(self, 2))))
@@ -3563,7 +3595,7 @@ class AtanBackward0(_Node):
           forward: atan(self)
           self: grad / (self * self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 343, '- name: atan(Tensor self) -> Tensor\n  forward: atan(self)\n  self: grad / (self * self + 1)',
                                ((('self',), 'proven'),))
@@ -3572,15 +3604,16 @@ class AtanBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3591,7 +3624,7 @@ class AtanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atan_backward_self.call2(grad, self)
@@ -3601,7 +3634,7 @@ class AtanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((_ops.pow(self, 2) + 1)))
@@ -3615,7 +3648,7 @@ class SinhBackward0(_Node):
           forward: sinh(self)
           self: grad * cosh(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 347, '- name: sinh(Tensor self) -> Tensor\n  forward: sinh(self)\n  self: grad * cosh(self)',
                                ((('self',), 'proven'),))
@@ -3624,15 +3657,16 @@ class SinhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3643,7 +3677,7 @@ class SinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sinh_backward_self.call2(grad, self)
@@ -3653,7 +3687,7 @@ class SinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.cosh(self)
@@ -3667,7 +3701,7 @@ class CoshBackward0(_Node):
           forward: cosh(self)
           self: grad * sinh(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 351, '- name: cosh(Tensor self) -> Tensor\n  forward: cosh(self)\n  self: grad * sinh(self)',
                                ((('self',), 'proven'),))
@@ -3676,15 +3710,16 @@ class CoshBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3695,7 +3730,7 @@ class CoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cosh_backward_self.call2(grad, self)
@@ -3705,7 +3740,7 @@ class CoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.sinh(self)
@@ -3719,7 +3754,7 @@ class AsinhBackward0(_Node):
           forward: asinh(self)
           self: grad / sqrt(self * self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 355, '- name: asinh(Tensor self) -> Tensor\n  forward: asinh(self)\n  self: grad / sqrt(self * self + 1)',
                                ((('self',), 'proven'),))
@@ -3728,15 +3763,16 @@ class AsinhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3747,7 +3783,7 @@ class AsinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asinh_backward_self.call2(grad, self)
@@ -3757,7 +3793,7 @@ class AsinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((_ops.pow(self, 2) + 1)))
@@ -3771,7 +3807,7 @@ class AcoshBackward0(_Node):
           forward: acosh(self)
           self: grad / sqrt(self * self - 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 359, '- name: acosh(Tensor self) -> Tensor\n  forward: acosh(self)\n  self: grad / sqrt(self * self - 1)',
                                ((('self',), 'proven'),))
@@ -3780,15 +3816,16 @@ class AcoshBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3799,7 +3836,7 @@ class AcoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acosh_backward_self.call2(grad, self)
@@ -3809,7 +3846,7 @@ class AcoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((_ops.pow(self, 2) - 1)))
@@ -3823,7 +3860,7 @@ class AtanhBackward0(_Node):
           forward: atanh(self)
           self: grad / (1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 363, '- name: atanh(Tensor self) -> Tensor\n  forward: atanh(self)\n  self: grad / (1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3832,15 +3869,16 @@ class AtanhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3851,7 +3889,7 @@ class AtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atanh_backward_self.call2(grad, self)
@@ -3861,7 +3899,7 @@ class AtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((1 - _ops.pow(self, 2))))
@@ -3875,7 +3913,7 @@ class ErfBackward0(_Node):
           forward: erf(self)
           self: 2 / sqrt(pi) * exp(-self * self) * grad
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 367, '- name: erf(Tensor self) -> Tensor\n  forward: erf(self)\n  self: 2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
@@ -3884,15 +3922,16 @@ class ErfBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3903,7 +3942,7 @@ class ErfBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erf_backward_self.call2(grad, self)
@@ -3913,7 +3952,7 @@ class ErfBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (2 * grad * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
@@ -3927,7 +3966,7 @@ class ErfcBackward0(_Node):
           forward: erfc(self)
           self: -2 / sqrt(pi) * exp(-self * self) * grad
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 371, '- name: erfc(Tensor self) -> Tensor\n  forward: erfc(self)\n  self: -2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
@@ -3936,15 +3975,16 @@ class ErfcBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3955,7 +3995,7 @@ class ErfcBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erfc_backward_self.call2(grad, self)
@@ -3965,7 +4005,7 @@ class ErfcBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -(2 * grad * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
@@ -3979,23 +4019,24 @@ class LogitBackward0(_Node):
           result: auto_element_wise
           self: logit_backward(grad, self, eps)
     """
-    __slots__ = ("_sv_self", "_v_eps", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_eps", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 375, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  result: auto_element_wise\n  self: logit_backward(grad, self, eps)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_eps(self):
@@ -4010,7 +4051,7 @@ class LogitBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         eps = node._v_eps
         grad_input_self = None
         if needs[0]:
@@ -4021,7 +4062,7 @@ class LogitBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         eps = node._v_eps
         grad_input_self = None
         if needs[0]:
@@ -4259,7 +4300,7 @@ class ClampBackward0(_Node):
           self: clamp_backward(grad, self, min, max)
           min, max: clamp_backward_min_max(grad, self, min, max)
     """
-    __slots__ = ("_sv_self", "_sv_min", "_sv_max", )
+    __slots__ = ("_sv_self", "_sv_min", "_sv_max", "_svv_self", "_svv_min", "_svv_max", )
     _saved_tensor_slots = ("_sv_self", "_sv_min", "_sv_max", )
     _formula_row = _FormulaRow("formulas.yaml", 403, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
                                ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
@@ -4268,31 +4309,34 @@ class ClampBackward0(_Node):
         self._sv_self = None
         self._sv_min = None
         self._sv_max = None
+        self._svv_self = None
+        self._svv_min = None
+        self._svv_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
-        return _unpack_saved(self, self._sv_min)
+        return _unpack_saved(self, self._sv_min, self._svv_min)
 
     @property
     def _raw_saved_min(self):
-        return self._sv_min
+        return _raw_saved(self, "min")
 
     @property
     def _saved_max(self):
-        return _unpack_saved(self, self._sv_max)
+        return _unpack_saved(self, self._sv_max, self._svv_max)
 
     @property
     def _raw_saved_max(self):
-        return self._sv_max
+        return _raw_saved(self, "max")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4307,9 +4351,9 @@ class ClampBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        min = node._sv_min.unpack_data(node) if node._sv_min is not None else None
-        max = node._sv_max.unpack_data(node) if node._sv_max is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        min = _saved_data(node, node._sv_min, node._svv_min)
+        max = _saved_data(node, node._sv_max, node._svv_max)
         grad_input_self = None
         grad_input_min = None
         grad_input_max = None
@@ -4323,9 +4367,9 @@ class ClampBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        min = node._sv_min.unpack(node) if node._sv_min is not None else None
-        max = node._sv_max.unpack(node) if node._sv_max is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        min = _unpack_saved(node, node._sv_min, node._svv_min)
+        max = _unpack_saved(node, node._sv_max, node._svv_max)
         grad_input_self = None
         grad_input_min = None
         grad_input_max = None
@@ -4344,24 +4388,25 @@ class ClampBackward1(_Node):
           inplace: true
           self: clamp_backward(grad, self, min, max)
     """
-    __slots__ = ("_sv_self", "_v_min", "_v_max", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 408, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  result: auto_element_wise\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
@@ -4380,7 +4425,7 @@ class ClampBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min = node._v_min
         max = node._v_max
         grad_input_self = None
@@ -4392,7 +4437,7 @@ class ClampBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min = node._v_min
         max = node._v_max
         grad_input_self = None
@@ -4409,7 +4454,7 @@ class ClampMinBackward0(_Node):
           inplace: true
           self: where(self >= min, grad, 0)
     """
-    __slots__ = ("_sv_self", "_v_min", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 413, '- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  forward: where(self < min, min, self)\n  inplace: true\n  self: where(self >= min, grad, 0)',
                                ((('self',), 'proven'),))
@@ -4418,16 +4463,17 @@ class ClampMinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
@@ -4442,7 +4488,7 @@ class ClampMinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min = node._v_min
         grad_input_self = None
         if needs[0]:
@@ -4453,7 +4499,7 @@ class ClampMinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min = node._v_min
         grad_input_self = None
         if needs[0]:
@@ -4469,7 +4515,7 @@ class ClampMaxBackward0(_Node):
           inplace: true
           self: where(self <= max, grad, 0)
     """
-    __slots__ = ("_sv_self", "_v_max", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 418, '- name: clamp_max(Tensor self, Scalar max) -> Tensor\n  forward: where(self > max, max, self)\n  inplace: true\n  self: where(self <= max, grad, 0)',
                                ((('self',), 'proven'),))
@@ -4478,16 +4524,17 @@ class ClampMaxBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_max(self):
@@ -4502,7 +4549,7 @@ class ClampMaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         max = node._v_max
         grad_input_self = None
         if needs[0]:
@@ -4513,7 +4560,7 @@ class ClampMaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         max = node._v_max
         grad_input_self = None
         if needs[0]:
@@ -4530,7 +4577,7 @@ class NanToNumBackward0(_Node):
         
         # ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 423, "- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor\n  result: auto_element_wise\n  self: grad * isfinite(self)\n\n# ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------",
                                ((('self',), 'hand-written'),))
@@ -4538,15 +4585,16 @@ class NanToNumBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4557,7 +4605,7 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.isfinite(self)
@@ -4568,7 +4616,7 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _fns.isfinite_graph(self)
@@ -4582,23 +4630,24 @@ class GeluBackward0(_Node):
           result: auto_element_wise
           self: gelu_backward(grad, self, approximate)
     """
-    __slots__ = ("_sv_self", "_v_approximate", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_approximate", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 429, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  result: auto_element_wise\n  self: gelu_backward(grad, self, approximate)",
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_approximate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_approximate(self):
@@ -4613,7 +4662,7 @@ class GeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         approximate = node._v_approximate
         grad_input_self = None
         if needs[0]:
@@ -4624,7 +4673,7 @@ class GeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         approximate = node._v_approximate
         grad_input_self = None
         if needs[0]:
@@ -4640,7 +4689,7 @@ class SiluBackward0(_Node):
           inplace: true
           self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 433, '- name: silu(Tensor self) -> Tensor\n  forward: self * sigmoid(self)\n  inplace: true\n  self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))',
                                ((('self',), 'proven'),))
@@ -4649,15 +4698,16 @@ class SiluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4668,7 +4718,7 @@ class SiluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.silu_backward_self.call2(grad, self)
@@ -4678,7 +4728,7 @@ class SiluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad * ((self * ((1 - (1.0) / (((1 + _ops.exp(-self)))))) + 1))) / (((1 + _ops.exp(-self))))
@@ -4693,7 +4743,7 @@ class MishBackward0(_Node):
           inplace: true
           self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 438, '- name: mish(Tensor self) -> Tensor\n  forward: self * tanh(log1p(exp(self)))\n  inplace: true\n  self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))',
                                ((('self',), 'proven'),))
@@ -4702,15 +4752,16 @@ class MishBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4721,7 +4772,7 @@ class MishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.mish_backward_self.call2(grad, self)
@@ -4731,7 +4782,7 @@ class MishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * (((self * ((1 - _ops.pow(_ops.tanh(_ops.log1p(_ops.exp(self))), 2)))) / (((1 + _ops.exp(-self)))) + _ops.tanh(_ops.log1p(_ops.exp(self)))))
@@ -4745,7 +4796,7 @@ class SoftplusBackward0(_Node):
           forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)
           self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))
     """
-    __slots__ = ("_sv_self", "_v_beta", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_beta", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 443, '- name: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n  forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)\n  self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))',
                                ((('self',), 'proven'),))
@@ -4754,17 +4805,18 @@ class SoftplusBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_beta = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_beta(self):
@@ -4783,7 +4835,7 @@ class SoftplusBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         beta = node._v_beta
         threshold = node._v_threshold
         grad_input_self = None
@@ -4795,7 +4847,7 @@ class SoftplusBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         beta = node._v_beta
         threshold = node._v_threshold
         grad_input_self = None
@@ -4811,7 +4863,7 @@ class EluBackward0(_Node):
           forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
           self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))
     """
-    __slots__ = ("_sv_self", "_v_alpha", "_v_scale", "_v_input_scale", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_alpha", "_v_scale", "_v_input_scale", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 447, '- name: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))',
                                ((('self',), 'proven'),))
@@ -4820,6 +4872,7 @@ class EluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_alpha = None
         self._v_scale = None
         self._v_input_scale = None
@@ -4827,11 +4880,11 @@ class EluBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_alpha(self):
@@ -4854,7 +4907,7 @@ class EluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -4867,7 +4920,7 @@ class EluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -4884,7 +4937,7 @@ class CeluBackward0(_Node):
           forward: where(self > 0, self, expm1(self / alpha) * alpha)
           self: where(self > 0, grad, grad * exp(self / alpha))
     """
-    __slots__ = ("_sv_self", "_v_alpha", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_alpha", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 451, '- name: celu(Tensor self, Scalar alpha=1.0) -> Tensor\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: where(self > 0, grad, grad * exp(self / alpha))',
                                ((('self',), 'proven'),))
@@ -4893,16 +4946,17 @@ class CeluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_alpha(self):
@@ -4917,7 +4971,7 @@ class CeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -4928,7 +4982,7 @@ class CeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -4943,7 +4997,7 @@ class LeakyReluBackward0(_Node):
           forward: where(self > 0, self, self * negative_slope)
           self: where(self > 0, grad, grad * negative_slope)
     """
-    __slots__ = ("_sv_self", "_v_negative_slope", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_negative_slope", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 455, '- name: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n  forward: where(self > 0, self, self * negative_slope)\n  self: where(self > 0, grad, grad * negative_slope)',
                                ((('self',), 'proven'),))
@@ -4952,16 +5006,17 @@ class LeakyReluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_negative_slope(self):
@@ -4976,7 +5031,7 @@ class LeakyReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -4987,7 +5042,7 @@ class LeakyReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -5003,7 +5058,7 @@ class HardtanhBackward0(_Node):
           inplace: true
           self: where(self <= min_val or self >= max_val, 0, grad)
     """
-    __slots__ = ("_sv_self", "_v_min_val", "_v_max_val", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min_val", "_v_max_val", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 459, '- name: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n  forward: minimum(maximum(self, min_val), max_val)\n  inplace: true\n  self: where(self <= min_val or self >= max_val, 0, grad)',
                                ((('self',), 'proven'),))
@@ -5012,17 +5067,18 @@ class HardtanhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min_val = None
         self._v_max_val = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min_val(self):
@@ -5041,7 +5097,7 @@ class HardtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min_val = node._v_min_val
         max_val = node._v_max_val
         grad_input_self = None
@@ -5053,7 +5109,7 @@ class HardtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min_val = node._v_min_val
         max_val = node._v_max_val
         grad_input_self = None
@@ -5070,7 +5126,7 @@ class HardsigmoidBackward0(_Node):
           inplace: true
           self: where(self > -3 and self < 3, grad / 6, 0)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 464, '- name: hardsigmoid(Tensor self) -> Tensor\n  forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))\n  inplace: true\n  self: where(self > -3 and self < 3, grad / 6, 0)',
                                ((('self',), 'proven'),))
@@ -5079,15 +5135,16 @@ class HardsigmoidBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5098,7 +5155,7 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardsigmoid_backward_self.call2(grad, self)
@@ -5108,7 +5165,7 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where(_ops.logical_and((self > -3), (self < 3)), (0.16666666666666666) * grad, 0)
@@ -5125,7 +5182,7 @@ class HardswishBackward0(_Node):
         
         # ---- binary -------------------------------------------------------------------------------------------
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 469, '- name: hardswish(Tensor self) -> Tensor\n  forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))\n  inplace: true\n  self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))\n\n# ---- binary -------------------------------------------------------------------------------------------',
                                ((('self',), 'proven'),))
@@ -5134,15 +5191,16 @@ class HardswishBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5153,7 +5211,7 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardswish_backward_self.call2(grad, self)
@@ -5163,7 +5221,7 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where((self <= -3), 0, _ops.where((self < 3), grad * (((0.3333333333333333) * self + 0.5)), grad))
@@ -5178,7 +5236,7 @@ class DivBackward2(_Node):
           self: zero_if_rounding(grad / other, rounding_mode)
           other: zero_if_rounding(-grad * self / (other * other), rounding_mode)
     """
-    __slots__ = ("_sv_self", "_sv_other", "_v_rounding_mode", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", "_v_rounding_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 476, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5186,24 +5244,26 @@ class DivBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._v_rounding_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     @property
     def _saved_rounding_mode(self):
@@ -5220,8 +5280,8 @@ class DivBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         grad_input_other = None
@@ -5237,8 +5297,8 @@ class DivBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         grad_input_other = None
@@ -5309,7 +5369,7 @@ class FmaxBackward0(_Node):
           self: where(self >= other or isnan(other), grad, 0)
           other: where(self >= other or isnan(other), 0, grad)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 485, '- name: fmax(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self >= other or isnan(other), grad, 0)\n  other: where(self >= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5318,23 +5378,25 @@ class FmaxBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5347,8 +5409,8 @@ class FmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5363,8 +5425,8 @@ class FmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5382,7 +5444,7 @@ class FminBackward0(_Node):
           self: where(self <= other or isnan(other), grad, 0)
           other: where(self <= other or isnan(other), 0, grad)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 490, '- name: fmin(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self <= other or isnan(other), grad, 0)\n  other: where(self <= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5391,23 +5453,25 @@ class FminBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5420,8 +5484,8 @@ class FminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5436,8 +5500,8 @@ class FminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5455,7 +5519,7 @@ class Atan2Backward0(_Node):
           self: grad * other / (self * self + other * other)
           other: -grad * self / (self * self + other * other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 495, '- name: atan2(Tensor self, Tensor other) -> Tensor\n  forward: atan2(self, other)\n  self: grad * other / (self * self + other * other)\n  other: -grad * self / (self * self + other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -5465,23 +5529,25 @@ class Atan2Backward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5494,8 +5560,8 @@ class Atan2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5508,8 +5574,8 @@ class Atan2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5527,7 +5593,7 @@ class HypotBackward0(_Node):
           self: grad * self / result
           other: grad * other / result
     """
-    __slots__ = ("_sv_self", "_sv_other", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_other", "_sv_result", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 500, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -5538,23 +5604,25 @@ class HypotBackward0(_Node):
         self._sv_self = None
         self._sv_other = None
         self._sv_result = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     @property
     def _saved_result(self):
@@ -5562,7 +5630,7 @@ class HypotBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5577,8 +5645,8 @@ class HypotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -5592,8 +5660,8 @@ class HypotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -5649,7 +5717,7 @@ class RemainderBackward1(_Node):
           self: grad
           other: -grad * floor(self / other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 509, '- name: remainder.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * floor(self / other)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5658,23 +5726,25 @@ class RemainderBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5687,8 +5757,8 @@ class RemainderBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5703,8 +5773,8 @@ class RemainderBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5759,7 +5829,7 @@ class FmodBackward1(_Node):
           self: grad
           other: -grad * sign(self / other) * floor(abs(self / other))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 518, '- name: fmod.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * sign(self / other) * floor(abs(self / other))',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5768,23 +5838,25 @@ class FmodBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5797,8 +5869,8 @@ class FmodBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5813,8 +5885,8 @@ class FmodBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5886,7 +5958,7 @@ class LerpBackward1(_Node):
           end: grad * weight
           weight: grad * (end - self)
     """
-    __slots__ = ("_sv_self", "_sv_end", "_sv_weight", )
+    __slots__ = ("_sv_self", "_sv_end", "_sv_weight", "_svv_self", "_svv_end", "_svv_weight", )
     _saved_tensor_slots = ("_sv_self", "_sv_end", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 528, '- name: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight\n  weight: grad * (end - self)',
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
@@ -5897,31 +5969,34 @@ class LerpBackward1(_Node):
         self._sv_self = None
         self._sv_end = None
         self._sv_weight = None
+        self._svv_self = None
+        self._svv_end = None
+        self._svv_weight = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_end(self):
-        return _unpack_saved(self, self._sv_end)
+        return _unpack_saved(self, self._sv_end, self._svv_end)
 
     @property
     def _raw_saved_end(self):
-        return self._sv_end
+        return _raw_saved(self, "end")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5936,9 +6011,9 @@ class LerpBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        end = node._sv_end.unpack_data(node) if node._sv_end is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        end = _saved_data(node, node._sv_end, node._svv_end)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         grad_input_self = None
         grad_input_end = None
         grad_input_weight = None
@@ -5954,9 +6029,9 @@ class LerpBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        end = node._sv_end.unpack(node) if node._sv_end is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        end = _unpack_saved(node, node._sv_end, node._svv_end)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         grad_input_self = None
         grad_input_end = None
         grad_input_weight = None
@@ -5978,7 +6053,7 @@ class AddcmulBackward0(_Node):
           tensor1: grad * tensor2 * value
           tensor2: grad * tensor1 * value
     """
-    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
+    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_svv_tensor1", "_svv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 534, '- name: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 * tensor2\n  self: grad\n  tensor1: grad * tensor2 * value\n  tensor2: grad * tensor1 * value',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
@@ -5988,24 +6063,26 @@ class AddcmulBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
+        self._svv_tensor1 = None
+        self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1)
+        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
 
     @property
     def _raw_saved_tensor1(self):
-        return self._sv_tensor1
+        return _raw_saved(self, "tensor1")
 
     @property
     def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2)
+        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
 
     @property
     def _raw_saved_tensor2(self):
-        return self._sv_tensor2
+        return _raw_saved(self, "tensor2")
 
     @property
     def _saved_value(self):
@@ -6022,8 +6099,8 @@ class AddcmulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
+        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6040,8 +6117,8 @@ class AddcmulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
+        tensor1 = _unpack_saved(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _unpack_saved(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6064,7 +6141,7 @@ class AddcdivBackward0(_Node):
           tensor1: grad * value / tensor2
           tensor2: -grad * value * tensor1 / (tensor2 * tensor2)
     """
-    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
+    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_svv_tensor1", "_svv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 540, '- name: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 / tensor2\n  self: grad\n  tensor1: grad * value / tensor2\n  tensor2: -grad * value * tensor1 / (tensor2 * tensor2)',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
@@ -6074,24 +6151,26 @@ class AddcdivBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
+        self._svv_tensor1 = None
+        self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1)
+        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
 
     @property
     def _raw_saved_tensor1(self):
-        return self._sv_tensor1
+        return _raw_saved(self, "tensor1")
 
     @property
     def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2)
+        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
 
     @property
     def _raw_saved_tensor2(self):
-        return self._sv_tensor2
+        return _raw_saved(self, "tensor2")
 
     @property
     def _saved_value(self):
@@ -6108,8 +6187,8 @@ class AddcdivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
+        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6126,8 +6205,8 @@ class AddcdivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
+        tensor1 = _unpack_saved(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _unpack_saved(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6148,7 +6227,7 @@ class ProdBackward0(_Node):
           result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)
           self: prod_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 557, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6156,15 +6235,16 @@ class ProdBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6172,7 +6252,7 @@ class ProdBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6185,7 +6265,7 @@ class ProdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6196,7 +6276,7 @@ class ProdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6211,24 +6291,25 @@ class ProdBackward1(_Node):
           result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)
           self: prod_dim_backward(grad, self, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 561, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)\n  self: prod_dim_backward(grad, self, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6247,7 +6328,7 @@ class ProdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -6259,7 +6340,7 @@ class ProdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -6293,7 +6374,7 @@ class MaxBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -6346,7 +6427,7 @@ class MaxBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 569, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6354,15 +6435,16 @@ class MaxBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6370,7 +6452,7 @@ class MaxBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6383,7 +6465,7 @@ class MaxBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6394,7 +6476,7 @@ class MaxBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6427,7 +6509,7 @@ class MinBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -6480,7 +6562,7 @@ class MinBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 577, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6488,15 +6570,16 @@ class MinBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6504,7 +6587,7 @@ class MinBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6517,7 +6600,7 @@ class MinBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6528,7 +6611,7 @@ class MinBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6543,7 +6626,7 @@ class AmaxBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 581, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6551,17 +6634,18 @@ class AmaxBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6569,7 +6653,7 @@ class AmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6590,7 +6674,7 @@ class AmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6603,7 +6687,7 @@ class AmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6620,7 +6704,7 @@ class AminBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 585, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6628,17 +6712,18 @@ class AminBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6646,7 +6731,7 @@ class AminBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6667,7 +6752,7 @@ class AminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6680,7 +6765,7 @@ class AminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6697,7 +6782,7 @@ class LogsumexpBackward0(_Node):
           result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)
           self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 593, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
                                ((('self',), 'hand-written'),))
@@ -6706,6 +6791,7 @@ class LogsumexpBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
@@ -6713,11 +6799,11 @@ class LogsumexpBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6725,7 +6811,7 @@ class LogsumexpBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6750,7 +6836,7 @@ class LogsumexpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6766,7 +6852,7 @@ class LogsumexpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6784,13 +6870,14 @@ class VarBackward0(_Node):
           result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)
           self: var_backward(grad, self, dim, correction, keepdim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 597, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  self: var_backward(grad, self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6798,11 +6885,11 @@ class VarBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6825,7 +6912,7 @@ class VarBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -6838,7 +6925,7 @@ class VarBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -6855,7 +6942,7 @@ class StdBackward0(_Node):
           result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)
           self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_correction", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 601, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6863,6 +6950,7 @@ class StdBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6870,11 +6958,11 @@ class StdBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6882,7 +6970,7 @@ class StdBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6907,7 +6995,7 @@ class StdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6922,7 +7010,7 @@ class StdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6941,7 +7029,7 @@ class VarMeanBackward0(_Node):
           result1: mean_dim(self_t, dim, keepdim)
           self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 605, '- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
@@ -6949,6 +7037,7 @@ class VarMeanBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6957,11 +7046,11 @@ class VarMeanBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6989,7 +7078,7 @@ class VarMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -7007,7 +7096,7 @@ class VarMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -7026,7 +7115,7 @@ class StdMeanBackward0(_Node):
           result1: mean_dim(self_t, dim, keepdim)
           self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)
     """
-    __slots__ = ("_sv_self", "_sv_result0", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_sv_result0", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result0", )
     _formula_row = _FormulaRow("formulas.yaml", 610, '- name: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result0)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
@@ -7035,6 +7124,7 @@ class StdMeanBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result0 = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -7043,11 +7133,11 @@ class StdMeanBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result0(self):
@@ -7055,7 +7145,7 @@ class StdMeanBackward0(_Node):
 
     @property
     def _raw_saved_result0(self):
-        return self._sv_result0
+        return _raw_saved(self, "result0")
 
     @property
     def _saved_dim(self):
@@ -7085,7 +7175,7 @@ class StdMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result0 = node._sv_result0.unpack_data(node) if node._sv_result0 is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7105,7 +7195,7 @@ class StdMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result0 = node._sv_result0.unpack(node) if node._sv_result0 is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7124,7 +7214,7 @@ class LinalgVectorNormBackward0(_Node):
           result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)
           self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_ord", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_ord", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 615, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -7132,6 +7222,7 @@ class LinalgVectorNormBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_ord = None
         self._v_dim = None
         self._v_keepdim = None
@@ -7139,11 +7230,11 @@ class LinalgVectorNormBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -7151,7 +7242,7 @@ class LinalgVectorNormBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_ord(self):
@@ -7176,7 +7267,7 @@ class LinalgVectorNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         ord = node._v_ord
         dim = node._v_dim
@@ -7190,7 +7281,7 @@ class LinalgVectorNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         ord = node._v_ord
         dim = node._v_dim
@@ -7256,7 +7347,7 @@ class CumprodBackward0(_Node):
         
         # ---- linear algebra -----------------------------------------------------------------------------------
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 623, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
@@ -7264,16 +7355,17 @@ class CumprodBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -7281,7 +7373,7 @@ class CumprodBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -7298,7 +7390,7 @@ class CumprodBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7310,7 +7402,7 @@ class CumprodBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7328,7 +7420,7 @@ class AddmmBackward0(_Node):
           mat1: mm(grad, mat2.t()) * alpha
           mat2: mm(mat1.t(), grad) * alpha
     """
-    __slots__ = ("_sv_mat1", "_sv_mat2", "_v_beta", "_v_alpha", )
+    __slots__ = ("_sv_mat1", "_sv_mat2", "_svv_mat1", "_svv_mat2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_mat1", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 629, '- name: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (mm(mat1_t, mat2_p) + mm(mat1_p, mat2_t)) * alpha\n  self: grad * beta\n  mat1: mm(grad, mat2.t()) * alpha\n  mat2: mm(mat1.t(), grad) * alpha',
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -7337,25 +7429,27 @@ class AddmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mat1 = None
         self._sv_mat2 = None
+        self._svv_mat1 = None
+        self._svv_mat2 = None
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mat1(self):
-        return _unpack_saved(self, self._sv_mat1)
+        return _unpack_saved(self, self._sv_mat1, self._svv_mat1)
 
     @property
     def _raw_saved_mat1(self):
-        return self._sv_mat1
+        return _raw_saved(self, "mat1")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     @property
     def _saved_beta(self):
@@ -7376,8 +7470,8 @@ class AddmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mat1 = node._sv_mat1.unpack_data(node) if node._sv_mat1 is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        mat1 = _saved_data(node, node._sv_mat1, node._svv_mat1)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7399,8 +7493,8 @@ class AddmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mat1 = node._sv_mat1.unpack(node) if node._sv_mat1 is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        mat1 = _unpack_saved(node, node._sv_mat1, node._svv_mat1)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7428,7 +7522,7 @@ class BaddbmmBackward0(_Node):
         # squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):
         # their row function returns the result, and the Python-facing squeeze_ commits it into self.
     """
-    __slots__ = ("_sv_batch1", "_sv_batch2", "_v_beta", "_v_alpha", )
+    __slots__ = ("_sv_batch1", "_sv_batch2", "_svv_batch1", "_svv_batch2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_batch1", "_sv_batch2", )
     _formula_row = _FormulaRow("formulas.yaml", 635, "- name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (bmm(batch1_t, batch2_p) + bmm(batch1_p, batch2_t)) * alpha\n  self: grad * beta\n  batch1: bmm(grad, batch2.transpose(1, 2)) * alpha\n  batch2: bmm(batch1.transpose(1, 2), grad) * alpha\n\n# ---- shape ops and indexing ---------------------------------------------------------------------------\n# squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):\n# their row function returns the result, and the Python-facing squeeze_ commits it into self.",
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
@@ -7437,25 +7531,27 @@ class BaddbmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_batch1 = None
         self._sv_batch2 = None
+        self._svv_batch1 = None
+        self._svv_batch2 = None
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_batch1(self):
-        return _unpack_saved(self, self._sv_batch1)
+        return _unpack_saved(self, self._sv_batch1, self._svv_batch1)
 
     @property
     def _raw_saved_batch1(self):
-        return self._sv_batch1
+        return _raw_saved(self, "batch1")
 
     @property
     def _saved_batch2(self):
-        return _unpack_saved(self, self._sv_batch2)
+        return _unpack_saved(self, self._sv_batch2, self._svv_batch2)
 
     @property
     def _raw_saved_batch2(self):
-        return self._sv_batch2
+        return _raw_saved(self, "batch2")
 
     @property
     def _saved_beta(self):
@@ -7476,8 +7572,8 @@ class BaddbmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        batch1 = node._sv_batch1.unpack_data(node) if node._sv_batch1 is not None else None
-        batch2 = node._sv_batch2.unpack_data(node) if node._sv_batch2 is not None else None
+        batch1 = _saved_data(node, node._sv_batch1, node._svv_batch1)
+        batch2 = _saved_data(node, node._sv_batch2, node._svv_batch2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7499,8 +7595,8 @@ class BaddbmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        batch1 = node._sv_batch1.unpack(node) if node._sv_batch1 is not None else None
-        batch2 = node._sv_batch2.unpack(node) if node._sv_batch2 is not None else None
+        batch1 = _unpack_saved(node, node._sv_batch1, node._svv_batch1)
+        batch2 = _unpack_saved(node, node._sv_batch2, node._svv_batch2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7809,24 +7905,25 @@ class IndexPutBackward0(_Node):
           self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
           values: index(grad, indices)
     """
-    __slots__ = ("_sv_values", "_v_indices", "_v_accumulate", )
+    __slots__ = ("_sv_values", "_svv_values", "_v_indices", "_v_accumulate", )
     _saved_tensor_slots = ("_sv_values", )
     _formula_row = _FormulaRow("formulas.yaml", 669, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  result: auto_linear\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
                                ((('self',), 'hand-written'), (('values',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_values = None
+        self._svv_values = None
         self._v_indices = None
         self._v_accumulate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_values(self):
-        return _unpack_saved(self, self._sv_values)
+        return _unpack_saved(self, self._sv_values, self._svv_values)
 
     @property
     def _raw_saved_values(self):
-        return self._sv_values
+        return _raw_saved(self, "values")
 
     @property
     def _saved_indices(self):
@@ -7845,7 +7942,7 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        values = node._sv_values.unpack_data(node) if node._sv_values is not None else None
+        values = _saved_data(node, node._sv_values, node._svv_values)
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
@@ -7866,7 +7963,7 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        values = node._sv_values.unpack(node) if node._sv_values is not None else None
+        values = _unpack_saved(node, node._sv_values, node._svv_values)
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
@@ -7886,24 +7983,25 @@ class GatherBackward0(_Node):
           self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 674, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  result: auto_linear\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -7922,7 +8020,7 @@ class GatherBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7935,7 +8033,7 @@ class GatherBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7953,23 +8051,24 @@ class ScatterBackward0(_Node):
           index: non_differentiable
           src: gather(grad, dim, index)
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 679, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -7984,7 +8083,7 @@ class ScatterBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -7998,7 +8097,7 @@ class ScatterBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8017,23 +8116,24 @@ class ScatterBackward1(_Node):
           self: scatter_value(grad, dim, index, 0)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 685, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  result: scatter_value(self_t, dim, index, 0)\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8048,7 +8148,7 @@ class ScatterBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -8059,7 +8159,7 @@ class ScatterBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -8076,23 +8176,24 @@ class ScatterAddBackward0(_Node):
           index: non_differentiable
           src: gather(grad, dim, index)
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 690, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8107,7 +8208,7 @@ class ScatterAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8121,7 +8222,7 @@ class ScatterAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8140,24 +8241,25 @@ class IndexSelectBackward0(_Node):
           self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 696, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  result: auto_linear\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8176,7 +8278,7 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8189,7 +8291,7 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8207,7 +8309,7 @@ class IndexAddBackward0(_Node):
           index: non_differentiable
           source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_alpha", "_v_source_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_alpha", "_v_source_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 701, '- name: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
@@ -8215,6 +8317,7 @@ class IndexAddBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_alpha = None
         self._v_source_sym_sizes = None
@@ -8222,11 +8325,11 @@ class IndexAddBackward0(_Node):
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8249,7 +8352,7 @@ class IndexAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         alpha = node._v_alpha
         source_sym_sizes = node._v_source_sym_sizes
@@ -8267,7 +8370,7 @@ class IndexAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         alpha = node._v_alpha
         source_sym_sizes = node._v_source_sym_sizes
@@ -8289,7 +8392,7 @@ class MaskedFillBackward0(_Node):
           self: where(mask, 0, grad)
           mask: non_differentiable
     """
-    __slots__ = ("_sv_mask", )
+    __slots__ = ("_sv_mask", "_svv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 707, '- name: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  mask: non_differentiable',
                                ((('self',), 'proven'),))
@@ -8298,15 +8401,16 @@ class MaskedFillBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
+        self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask)
+        return _unpack_saved(self, self._sv_mask, self._svv_mask)
 
     @property
     def _raw_saved_mask(self):
-        return self._sv_mask
+        return _raw_saved(self, "mask")
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -8317,7 +8421,7 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
+        mask = _saved_data(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.masked_fill_Scalar_backward_self.call2(grad, mask)
@@ -8327,7 +8431,7 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
+        mask = _unpack_saved(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where(mask, 0, grad)
@@ -8344,7 +8448,7 @@ class MaskedFillBackward1(_Node):
           value: where(mask, grad, 0)
           mask: non_differentiable
     """
-    __slots__ = ("_sv_mask", )
+    __slots__ = ("_sv_mask", "_svv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 713, '- name: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  value: where(mask, grad, 0)\n  mask: non_differentiable',
                                ((('self',), 'proven'), (('value',), 'proven')))
@@ -8353,15 +8457,16 @@ class MaskedFillBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
+        self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask)
+        return _unpack_saved(self, self._sv_mask, self._svv_mask)
 
     @property
     def _raw_saved_mask(self):
-        return self._sv_mask
+        return _raw_saved(self, "mask")
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -8372,7 +8477,7 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
+        mask = _saved_data(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -8385,7 +8490,7 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
+        mask = _unpack_saved(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -8770,7 +8875,7 @@ class SortBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -8837,7 +8942,7 @@ class TopkBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -8901,7 +9006,7 @@ class SoftmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -8960,7 +9065,7 @@ class LogSoftmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -9002,7 +9107,7 @@ class XlogyBackward0(_Node):
           self: where(self == 0 and other <= 0, 0, grad * log(other))
           other: grad * self / other
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 768, '- name: xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: where(self == 0, 0, self * log(other))\n  self: where(self == 0 and other <= 0, 0, grad * log(other))\n  other: grad * self / other',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -9012,23 +9117,25 @@ class XlogyBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -9041,8 +9148,8 @@ class XlogyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -9055,8 +9162,8 @@ class XlogyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -9074,7 +9181,7 @@ class MseLossBackward0(_Node):
           self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)
           target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 773, '- name: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  result: sum_to(2 * (self_p - target_p) * (self_t - target_t) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)\n  target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9083,25 +9190,27 @@ class MseLossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9122,8 +9231,8 @@ class MseLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         self_sym_numel = node._v_self_sym_numel
         grad_input_self = None
@@ -9140,8 +9249,8 @@ class MseLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         self_sym_numel = node._v_self_sym_numel
         grad_input_self = None
@@ -9161,7 +9270,7 @@ class SmoothL1LossBackward0(_Node):
           self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)
           target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_beta", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_beta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 778, '- name: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor\n  result: sum_to(where(self_p - target_p < -beta, target_t - self_t, where(self_p - target_p > beta, self_t - target_t, (self_t - target_t) * (self_p - target_p) / beta)) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)\n  target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9170,6 +9279,8 @@ class SmoothL1LossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_beta = None
         self._v_self_sym_numel = None
@@ -9177,19 +9288,19 @@ class SmoothL1LossBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9214,8 +9325,8 @@ class SmoothL1LossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         beta = node._v_beta
         self_sym_numel = node._v_self_sym_numel
@@ -9233,8 +9344,8 @@ class SmoothL1LossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         beta = node._v_beta
         self_sym_numel = node._v_self_sym_numel
@@ -9255,7 +9366,7 @@ class HuberLossBackward0(_Node):
           self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)
           target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_delta", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_delta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 783, '- name: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor\n  result: sum_to((self_t - target_t) * clamp(self_p - target_p, -delta, delta) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)\n  target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9264,6 +9375,8 @@ class HuberLossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_delta = None
         self._v_self_sym_numel = None
@@ -9271,19 +9384,19 @@ class HuberLossBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9308,8 +9421,8 @@ class HuberLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         delta = node._v_delta
         self_sym_numel = node._v_self_sym_numel
@@ -9331,8 +9444,8 @@ class HuberLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         delta = node._v_delta
         self_sym_numel = node._v_self_sym_numel
@@ -9354,7 +9467,7 @@ class NllLossBackward0(_Node):
           target: non_differentiable
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", "_v_reduction", "_v_ignore_index", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", "_svv_self", "_svv_target", "_svv_weight", "_v_reduction", "_v_ignore_index", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 788, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  output: sum_to(sum_dim_IntList(nll_loss_backward(full_like(output, 1), self_p, target, weight, reduction, ignore_index, total_weight) * self_t, [self.dim() - 1]), output.sym_sizes())\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -9364,33 +9477,36 @@ class NllLossBackward0(_Node):
         self._sv_target = None
         self._sv_weight = None
         self._sv_total_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
         self._v_reduction = None
         self._v_ignore_index = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_total_weight(self):
@@ -9398,7 +9514,7 @@ class NllLossBackward0(_Node):
 
     @property
     def _raw_saved_total_weight(self):
-        return self._sv_total_weight
+        return _raw_saved(self, "total_weight")
 
     @property
     def _saved_reduction(self):
@@ -9423,9 +9539,9 @@ class NllLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         total_weight = node._sv_total_weight.unpack_data(node) if node._sv_total_weight is not None else None
         reduction = node._v_reduction
         ignore_index = node._v_ignore_index
@@ -9438,9 +9554,9 @@ class NllLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         total_weight = node._sv_total_weight.unpack(node) if node._sv_total_weight is not None else None
         reduction = node._v_reduction
         ignore_index = node._v_ignore_index
@@ -9458,7 +9574,7 @@ class BinaryCrossEntropyBackward0(_Node):
           self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
           target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_v_reduction", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_svv_self", "_svv_target", "_svv_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 794, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(binary_cross_entropy_backward(full_like(result, 1), self_p, target_p, weight, reduction) * self_t + binary_cross_entropy_target_backward(full_like(result, 1), self_p, target_p, weight, reduction) * target_t, result.sym_sizes())\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9467,32 +9583,35 @@ class BinaryCrossEntropyBackward0(_Node):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_reduction(self):
@@ -9511,9 +9630,9 @@ class BinaryCrossEntropyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9527,9 +9646,9 @@ class BinaryCrossEntropyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9548,7 +9667,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
           self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
           target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", "_v_reduction", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", "_svv_self", "_svv_target", "_svv_weight", "_svv_pos_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 799, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(bce_with_logits_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * self_t + bce_with_logits_target_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * target_t, result.sym_sizes())\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9558,40 +9677,44 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         self._sv_target = None
         self._sv_weight = None
         self._sv_pos_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
+        self._svv_pos_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_pos_weight(self):
-        return _unpack_saved(self, self._sv_pos_weight)
+        return _unpack_saved(self, self._sv_pos_weight, self._svv_pos_weight)
 
     @property
     def _raw_saved_pos_weight(self):
-        return self._sv_pos_weight
+        return _raw_saved(self, "pos_weight")
 
     @property
     def _saved_reduction(self):
@@ -9612,10 +9735,10 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        pos_weight = node._sv_pos_weight.unpack_data(node) if node._sv_pos_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        pos_weight = _saved_data(node, node._sv_pos_weight, node._svv_pos_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9629,10 +9752,10 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        pos_weight = node._sv_pos_weight.unpack(node) if node._sv_pos_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        pos_weight = _unpack_saved(node, node._sv_pos_weight, node._svv_pos_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9651,7 +9774,7 @@ class NativeLayerNormBackward0(_Node):
           input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_v_normalized_shape", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_bias", "_v_normalized_shape", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 804, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, normalized_shape)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -9662,33 +9785,36 @@ class NativeLayerNormBackward0(_Node):
         self._sv_bias = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_normalized_shape = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_result1(self):
@@ -9696,7 +9822,7 @@ class NativeLayerNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -9704,7 +9830,7 @@ class NativeLayerNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_normalized_shape(self):
@@ -9731,9 +9857,9 @@ class NativeLayerNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         normalized_shape = node._v_normalized_shape
@@ -9749,9 +9875,9 @@ class NativeLayerNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         normalized_shape = node._v_normalized_shape
@@ -9771,7 +9897,7 @@ class ConvolutionBackward0(_Node):
           result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)
           input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_v_stride", "_v_padding", "_v_dilation", "_v_transposed", "_v_output_padding", "_v_groups", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_svv_input", "_svv_weight", "_svv_bias", "_v_stride", "_v_padding", "_v_dilation", "_v_transposed", "_v_output_padding", "_v_groups", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", )
     _formula_row = _FormulaRow("formulas.yaml", 809, '- name: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor\n  result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)\n  input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -9780,6 +9906,9 @@ class ConvolutionBackward0(_Node):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_stride = None
         self._v_padding = None
         self._v_dilation = None
@@ -9790,27 +9919,27 @@ class ConvolutionBackward0(_Node):
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_stride(self):
@@ -9850,9 +9979,9 @@ class ConvolutionBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         stride = node._v_stride
         padding = node._v_padding
         dilation = node._v_dilation
@@ -9871,9 +10000,9 @@ class ConvolutionBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         stride = node._v_stride
         padding = node._v_padding
         dilation = node._v_dilation
@@ -9896,7 +10025,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
           self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 813, '- name: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -9904,6 +10033,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -9913,11 +10043,11 @@ class MaxPool2DWithIndicesBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -9925,7 +10055,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_kernel_size(self):
@@ -9958,7 +10088,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -9974,7 +10104,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -9994,13 +10124,14 @@ class AvgPool2DBackward0(_Node):
           result: auto_linear
           self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
-    __slots__ = ("_sv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 818, '- name: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -10011,11 +10142,11 @@ class AvgPool2DBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_kernel_size(self):
@@ -10050,7 +10181,7 @@ class AvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -10066,7 +10197,7 @@ class AvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -10088,22 +10219,23 @@ class AdaptiveAvgPool2DBackward0(_Node):
         
         # in training the running statistics are updated in place by the forward, as torch's are
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 822, "- name: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool2d_backward(grad, self)\n\n# in training the running statistics are updated in place by the forward, as torch's are",
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -10114,7 +10246,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool2d_backward(grad, self)
@@ -10124,7 +10256,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool2d_backward_graph(grad, self)
@@ -10139,7 +10271,7 @@ class NativeBatchNormBackward0(_Node):
           input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", "_v_training", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_running_mean", "_svv_running_var", "_v_training", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 827, '- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n  result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, result1, result2, training, eps)\n  input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -10151,41 +10283,45 @@ class NativeBatchNormBackward0(_Node):
         self._sv_running_var = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_running_mean = None
+        self._svv_running_var = None
         self._v_training = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_running_mean(self):
-        return _unpack_saved(self, self._sv_running_mean)
+        return _unpack_saved(self, self._sv_running_mean, self._svv_running_mean)
 
     @property
     def _raw_saved_running_mean(self):
-        return self._sv_running_mean
+        return _raw_saved(self, "running_mean")
 
     @property
     def _saved_running_var(self):
-        return _unpack_saved(self, self._sv_running_var)
+        return _unpack_saved(self, self._sv_running_var, self._svv_running_var)
 
     @property
     def _raw_saved_running_var(self):
-        return self._sv_running_var
+        return _raw_saved(self, "running_var")
 
     @property
     def _saved_result1(self):
@@ -10193,7 +10329,7 @@ class NativeBatchNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -10201,7 +10337,7 @@ class NativeBatchNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_training(self):
@@ -10230,10 +10366,10 @@ class NativeBatchNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        running_mean = node._sv_running_mean.unpack_data(node) if node._sv_running_mean is not None else None
-        running_var = node._sv_running_var.unpack_data(node) if node._sv_running_var is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        running_mean = _saved_data(node, node._sv_running_mean, node._svv_running_mean)
+        running_var = _saved_data(node, node._sv_running_var, node._svv_running_var)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         training = node._v_training
@@ -10249,10 +10385,10 @@ class NativeBatchNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        running_mean = node._sv_running_mean.unpack(node) if node._sv_running_mean is not None else None
-        running_var = node._sv_running_var.unpack(node) if node._sv_running_var is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        running_mean = _unpack_saved(node, node._sv_running_mean, node._svv_running_mean)
+        running_var = _unpack_saved(node, node._sv_running_var, node._svv_running_var)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         training = node._v_training
@@ -10273,7 +10409,7 @@ class NativeGroupNormBackward0(_Node):
           input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_v_N", "_v_C", "_v_HxW", "_v_group", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_bias", "_v_N", "_v_C", "_v_HxW", "_v_group", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 832, '- name: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)\n  result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, N, C, group, eps)\n  input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -10284,6 +10420,9 @@ class NativeGroupNormBackward0(_Node):
         self._sv_bias = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_N = None
         self._v_C = None
         self._v_HxW = None
@@ -10293,27 +10432,27 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_result1(self):
@@ -10321,7 +10460,7 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -10329,7 +10468,7 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_N(self):
@@ -10368,9 +10507,9 @@ class NativeGroupNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         N = node._v_N
@@ -10389,9 +10528,9 @@ class NativeGroupNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         N = node._v_N
@@ -10417,13 +10556,14 @@ class EmbeddingBackward0(_Node):
         
         # ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------
     """
-    __slots__ = ("_sv_indices", "_v_padding_idx", "_v_scale_grad_by_freq", "_v_weight_sym_sizes", )
+    __slots__ = ("_sv_indices", "_svv_indices", "_v_padding_idx", "_v_scale_grad_by_freq", "_v_weight_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 837, "- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  result: auto_linear\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
                                ((('weight',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
+        self._svv_indices = None
         self._v_padding_idx = None
         self._v_scale_grad_by_freq = None
         self._v_weight_sym_sizes = None
@@ -10431,11 +10571,11 @@ class EmbeddingBackward0(_Node):
 
     @property
     def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
+        return _unpack_saved(self, self._sv_indices, self._svv_indices)
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_padding_idx(self):
@@ -10458,7 +10598,7 @@ class EmbeddingBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
+        indices = _saved_data(node, node._sv_indices, node._svv_indices)
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
         weight_sym_sizes = node._v_weight_sym_sizes
@@ -10471,7 +10611,7 @@ class EmbeddingBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
+        indices = _unpack_saved(node, node._sv_indices, node._svv_indices)
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
         weight_sym_sizes = node._v_weight_sym_sizes
@@ -10971,7 +11111,7 @@ class PutBackward0(_Node):
           index: non_differentiable
           source: reshape(take(grad, index), source.sym_sizes())
     """
-    __slots__ = ("_sv_index", "_sv_source", "_v_accumulate", "_v_source_sym_sizes", )
+    __slots__ = ("_sv_index", "_sv_source", "_svv_index", "_svv_source", "_v_accumulate", "_v_source_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", "_sv_source", )
     _formula_row = _FormulaRow("formulas.yaml", 888, '- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor\n  result: auto_linear\n  inplace: true\n  self: grad if accumulate else put(grad, index, zeros_like(source), False)\n  index: non_differentiable\n  source: reshape(take(grad, index), source.sym_sizes())',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
@@ -10979,25 +11119,27 @@ class PutBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._sv_source = None
+        self._svv_index = None
+        self._svv_source = None
         self._v_accumulate = None
         self._v_source_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_source(self):
-        return _unpack_saved(self, self._sv_source)
+        return _unpack_saved(self, self._sv_source, self._svv_source)
 
     @property
     def _raw_saved_source(self):
-        return self._sv_source
+        return _raw_saved(self, "source")
 
     @property
     def _saved_accumulate(self):
@@ -11018,8 +11160,8 @@ class PutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
-        source = node._sv_source.unpack_data(node) if node._sv_source is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
+        source = _saved_data(node, node._sv_source, node._svv_source)
         accumulate = node._v_accumulate
         source_sym_sizes = node._v_source_sym_sizes
         grad_input_self = None
@@ -11041,8 +11183,8 @@ class PutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
-        source = node._sv_source.unpack(node) if node._sv_source is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
+        source = _unpack_saved(node, node._sv_source, node._svv_source)
         accumulate = node._v_accumulate
         source_sym_sizes = node._v_source_sym_sizes
         grad_input_self = None
@@ -11062,23 +11204,24 @@ class TakeBackward0(_Node):
           self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 895, '- name: take(Tensor self, Tensor index) -> Tensor\n  result: auto_linear\n  self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_self_sym_sizes(self):
@@ -11093,7 +11236,7 @@ class TakeBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -11105,7 +11248,7 @@ class TakeBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -11138,7 +11281,7 @@ class SortBackward1(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -11204,7 +11347,7 @@ class KthvalueBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -11275,7 +11418,7 @@ class EluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_alpha(self):
@@ -11344,7 +11487,7 @@ class CeluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_alpha(self):
@@ -11401,7 +11544,7 @@ class LeakyReluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_negative_slope(self):
@@ -11442,7 +11585,7 @@ class ThresholdBackward0(_Node):
           forward: where(self > threshold, self, value)
           self: threshold_backward(grad, self, threshold)
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 929, '- name: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
@@ -11451,16 +11594,17 @@ class ThresholdBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11475,7 +11619,7 @@ class ThresholdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11486,7 +11630,7 @@ class ThresholdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11501,7 +11645,7 @@ class ThresholdBackward1(_Node):
           forward: where(self > threshold, self, value)
           self: threshold_backward(grad, self, threshold)
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 933, '- name: threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
@@ -11510,16 +11654,17 @@ class ThresholdBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11534,7 +11679,7 @@ class ThresholdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11545,7 +11690,7 @@ class ThresholdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11565,7 +11710,7 @@ class ThresholdBackwardBackward0(_Node):
         # gradient to self is zero; the Python-facing uniform_ / normal_ / ... write the draw into self. torch's
         # argument `from` is `from_` here (a Python keyword cannot name a parameter); positional calls are the same.
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 937, "- name: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor\n  forward: where(self > threshold, grad_output, 0)\n  grad_output: where(self > threshold, grad, 0)\n  self: zeros_like(grad)\n\n# ---- random in-place fills (torch's nodes: UniformBackward0, ...): the values do not depend on self, so the\n# gradient to self is zero; the Python-facing uniform_ / normal_ / ... write the draw into self. torch's\n# argument `from` is `from_` here (a Python keyword cannot name a parameter); positional calls are the same.",
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
@@ -11573,16 +11718,17 @@ class ThresholdBackwardBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11597,7 +11743,7 @@ class ThresholdBackwardBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_grad_output = None
         grad_input_self = None
@@ -11611,7 +11757,7 @@ class ThresholdBackwardBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_grad_output = None
         grad_input_self = None
@@ -11743,22 +11889,23 @@ class BernoulliBackward1(_Node):
           self: zeros_like(grad)
           p: zeros_like(p)
     """
-    __slots__ = ("_sv_p", )
+    __slots__ = ("_sv_p", "_svv_p", )
     _saved_tensor_slots = ("_sv_p", )
     _formula_row = _FormulaRow("formulas.yaml", 961, '- name: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)\n  p: zeros_like(p)',
                                ((('self',), 'hand-written'), (('p',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_p = None
+        self._svv_p = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_p(self):
-        return _unpack_saved(self, self._sv_p)
+        return _unpack_saved(self, self._sv_p, self._svv_p)
 
     @property
     def _raw_saved_p(self):
-        return self._sv_p
+        return _raw_saved(self, "p")
 
     def _release_variables(self):
         if self._sv_p is not None:
@@ -11769,7 +11916,7 @@ class BernoulliBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        p = node._sv_p.unpack_data(node) if node._sv_p is not None else None
+        p = _saved_data(node, node._sv_p, node._svv_p)
         grad_input_self = None
         grad_input_p = None
         if needs[0]:
@@ -11782,7 +11929,7 @@ class BernoulliBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        p = node._sv_p.unpack(node) if node._sv_p is not None else None
+        p = _unpack_saved(node, node._sv_p, node._svv_p)
         grad_input_self = None
         grad_input_p = None
         if needs[0]:
@@ -12098,7 +12245,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
           self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1000, '- name: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool3d_with_indices_jvp(self_t, result1)\n  self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -12106,6 +12253,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -12115,11 +12263,11 @@ class MaxPool3DWithIndicesBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -12127,7 +12275,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_kernel_size(self):
@@ -12160,7 +12308,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -12176,7 +12324,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -12196,13 +12344,14 @@ class AvgPool3DBackward0(_Node):
           result: auto_linear
           self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
-    __slots__ = ("_sv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1005, '- name: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -12213,11 +12362,11 @@ class AvgPool3DBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_kernel_size(self):
@@ -12252,7 +12401,7 @@ class AvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -12268,7 +12417,7 @@ class AvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -12288,22 +12437,23 @@ class AdaptiveAvgPool3DBackward0(_Node):
           result: auto_linear
           self: adaptive_avg_pool3d_backward(grad, self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1009, '- name: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool3d_backward(grad, self)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -12314,7 +12464,7 @@ class AdaptiveAvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool3d_backward(grad, self)
@@ -12324,7 +12474,7 @@ class AdaptiveAvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool3d_backward_graph(grad, self)
@@ -12339,7 +12489,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
           self: adaptive_max_pool2d_backward(grad, self, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1013, '- name: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: adaptive_max_pool2d_backward(grad, self, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -12347,15 +12497,16 @@ class AdaptiveMaxPool2DBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -12363,7 +12514,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -12376,7 +12527,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:
@@ -12387,7 +12538,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:
