@@ -21,6 +21,8 @@ from derivgen.core.node import LoadedOnFirstUse as _LoadedOnFirstUse
 from derivgen.core.node import saved_list as _saved_list
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
+from derivgen.core.node import raw_saved as _raw_saved
+from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
 
 from . import kernels as _k
@@ -34,7 +36,7 @@ class AbsBackward0(_Node):
           inplace: true
           self: grad * sign(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 30, '- name: abs(Tensor self) -> Tensor\n  forward: abs(self)\n  inplace: true\n  self: grad * sign(self)',
                                ((('self',), 'proven'),))
@@ -43,15 +45,16 @@ class AbsBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -62,7 +65,7 @@ class AbsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.abs_backward_self.call2(grad, self)
@@ -72,7 +75,7 @@ class AbsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.sign(self)
@@ -183,7 +186,7 @@ class BmmBackward0(_Node):
           self: grad.bmm(mat2.transpose(1, 2))
           mat2: self.transpose(1, 2).bmm(grad)
     """
-    __slots__ = ("_sv_self", "_sv_mat2", )
+    __slots__ = ("_sv_self", "_sv_mat2", "_svv_self", "_svv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 47, '- name: bmm(Tensor self, Tensor mat2) -> Tensor\n  result: bmm(self_t, mat2_p) + bmm(self_p, mat2_t)\n  self: grad.bmm(mat2.transpose(1, 2))\n  mat2: self.transpose(1, 2).bmm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -192,23 +195,25 @@ class BmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
+        self._svv_self = None
+        self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -221,8 +226,8 @@ class BmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -237,8 +242,8 @@ class BmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -379,7 +384,7 @@ class CosBackward0(_Node):
           inplace: true
           self: grad * -sin(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 64, '- name: cos(Tensor self) -> Tensor\n  forward: cos(self)\n  inplace: true\n  self: grad * -sin(self)',
                                ((('self',), 'proven'),))
@@ -388,15 +393,16 @@ class CosBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -407,7 +413,7 @@ class CosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cos_backward_self.call2(grad, self)
@@ -417,7 +423,7 @@ class CosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad * _ops.sin(self)
@@ -433,7 +439,7 @@ class DivBackward0(_Node):
           self: grad / other
           other: -grad * self / (other * other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 69, '- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self / other\n  inplace: true\n  self: grad / other\n  other: -grad * self / (other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -443,23 +449,25 @@ class DivBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -472,8 +480,8 @@ class DivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -486,8 +494,8 @@ class DivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -551,7 +559,7 @@ class DotBackward0(_Node):
           self: grad * tensor
           tensor: grad * self
     """
-    __slots__ = ("_sv_self", "_sv_tensor", )
+    __slots__ = ("_sv_self", "_sv_tensor", "_svv_self", "_svv_tensor", )
     _saved_tensor_slots = ("_sv_self", "_sv_tensor", )
     _formula_row = _FormulaRow("formulas.yaml", 79, '- name: dot(Tensor self, Tensor tensor) -> Tensor\n  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)\n  self: grad * tensor\n  tensor: grad * self',
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
@@ -560,23 +568,25 @@ class DotBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_tensor = None
+        self._svv_self = None
+        self._svv_tensor = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_tensor(self):
-        return _unpack_saved(self, self._sv_tensor)
+        return _unpack_saved(self, self._sv_tensor, self._svv_tensor)
 
     @property
     def _raw_saved_tensor(self):
-        return self._sv_tensor
+        return _raw_saved(self, "tensor")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -589,8 +599,8 @@ class DotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        tensor = node._sv_tensor.unpack_data(node) if node._sv_tensor is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        tensor = _saved_data(node, node._sv_tensor, node._svv_tensor)
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
@@ -603,8 +613,8 @@ class DotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        tensor = node._sv_tensor.unpack(node) if node._sv_tensor is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        tensor = _unpack_saved(node, node._sv_tensor, node._svv_tensor)
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
@@ -639,7 +649,7 @@ class ExpBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -719,7 +729,7 @@ class LogBackward0(_Node):
           inplace: true
           self: grad / self
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 105, '- name: log(Tensor self) -> Tensor\n  forward: log(self)\n  inplace: true\n  self: grad / self',
                                ((('self',), 'proven'),))
@@ -728,15 +738,16 @@ class LogBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -747,7 +758,7 @@ class LogBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log_backward_self.call2(grad, self)
@@ -757,7 +768,7 @@ class LogBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (self)
@@ -772,7 +783,7 @@ class MaximumBackward0(_Node):
           self: where(self == other, grad / 2, where(self < other, 0, grad))
           other: where(self == other, grad / 2, where(self > other, 0, grad))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 113, '- name: maximum(Tensor self, Tensor other) -> Tensor\n  forward: maximum(self, other)\n  self: where(self == other, grad / 2, where(self < other, 0, grad))\n  other: where(self == other, grad / 2, where(self > other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -782,23 +793,25 @@ class MaximumBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -811,8 +824,8 @@ class MaximumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -825,8 +838,8 @@ class MaximumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -957,7 +970,7 @@ class MinimumBackward0(_Node):
           self: where(self == other, grad / 2, where(self > other, 0, grad))
           other: where(self == other, grad / 2, where(self < other, 0, grad))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 126, '- name: minimum(Tensor self, Tensor other) -> Tensor\n  forward: minimum(self, other)\n  self: where(self == other, grad / 2, where(self > other, 0, grad))\n  other: where(self == other, grad / 2, where(self < other, 0, grad))',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -967,23 +980,25 @@ class MinimumBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -996,8 +1011,8 @@ class MinimumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1010,8 +1025,8 @@ class MinimumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1029,7 +1044,7 @@ class MmBackward0(_Node):
           self: grad.mm(mat2.t())
           mat2: self.t().mm(grad)
     """
-    __slots__ = ("_sv_self", "_sv_mat2", )
+    __slots__ = ("_sv_self", "_sv_mat2", "_svv_self", "_svv_mat2", )
     _saved_tensor_slots = ("_sv_self", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 131, '- name: mm(Tensor self, Tensor mat2) -> Tensor\n  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)\n  self: grad.mm(mat2.t())\n  mat2: self.t().mm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -1038,23 +1053,25 @@ class MmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_mat2 = None
+        self._svv_self = None
+        self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1067,8 +1084,8 @@ class MmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -1083,8 +1100,8 @@ class MmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -1103,7 +1120,7 @@ class MulBackward0(_Node):
           self: grad * other
           other: grad * self
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 136, '- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: self * other\n  inplace: true\n  self: grad * other\n  other: grad * self',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -1113,23 +1130,25 @@ class MulBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1142,8 +1161,8 @@ class MulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1156,8 +1175,8 @@ class MulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1221,7 +1240,7 @@ class MvBackward0(_Node):
           self: grad.unsqueeze(1).mm(vec.unsqueeze(0))
           vec: self.t().mv(grad)
     """
-    __slots__ = ("_sv_self", "_sv_vec", )
+    __slots__ = ("_sv_self", "_sv_vec", "_svv_self", "_svv_vec", )
     _saved_tensor_slots = ("_sv_self", "_sv_vec", )
     _formula_row = _FormulaRow("formulas.yaml", 146, '- name: mv(Tensor self, Tensor vec) -> Tensor\n  result: mv(self_t, vec_p) + mv(self_p, vec_t)\n  self: grad.unsqueeze(1).mm(vec.unsqueeze(0))\n  vec: self.t().mv(grad)',
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
@@ -1230,23 +1249,25 @@ class MvBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_vec = None
+        self._svv_self = None
+        self._svv_vec = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_vec(self):
-        return _unpack_saved(self, self._sv_vec)
+        return _unpack_saved(self, self._sv_vec, self._svv_vec)
 
     @property
     def _raw_saved_vec(self):
-        return self._sv_vec
+        return _raw_saved(self, "vec")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1259,8 +1280,8 @@ class MvBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        vec = node._sv_vec.unpack_data(node) if node._sv_vec is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        vec = _saved_data(node, node._sv_vec, node._svv_vec)
         grad_input_self = None
         grad_input_vec = None
         if needs[0]:
@@ -1276,8 +1297,8 @@ class MvBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        vec = node._sv_vec.unpack(node) if node._sv_vec is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        vec = _unpack_saved(node, node._sv_vec, node._svv_vec)
         grad_input_self = None
         grad_input_vec = None
         if needs[0]:
@@ -1379,7 +1400,7 @@ class PowBackward0(_Node):
           inplace: true
           self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0
     """
-    __slots__ = ("_sv_self", "_v_exponent", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_exponent", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 163, '- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n  forward: self ** exponent\n  inplace: true\n  self: grad * exponent * self ** (exponent - 1) if exponent != 0 else grad * 0',
                                ((('self',), 'proven'),))
@@ -1388,16 +1409,17 @@ class PowBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_exponent = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_exponent(self):
@@ -1412,7 +1434,7 @@ class PowBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
@@ -1423,7 +1445,7 @@ class PowBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
@@ -1439,7 +1461,7 @@ class PowBackward1(_Node):
           self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
           exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))
     """
-    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", "_svv_self", "_svv_exponent", )
     _saved_tensor_slots = ("_sv_self", "_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 168, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))\n  exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))',
                                ((('self',), 'proven'), (('exponent',), 'proven')))
@@ -1450,23 +1472,25 @@ class PowBackward1(_Node):
         self._sv_self = None
         self._sv_exponent = None
         self._sv_result = None
+        self._svv_self = None
+        self._svv_exponent = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent)
+        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
 
     @property
     def _raw_saved_exponent(self):
-        return self._sv_exponent
+        return _raw_saved(self, "exponent")
 
     @property
     def _saved_result(self):
@@ -1474,7 +1498,7 @@ class PowBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -1489,8 +1513,8 @@ class PowBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
@@ -1504,8 +1528,8 @@ class PowBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
@@ -1523,7 +1547,7 @@ class PowBackward2(_Node):
           forward: self ** exponent
           exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)
     """
-    __slots__ = ("_sv_exponent", "_sv_result", "_v_self", )
+    __slots__ = ("_sv_exponent", "_sv_result", "_svv_exponent", "_v_self", )
     _saved_tensor_slots = ("_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 173, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
@@ -1532,16 +1556,17 @@ class PowBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
         self._sv_result = None
+        self._svv_exponent = None
         self._v_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent)
+        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
 
     @property
     def _raw_saved_exponent(self):
-        return self._sv_exponent
+        return _raw_saved(self, "exponent")
 
     @property
     def _saved_result(self):
@@ -1549,7 +1574,7 @@ class PowBackward2(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_self(self):
@@ -1566,7 +1591,7 @@ class PowBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        exponent = node._sv_exponent.unpack_data(node) if node._sv_exponent is not None else None
+        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
@@ -1584,7 +1609,7 @@ class PowBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        exponent = node._sv_exponent.unpack(node) if node._sv_exponent is not None else None
+        exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
@@ -1617,7 +1642,7 @@ class ReciprocalBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1670,7 +1695,7 @@ class ReluBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -1931,7 +1956,7 @@ class SigmoidBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2004,7 +2029,7 @@ class SinBackward0(_Node):
           inplace: true
           self: grad * cos(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 212, '- name: sin(Tensor self) -> Tensor\n  forward: sin(self)\n  inplace: true\n  self: grad * cos(self)',
                                ((('self',), 'proven'),))
@@ -2013,15 +2038,16 @@ class SinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -2032,7 +2058,7 @@ class SinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sin_backward_self.call2(grad, self)
@@ -2042,7 +2068,7 @@ class SinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.cos(self)
@@ -2337,7 +2363,7 @@ class SqrtBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -2758,7 +2784,7 @@ class TanhBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3038,7 +3064,7 @@ class WhereBackward0(_Node):
         # Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written
         # numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.
     """
-    __slots__ = ("_sv_condition", )
+    __slots__ = ("_sv_condition", "_svv_condition", )
     _saved_tensor_slots = ("_sv_condition", )
     _formula_row = _FormulaRow("formulas.yaml", 297, '- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n  forward: where(condition, self, other)\n  condition: non_differentiable\n  self: where(condition, grad, 0)\n  other: where(condition, 0, grad)\n\n# ---- unary elementwise math -------------------------------------------------------------------------\n# Rows whose forward takes an optional Scalar (clamp, logit, nan_to_num) or a str (gelu) have hand-written\n# numpy forwards in derivgen/runtime/forwards/ and call backward helpers of formula_fns.',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -3047,15 +3073,16 @@ class WhereBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_condition = None
+        self._svv_condition = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_condition(self):
-        return _unpack_saved(self, self._sv_condition)
+        return _unpack_saved(self, self._sv_condition, self._svv_condition)
 
     @property
     def _raw_saved_condition(self):
-        return self._sv_condition
+        return _raw_saved(self, "condition")
 
     def _release_variables(self):
         if self._sv_condition is not None:
@@ -3066,7 +3093,7 @@ class WhereBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        condition = node._sv_condition.unpack_data(node) if node._sv_condition is not None else None
+        condition = _saved_data(node, node._sv_condition, node._svv_condition)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -3079,7 +3106,7 @@ class WhereBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        condition = node._sv_condition.unpack(node) if node._sv_condition is not None else None
+        condition = _unpack_saved(node, node._sv_condition, node._svv_condition)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -3113,7 +3140,7 @@ class Exp2Backward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3165,7 +3192,7 @@ class Expm1Backward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3200,7 +3227,7 @@ class Log2Backward0(_Node):
           forward: log2(self)
           self: grad / (self * 0.6931471805599453)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 315, '- name: log2(Tensor self) -> Tensor\n  forward: log2(self)\n  self: grad / (self * 0.6931471805599453)',
                                ((('self',), 'proven'),))
@@ -3209,15 +3236,16 @@ class Log2Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3228,7 +3256,7 @@ class Log2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log2_backward_self.call2(grad, self)
@@ -3238,7 +3266,7 @@ class Log2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (1.4426950408889634 * grad) / (self)
@@ -3252,7 +3280,7 @@ class Log10Backward0(_Node):
           forward: log10(self)
           self: grad / (self * 2.302585092994046)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 319, '- name: log10(Tensor self) -> Tensor\n  forward: log10(self)\n  self: grad / (self * 2.302585092994046)',
                                ((('self',), 'proven'),))
@@ -3261,15 +3289,16 @@ class Log10Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3280,7 +3309,7 @@ class Log10Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log10_backward_self.call2(grad, self)
@@ -3290,7 +3319,7 @@ class Log10Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (0.43429448190325176 * grad) / (self)
@@ -3304,7 +3333,7 @@ class Log1PBackward0(_Node):
           forward: log1p(self)
           self: grad / (self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 323, '- name: log1p(Tensor self) -> Tensor\n  forward: log1p(self)\n  self: grad / (self + 1)',
                                ((('self',), 'proven'),))
@@ -3313,15 +3342,16 @@ class Log1PBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3332,7 +3362,7 @@ class Log1PBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log1p_backward_self.call2(grad, self)
@@ -3342,7 +3372,7 @@ class Log1PBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((self + 1)))
@@ -3373,7 +3403,7 @@ class RsqrtBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3425,7 +3455,7 @@ class TanBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_result is not None:
@@ -3460,7 +3490,7 @@ class AsinBackward0(_Node):
           forward: asin(self)
           self: grad / sqrt(1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 335, '- name: asin(Tensor self) -> Tensor\n  forward: asin(self)\n  self: grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3469,15 +3499,16 @@ class AsinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3488,7 +3519,7 @@ class AsinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asin_backward_self.call2(grad, self)
@@ -3498,7 +3529,7 @@ class AsinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((1 - _ops.pow(self, 2))))
@@ -3512,7 +3543,7 @@ class AcosBackward0(_Node):
           forward: acos(self)
           self: -grad / sqrt(1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 339, '- name: acos(Tensor self) -> Tensor\n  forward: acos(self)\n  self: -grad / sqrt(1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3521,15 +3552,16 @@ class AcosBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3540,7 +3572,7 @@ class AcosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acos_backward_self.call2(grad, self)
@@ -3550,7 +3582,7 @@ class AcosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -(grad) / (_ops.sqrt((1 - _ops.pow(self, 2))))
@@ -3564,7 +3596,7 @@ class AtanBackward0(_Node):
           forward: atan(self)
           self: grad / (self * self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 343, '- name: atan(Tensor self) -> Tensor\n  forward: atan(self)\n  self: grad / (self * self + 1)',
                                ((('self',), 'proven'),))
@@ -3573,15 +3605,16 @@ class AtanBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3592,7 +3625,7 @@ class AtanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atan_backward_self.call2(grad, self)
@@ -3602,7 +3635,7 @@ class AtanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((_ops.pow(self, 2) + 1)))
@@ -3616,7 +3649,7 @@ class SinhBackward0(_Node):
           forward: sinh(self)
           self: grad * cosh(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 347, '- name: sinh(Tensor self) -> Tensor\n  forward: sinh(self)\n  self: grad * cosh(self)',
                                ((('self',), 'proven'),))
@@ -3625,15 +3658,16 @@ class SinhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3644,7 +3678,7 @@ class SinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sinh_backward_self.call2(grad, self)
@@ -3654,7 +3688,7 @@ class SinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.cosh(self)
@@ -3668,7 +3702,7 @@ class CoshBackward0(_Node):
           forward: cosh(self)
           self: grad * sinh(self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 351, '- name: cosh(Tensor self) -> Tensor\n  forward: cosh(self)\n  self: grad * sinh(self)',
                                ((('self',), 'proven'),))
@@ -3677,15 +3711,16 @@ class CoshBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3696,7 +3731,7 @@ class CoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cosh_backward_self.call2(grad, self)
@@ -3706,7 +3741,7 @@ class CoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _ops.sinh(self)
@@ -3720,7 +3755,7 @@ class AsinhBackward0(_Node):
           forward: asinh(self)
           self: grad / sqrt(self * self + 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 355, '- name: asinh(Tensor self) -> Tensor\n  forward: asinh(self)\n  self: grad / sqrt(self * self + 1)',
                                ((('self',), 'proven'),))
@@ -3729,15 +3764,16 @@ class AsinhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3748,7 +3784,7 @@ class AsinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asinh_backward_self.call2(grad, self)
@@ -3758,7 +3794,7 @@ class AsinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((_ops.pow(self, 2) + 1)))
@@ -3772,7 +3808,7 @@ class AcoshBackward0(_Node):
           forward: acosh(self)
           self: grad / sqrt(self * self - 1)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 359, '- name: acosh(Tensor self) -> Tensor\n  forward: acosh(self)\n  self: grad / sqrt(self * self - 1)',
                                ((('self',), 'proven'),))
@@ -3781,15 +3817,16 @@ class AcoshBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3800,7 +3837,7 @@ class AcoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acosh_backward_self.call2(grad, self)
@@ -3810,7 +3847,7 @@ class AcoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (_ops.sqrt((_ops.pow(self, 2) - 1)))
@@ -3824,7 +3861,7 @@ class AtanhBackward0(_Node):
           forward: atanh(self)
           self: grad / (1 - self * self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 363, '- name: atanh(Tensor self) -> Tensor\n  forward: atanh(self)\n  self: grad / (1 - self * self)',
                                ((('self',), 'proven'),))
@@ -3833,15 +3870,16 @@ class AtanhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3852,7 +3890,7 @@ class AtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atanh_backward_self.call2(grad, self)
@@ -3862,7 +3900,7 @@ class AtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad) / (((1 - _ops.pow(self, 2))))
@@ -3876,7 +3914,7 @@ class ErfBackward0(_Node):
           forward: erf(self)
           self: 2 / sqrt(pi) * exp(-self * self) * grad
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 367, '- name: erf(Tensor self) -> Tensor\n  forward: erf(self)\n  self: 2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
@@ -3885,15 +3923,16 @@ class ErfBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3904,7 +3943,7 @@ class ErfBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erf_backward_self.call2(grad, self)
@@ -3914,7 +3953,7 @@ class ErfBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (2 * grad * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
@@ -3928,7 +3967,7 @@ class ErfcBackward0(_Node):
           forward: erfc(self)
           self: -2 / sqrt(pi) * exp(-self * self) * grad
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 371, '- name: erfc(Tensor self) -> Tensor\n  forward: erfc(self)\n  self: -2 / sqrt(pi) * exp(-self * self) * grad',
                                ((('self',), 'proven'),))
@@ -3937,15 +3976,16 @@ class ErfcBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -3956,7 +3996,7 @@ class ErfcBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erfc_backward_self.call2(grad, self)
@@ -3966,7 +4006,7 @@ class ErfcBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -(2 * grad * _ops.exp(-_ops.pow(self, 2))) / ((float(3.141592653589793) ** 0.5))
@@ -3980,23 +4020,24 @@ class LogitBackward0(_Node):
           result: auto_element_wise
           self: logit_backward(grad, self, eps)
     """
-    __slots__ = ("_sv_self", "_v_eps", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_eps", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 375, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  result: auto_element_wise\n  self: logit_backward(grad, self, eps)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_eps(self):
@@ -4011,7 +4052,7 @@ class LogitBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         eps = node._v_eps
         grad_input_self = None
         if needs[0]:
@@ -4022,7 +4063,7 @@ class LogitBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         eps = node._v_eps
         grad_input_self = None
         if needs[0]:
@@ -4260,7 +4301,7 @@ class ClampBackward0(_Node):
           self: clamp_backward(grad, self, min, max)
           min, max: clamp_backward_min_max(grad, self, min, max)
     """
-    __slots__ = ("_sv_self", "_sv_min", "_sv_max", )
+    __slots__ = ("_sv_self", "_sv_min", "_sv_max", "_svv_self", "_svv_min", "_svv_max", )
     _saved_tensor_slots = ("_sv_self", "_sv_min", "_sv_max", )
     _formula_row = _FormulaRow("formulas.yaml", 403, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
                                ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
@@ -4269,31 +4310,34 @@ class ClampBackward0(_Node):
         self._sv_self = None
         self._sv_min = None
         self._sv_max = None
+        self._svv_self = None
+        self._svv_min = None
+        self._svv_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
-        return _unpack_saved(self, self._sv_min)
+        return _unpack_saved(self, self._sv_min, self._svv_min)
 
     @property
     def _raw_saved_min(self):
-        return self._sv_min
+        return _raw_saved(self, "min")
 
     @property
     def _saved_max(self):
-        return _unpack_saved(self, self._sv_max)
+        return _unpack_saved(self, self._sv_max, self._svv_max)
 
     @property
     def _raw_saved_max(self):
-        return self._sv_max
+        return _raw_saved(self, "max")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4308,9 +4352,9 @@ class ClampBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        min = node._sv_min.unpack_data(node) if node._sv_min is not None else None
-        max = node._sv_max.unpack_data(node) if node._sv_max is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        min = _saved_data(node, node._sv_min, node._svv_min)
+        max = _saved_data(node, node._sv_max, node._svv_max)
         grad_input_self = None
         grad_input_min = None
         grad_input_max = None
@@ -4324,9 +4368,9 @@ class ClampBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        min = node._sv_min.unpack(node) if node._sv_min is not None else None
-        max = node._sv_max.unpack(node) if node._sv_max is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        min = _unpack_saved(node, node._sv_min, node._svv_min)
+        max = _unpack_saved(node, node._sv_max, node._svv_max)
         grad_input_self = None
         grad_input_min = None
         grad_input_max = None
@@ -4345,24 +4389,25 @@ class ClampBackward1(_Node):
           inplace: true
           self: clamp_backward(grad, self, min, max)
     """
-    __slots__ = ("_sv_self", "_v_min", "_v_max", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 408, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  result: auto_element_wise\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
@@ -4381,7 +4426,7 @@ class ClampBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min = node._v_min
         max = node._v_max
         grad_input_self = None
@@ -4393,7 +4438,7 @@ class ClampBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min = node._v_min
         max = node._v_max
         grad_input_self = None
@@ -4410,7 +4455,7 @@ class ClampMinBackward0(_Node):
           inplace: true
           self: where(self >= min, grad, 0)
     """
-    __slots__ = ("_sv_self", "_v_min", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 413, '- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  forward: where(self < min, min, self)\n  inplace: true\n  self: where(self >= min, grad, 0)',
                                ((('self',), 'proven'),))
@@ -4419,16 +4464,17 @@ class ClampMinBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min(self):
@@ -4443,7 +4489,7 @@ class ClampMinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min = node._v_min
         grad_input_self = None
         if needs[0]:
@@ -4454,7 +4500,7 @@ class ClampMinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min = node._v_min
         grad_input_self = None
         if needs[0]:
@@ -4470,7 +4516,7 @@ class ClampMaxBackward0(_Node):
           inplace: true
           self: where(self <= max, grad, 0)
     """
-    __slots__ = ("_sv_self", "_v_max", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_max", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 418, '- name: clamp_max(Tensor self, Scalar max) -> Tensor\n  forward: where(self > max, max, self)\n  inplace: true\n  self: where(self <= max, grad, 0)',
                                ((('self',), 'proven'),))
@@ -4479,16 +4525,17 @@ class ClampMaxBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_max(self):
@@ -4503,7 +4550,7 @@ class ClampMaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         max = node._v_max
         grad_input_self = None
         if needs[0]:
@@ -4514,7 +4561,7 @@ class ClampMaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         max = node._v_max
         grad_input_self = None
         if needs[0]:
@@ -4531,7 +4578,7 @@ class NanToNumBackward0(_Node):
         
         # ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 423, "- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor\n  result: auto_element_wise\n  self: grad * isfinite(self)\n\n# ---- activations (torch.nn.functional spells them; the rows are torch's) ----------------------------",
                                ((('self',), 'hand-written'),))
@@ -4539,15 +4586,16 @@ class NanToNumBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4558,7 +4606,7 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.isfinite(self)
@@ -4569,7 +4617,7 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * _fns.isfinite_graph(self)
@@ -4583,23 +4631,24 @@ class GeluBackward0(_Node):
           result: auto_element_wise
           self: gelu_backward(grad, self, approximate)
     """
-    __slots__ = ("_sv_self", "_v_approximate", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_approximate", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 429, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  result: auto_element_wise\n  self: gelu_backward(grad, self, approximate)",
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_approximate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_approximate(self):
@@ -4614,7 +4663,7 @@ class GeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         approximate = node._v_approximate
         grad_input_self = None
         if needs[0]:
@@ -4625,7 +4674,7 @@ class GeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         approximate = node._v_approximate
         grad_input_self = None
         if needs[0]:
@@ -4641,7 +4690,7 @@ class SiluBackward0(_Node):
           inplace: true
           self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 433, '- name: silu(Tensor self) -> Tensor\n  forward: self * sigmoid(self)\n  inplace: true\n  self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))',
                                ((('self',), 'proven'),))
@@ -4650,15 +4699,16 @@ class SiluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4669,7 +4719,7 @@ class SiluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.silu_backward_self.call2(grad, self)
@@ -4679,7 +4729,7 @@ class SiluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = (grad * ((self * ((1 - (1.0) / (((1 + _ops.exp(-self)))))) + 1))) / (((1 + _ops.exp(-self))))
@@ -4694,7 +4744,7 @@ class MishBackward0(_Node):
           inplace: true
           self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 438, '- name: mish(Tensor self) -> Tensor\n  forward: self * tanh(log1p(exp(self)))\n  inplace: true\n  self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) ** 2))',
                                ((('self',), 'proven'),))
@@ -4703,15 +4753,16 @@ class MishBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -4722,7 +4773,7 @@ class MishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.mish_backward_self.call2(grad, self)
@@ -4732,7 +4783,7 @@ class MishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * (((self * ((1 - _ops.pow(_ops.tanh(_ops.log1p(_ops.exp(self))), 2)))) / (((1 + _ops.exp(-self)))) + _ops.tanh(_ops.log1p(_ops.exp(self)))))
@@ -4746,7 +4797,7 @@ class SoftplusBackward0(_Node):
           forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)
           self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))
     """
-    __slots__ = ("_sv_self", "_v_beta", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_beta", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 443, '- name: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n  forward: where(self * beta > threshold, self, log1p(exp(self * beta)) / beta)\n  self: where(self * beta > threshold, grad, grad * sigmoid(self * beta))',
                                ((('self',), 'proven'),))
@@ -4755,17 +4806,18 @@ class SoftplusBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_beta = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_beta(self):
@@ -4784,7 +4836,7 @@ class SoftplusBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         beta = node._v_beta
         threshold = node._v_threshold
         grad_input_self = None
@@ -4796,7 +4848,7 @@ class SoftplusBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         beta = node._v_beta
         threshold = node._v_threshold
         grad_input_self = None
@@ -4812,7 +4864,7 @@ class EluBackward0(_Node):
           forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
           self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))
     """
-    __slots__ = ("_sv_self", "_v_alpha", "_v_scale", "_v_input_scale", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_alpha", "_v_scale", "_v_input_scale", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 447, '- name: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  self: where(self > 0, grad * scale, grad * alpha * scale * input_scale * exp(self * input_scale))',
                                ((('self',), 'proven'),))
@@ -4821,6 +4873,7 @@ class EluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_alpha = None
         self._v_scale = None
         self._v_input_scale = None
@@ -4828,11 +4881,11 @@ class EluBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_alpha(self):
@@ -4855,7 +4908,7 @@ class EluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -4868,7 +4921,7 @@ class EluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -4885,7 +4938,7 @@ class CeluBackward0(_Node):
           forward: where(self > 0, self, expm1(self / alpha) * alpha)
           self: where(self > 0, grad, grad * exp(self / alpha))
     """
-    __slots__ = ("_sv_self", "_v_alpha", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_alpha", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 451, '- name: celu(Tensor self, Scalar alpha=1.0) -> Tensor\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: where(self > 0, grad, grad * exp(self / alpha))',
                                ((('self',), 'proven'),))
@@ -4894,16 +4947,17 @@ class CeluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_alpha(self):
@@ -4918,7 +4972,7 @@ class CeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -4929,7 +4983,7 @@ class CeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -4944,7 +4998,7 @@ class LeakyReluBackward0(_Node):
           forward: where(self > 0, self, self * negative_slope)
           self: where(self > 0, grad, grad * negative_slope)
     """
-    __slots__ = ("_sv_self", "_v_negative_slope", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_negative_slope", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 455, '- name: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n  forward: where(self > 0, self, self * negative_slope)\n  self: where(self > 0, grad, grad * negative_slope)',
                                ((('self',), 'proven'),))
@@ -4953,16 +5007,17 @@ class LeakyReluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_negative_slope(self):
@@ -4977,7 +5032,7 @@ class LeakyReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -4988,7 +5043,7 @@ class LeakyReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -5004,7 +5059,7 @@ class HardtanhBackward0(_Node):
           inplace: true
           self: where(self <= min_val or self >= max_val, 0, grad)
     """
-    __slots__ = ("_sv_self", "_v_min_val", "_v_max_val", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_min_val", "_v_max_val", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 459, '- name: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n  forward: minimum(maximum(self, min_val), max_val)\n  inplace: true\n  self: where(self <= min_val or self >= max_val, 0, grad)',
                                ((('self',), 'proven'),))
@@ -5013,17 +5068,18 @@ class HardtanhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_min_val = None
         self._v_max_val = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_min_val(self):
@@ -5042,7 +5098,7 @@ class HardtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         min_val = node._v_min_val
         max_val = node._v_max_val
         grad_input_self = None
@@ -5054,7 +5110,7 @@ class HardtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         min_val = node._v_min_val
         max_val = node._v_max_val
         grad_input_self = None
@@ -5071,7 +5127,7 @@ class HardsigmoidBackward0(_Node):
           inplace: true
           self: where(self > -3 and self < 3, grad / 6, 0)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 464, '- name: hardsigmoid(Tensor self) -> Tensor\n  forward: where(self <= -3, 0, where(self >= 3, 1, self / 6 + 0.5))\n  inplace: true\n  self: where(self > -3 and self < 3, grad / 6, 0)',
                                ((('self',), 'proven'),))
@@ -5080,15 +5136,16 @@ class HardsigmoidBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5099,7 +5156,7 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardsigmoid_backward_self.call2(grad, self)
@@ -5109,7 +5166,7 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where(_ops.logical_and((self > -3), (self < 3)), (0.16666666666666666) * grad, 0)
@@ -5126,7 +5183,7 @@ class HardswishBackward0(_Node):
         
         # ---- binary -------------------------------------------------------------------------------------------
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 469, '- name: hardswish(Tensor self) -> Tensor\n  forward: where(self < -3, 0, where(self <= 3, self * (self + 3) / 6, self))\n  inplace: true\n  self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))\n\n# ---- binary -------------------------------------------------------------------------------------------',
                                ((('self',), 'proven'),))
@@ -5135,15 +5192,16 @@ class HardswishBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5154,7 +5212,7 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardswish_backward_self.call2(grad, self)
@@ -5164,7 +5222,7 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where((self <= -3), 0, _ops.where((self < 3), grad * (((0.3333333333333333) * self + 0.5)), grad))
@@ -5179,7 +5237,7 @@ class DivBackward2(_Node):
           self: zero_if_rounding(grad / other, rounding_mode)
           other: zero_if_rounding(-grad * self / (other * other), rounding_mode)
     """
-    __slots__ = ("_sv_self", "_sv_other", "_v_rounding_mode", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", "_v_rounding_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 476, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5187,24 +5245,26 @@ class DivBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._v_rounding_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     @property
     def _saved_rounding_mode(self):
@@ -5221,8 +5281,8 @@ class DivBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         grad_input_other = None
@@ -5238,8 +5298,8 @@ class DivBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         grad_input_other = None
@@ -5310,7 +5370,7 @@ class FmaxBackward0(_Node):
           self: where(self >= other or isnan(other), grad, 0)
           other: where(self >= other or isnan(other), 0, grad)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 485, '- name: fmax(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self >= other or isnan(other), grad, 0)\n  other: where(self >= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5319,23 +5379,25 @@ class FmaxBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5348,8 +5410,8 @@ class FmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5364,8 +5426,8 @@ class FmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5383,7 +5445,7 @@ class FminBackward0(_Node):
           self: where(self <= other or isnan(other), grad, 0)
           other: where(self <= other or isnan(other), 0, grad)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 490, '- name: fmin(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self <= other or isnan(other), grad, 0)\n  other: where(self <= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5392,23 +5454,25 @@ class FminBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5421,8 +5485,8 @@ class FminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5437,8 +5501,8 @@ class FminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5456,7 +5520,7 @@ class Atan2Backward0(_Node):
           self: grad * other / (self * self + other * other)
           other: -grad * self / (self * self + other * other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 495, '- name: atan2(Tensor self, Tensor other) -> Tensor\n  forward: atan2(self, other)\n  self: grad * other / (self * self + other * other)\n  other: -grad * self / (self * self + other * other)',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -5466,23 +5530,25 @@ class Atan2Backward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5495,8 +5561,8 @@ class Atan2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5509,8 +5575,8 @@ class Atan2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5528,7 +5594,7 @@ class HypotBackward0(_Node):
           self: grad * self / result
           other: grad * other / result
     """
-    __slots__ = ("_sv_self", "_sv_other", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_other", "_sv_result", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 500, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -5539,23 +5605,25 @@ class HypotBackward0(_Node):
         self._sv_self = None
         self._sv_other = None
         self._sv_result = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     @property
     def _saved_result(self):
@@ -5563,7 +5631,7 @@ class HypotBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5578,8 +5646,8 @@ class HypotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -5593,8 +5661,8 @@ class HypotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -5650,7 +5718,7 @@ class RemainderBackward1(_Node):
           self: grad
           other: -grad * floor(self / other)
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 509, '- name: remainder.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * floor(self / other)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5659,23 +5727,25 @@ class RemainderBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5688,8 +5758,8 @@ class RemainderBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5704,8 +5774,8 @@ class RemainderBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5760,7 +5830,7 @@ class FmodBackward1(_Node):
           self: grad
           other: -grad * sign(self / other) * floor(abs(self / other))
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 518, '- name: fmod.Tensor(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: grad\n  other: -grad * sign(self / other) * floor(abs(self / other))',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
@@ -5769,23 +5839,25 @@ class FmodBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5798,8 +5870,8 @@ class FmodBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5814,8 +5886,8 @@ class FmodBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5887,7 +5959,7 @@ class LerpBackward1(_Node):
           end: grad * weight
           weight: grad * (end - self)
     """
-    __slots__ = ("_sv_self", "_sv_end", "_sv_weight", )
+    __slots__ = ("_sv_self", "_sv_end", "_sv_weight", "_svv_self", "_svv_end", "_svv_weight", )
     _saved_tensor_slots = ("_sv_self", "_sv_end", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 528, '- name: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n  forward: where(abs(weight) < 0.5, self + weight * (end - self), end - (end - self) * (1 - weight))\n  self: grad * (1 - weight)\n  end: grad * weight\n  weight: grad * (end - self)',
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
@@ -5898,31 +5970,34 @@ class LerpBackward1(_Node):
         self._sv_self = None
         self._sv_end = None
         self._sv_weight = None
+        self._svv_self = None
+        self._svv_end = None
+        self._svv_weight = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_end(self):
-        return _unpack_saved(self, self._sv_end)
+        return _unpack_saved(self, self._sv_end, self._svv_end)
 
     @property
     def _raw_saved_end(self):
-        return self._sv_end
+        return _raw_saved(self, "end")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -5937,9 +6012,9 @@ class LerpBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        end = node._sv_end.unpack_data(node) if node._sv_end is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        end = _saved_data(node, node._sv_end, node._svv_end)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         grad_input_self = None
         grad_input_end = None
         grad_input_weight = None
@@ -5955,9 +6030,9 @@ class LerpBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        end = node._sv_end.unpack(node) if node._sv_end is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        end = _unpack_saved(node, node._sv_end, node._svv_end)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         grad_input_self = None
         grad_input_end = None
         grad_input_weight = None
@@ -5979,7 +6054,7 @@ class AddcmulBackward0(_Node):
           tensor1: grad * tensor2 * value
           tensor2: grad * tensor1 * value
     """
-    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
+    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_svv_tensor1", "_svv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 534, '- name: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 * tensor2\n  self: grad\n  tensor1: grad * tensor2 * value\n  tensor2: grad * tensor1 * value',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
@@ -5989,24 +6064,26 @@ class AddcmulBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
+        self._svv_tensor1 = None
+        self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1)
+        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
 
     @property
     def _raw_saved_tensor1(self):
-        return self._sv_tensor1
+        return _raw_saved(self, "tensor1")
 
     @property
     def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2)
+        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
 
     @property
     def _raw_saved_tensor2(self):
-        return self._sv_tensor2
+        return _raw_saved(self, "tensor2")
 
     @property
     def _saved_value(self):
@@ -6023,8 +6100,8 @@ class AddcmulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
+        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6041,8 +6118,8 @@ class AddcmulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
+        tensor1 = _unpack_saved(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _unpack_saved(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6065,7 +6142,7 @@ class AddcdivBackward0(_Node):
           tensor1: grad * value / tensor2
           tensor2: -grad * value * tensor1 / (tensor2 * tensor2)
     """
-    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_v_value", )
+    __slots__ = ("_sv_tensor1", "_sv_tensor2", "_svv_tensor1", "_svv_tensor2", "_v_value", )
     _saved_tensor_slots = ("_sv_tensor1", "_sv_tensor2", )
     _formula_row = _FormulaRow("formulas.yaml", 540, '- name: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n  forward: self + value * tensor1 / tensor2\n  self: grad\n  tensor1: grad * value / tensor2\n  tensor2: -grad * value * tensor1 / (tensor2 * tensor2)',
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
@@ -6075,24 +6152,26 @@ class AddcdivBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
         self._sv_tensor2 = None
+        self._svv_tensor1 = None
+        self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1)
+        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
 
     @property
     def _raw_saved_tensor1(self):
-        return self._sv_tensor1
+        return _raw_saved(self, "tensor1")
 
     @property
     def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2)
+        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
 
     @property
     def _raw_saved_tensor2(self):
-        return self._sv_tensor2
+        return _raw_saved(self, "tensor2")
 
     @property
     def _saved_value(self):
@@ -6109,8 +6188,8 @@ class AddcdivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack_data(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack_data(node) if node._sv_tensor2 is not None else None
+        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6127,8 +6206,8 @@ class AddcdivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = node._sv_tensor1.unpack(node) if node._sv_tensor1 is not None else None
-        tensor2 = node._sv_tensor2.unpack(node) if node._sv_tensor2 is not None else None
+        tensor1 = _unpack_saved(node, node._sv_tensor1, node._svv_tensor1)
+        tensor2 = _unpack_saved(node, node._sv_tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6149,7 +6228,7 @@ class ProdBackward0(_Node):
           result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)
           self: prod_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 557, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6157,15 +6236,16 @@ class ProdBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6173,7 +6253,7 @@ class ProdBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6186,7 +6266,7 @@ class ProdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6197,7 +6277,7 @@ class ProdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6212,24 +6292,25 @@ class ProdBackward1(_Node):
           result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)
           self: prod_dim_backward(grad, self, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 561, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)\n  self: prod_dim_backward(grad, self, dim, keepdim)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6248,7 +6329,7 @@ class ProdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -6260,7 +6341,7 @@ class ProdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -6294,7 +6375,7 @@ class MaxBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -6347,7 +6428,7 @@ class MaxBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 569, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6355,15 +6436,16 @@ class MaxBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6371,7 +6453,7 @@ class MaxBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6384,7 +6466,7 @@ class MaxBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6395,7 +6477,7 @@ class MaxBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6428,7 +6510,7 @@ class MinBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -6481,7 +6563,7 @@ class MinBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 577, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -6489,15 +6571,16 @@ class MinBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6505,7 +6588,7 @@ class MinBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -6518,7 +6601,7 @@ class MinBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6529,7 +6612,7 @@ class MinBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6544,7 +6627,7 @@ class AmaxBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 581, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6552,17 +6635,18 @@ class AmaxBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6570,7 +6654,7 @@ class AmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6591,7 +6675,7 @@ class AmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6604,7 +6688,7 @@ class AmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6621,7 +6705,7 @@ class AminBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 585, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6629,17 +6713,18 @@ class AminBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6647,7 +6732,7 @@ class AminBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6668,7 +6753,7 @@ class AminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6681,7 +6766,7 @@ class AminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6698,7 +6783,7 @@ class LogsumexpBackward0(_Node):
           result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)
           self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 593, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
                                ((('self',), 'hand-written'),))
@@ -6707,6 +6792,7 @@ class LogsumexpBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
@@ -6714,11 +6800,11 @@ class LogsumexpBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6726,7 +6812,7 @@ class LogsumexpBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6751,7 +6837,7 @@ class LogsumexpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6767,7 +6853,7 @@ class LogsumexpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6785,13 +6871,14 @@ class VarBackward0(_Node):
           result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)
           self: var_backward(grad, self, dim, correction, keepdim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 597, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  self: var_backward(grad, self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6799,11 +6886,11 @@ class VarBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6826,7 +6913,7 @@ class VarBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -6839,7 +6926,7 @@ class VarBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -6856,7 +6943,7 @@ class StdBackward0(_Node):
           result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)
           self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", "_v_correction", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 601, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -6864,6 +6951,7 @@ class StdBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6871,11 +6959,11 @@ class StdBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -6883,7 +6971,7 @@ class StdBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -6908,7 +6996,7 @@ class StdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6923,7 +7011,7 @@ class StdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -6942,7 +7030,7 @@ class VarMeanBackward0(_Node):
           result1: mean_dim(self_t, dim, keepdim)
           self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)
     """
-    __slots__ = ("_sv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 605, '- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
@@ -6950,6 +7038,7 @@ class VarMeanBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -6958,11 +7047,11 @@ class VarMeanBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_dim(self):
@@ -6990,7 +7079,7 @@ class VarMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -7008,7 +7097,7 @@ class VarMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -7027,7 +7116,7 @@ class StdMeanBackward0(_Node):
           result1: mean_dim(self_t, dim, keepdim)
           self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)
     """
-    __slots__ = ("_sv_self", "_sv_result0", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_sv_result0", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result0", )
     _formula_row = _FormulaRow("formulas.yaml", 610, '- name: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result0)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
@@ -7036,6 +7125,7 @@ class StdMeanBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result0 = None
+        self._svv_self = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -7044,11 +7134,11 @@ class StdMeanBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result0(self):
@@ -7056,7 +7146,7 @@ class StdMeanBackward0(_Node):
 
     @property
     def _raw_saved_result0(self):
-        return self._sv_result0
+        return _raw_saved(self, "result0")
 
     @property
     def _saved_dim(self):
@@ -7086,7 +7176,7 @@ class StdMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result0 = node._sv_result0.unpack_data(node) if node._sv_result0 is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7106,7 +7196,7 @@ class StdMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, True)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, True)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result0 = node._sv_result0.unpack(node) if node._sv_result0 is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7125,7 +7215,7 @@ class LinalgVectorNormBackward0(_Node):
           result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)
           self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_ord", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_ord", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 615, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -7133,6 +7223,7 @@ class LinalgVectorNormBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_ord = None
         self._v_dim = None
         self._v_keepdim = None
@@ -7140,11 +7231,11 @@ class LinalgVectorNormBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -7152,7 +7243,7 @@ class LinalgVectorNormBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_ord(self):
@@ -7177,7 +7268,7 @@ class LinalgVectorNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         ord = node._v_ord
         dim = node._v_dim
@@ -7191,7 +7282,7 @@ class LinalgVectorNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         ord = node._v_ord
         dim = node._v_dim
@@ -7257,7 +7348,7 @@ class CumprodBackward0(_Node):
         
         # ---- linear algebra -----------------------------------------------------------------------------------
     """
-    __slots__ = ("_sv_self", "_sv_result", "_v_dim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 623, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
@@ -7265,16 +7356,17 @@ class CumprodBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result = None
+        self._svv_self = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result(self):
@@ -7282,7 +7374,7 @@ class CumprodBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -7299,7 +7391,7 @@ class CumprodBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7311,7 +7403,7 @@ class CumprodBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result = node._sv_result.unpack(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7329,7 +7421,7 @@ class AddmmBackward0(_Node):
           mat1: mm(grad, mat2.t()) * alpha
           mat2: mm(mat1.t(), grad) * alpha
     """
-    __slots__ = ("_sv_mat1", "_sv_mat2", "_v_beta", "_v_alpha", )
+    __slots__ = ("_sv_mat1", "_sv_mat2", "_svv_mat1", "_svv_mat2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_mat1", "_sv_mat2", )
     _formula_row = _FormulaRow("formulas.yaml", 629, '- name: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (mm(mat1_t, mat2_p) + mm(mat1_p, mat2_t)) * alpha\n  self: grad * beta\n  mat1: mm(grad, mat2.t()) * alpha\n  mat2: mm(mat1.t(), grad) * alpha',
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
@@ -7338,25 +7430,27 @@ class AddmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mat1 = None
         self._sv_mat2 = None
+        self._svv_mat1 = None
+        self._svv_mat2 = None
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mat1(self):
-        return _unpack_saved(self, self._sv_mat1)
+        return _unpack_saved(self, self._sv_mat1, self._svv_mat1)
 
     @property
     def _raw_saved_mat1(self):
-        return self._sv_mat1
+        return _raw_saved(self, "mat1")
 
     @property
     def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2)
+        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
 
     @property
     def _raw_saved_mat2(self):
-        return self._sv_mat2
+        return _raw_saved(self, "mat2")
 
     @property
     def _saved_beta(self):
@@ -7377,8 +7471,8 @@ class AddmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mat1 = node._sv_mat1.unpack_data(node) if node._sv_mat1 is not None else None
-        mat2 = node._sv_mat2.unpack_data(node) if node._sv_mat2 is not None else None
+        mat1 = _saved_data(node, node._sv_mat1, node._svv_mat1)
+        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7400,8 +7494,8 @@ class AddmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mat1 = node._sv_mat1.unpack(node) if node._sv_mat1 is not None else None
-        mat2 = node._sv_mat2.unpack(node) if node._sv_mat2 is not None else None
+        mat1 = _unpack_saved(node, node._sv_mat1, node._svv_mat1)
+        mat2 = _unpack_saved(node, node._sv_mat2, node._svv_mat2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7429,7 +7523,7 @@ class BaddbmmBackward0(_Node):
         # squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):
         # their row function returns the result, and the Python-facing squeeze_ commits it into self.
     """
-    __slots__ = ("_sv_batch1", "_sv_batch2", "_v_beta", "_v_alpha", )
+    __slots__ = ("_sv_batch1", "_sv_batch2", "_svv_batch1", "_svv_batch2", "_v_beta", "_v_alpha", )
     _saved_tensor_slots = ("_sv_batch1", "_sv_batch2", )
     _formula_row = _FormulaRow("formulas.yaml", 635, "- name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  result: self_t * beta + (bmm(batch1_t, batch2_p) + bmm(batch1_p, batch2_t)) * alpha\n  self: grad * beta\n  batch1: bmm(grad, batch2.transpose(1, 2)) * alpha\n  batch2: bmm(batch1.transpose(1, 2), grad) * alpha\n\n# ---- shape ops and indexing ---------------------------------------------------------------------------\n# squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):\n# their row function returns the result, and the Python-facing squeeze_ commits it into self.",
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
@@ -7438,25 +7532,27 @@ class BaddbmmBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_batch1 = None
         self._sv_batch2 = None
+        self._svv_batch1 = None
+        self._svv_batch2 = None
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_batch1(self):
-        return _unpack_saved(self, self._sv_batch1)
+        return _unpack_saved(self, self._sv_batch1, self._svv_batch1)
 
     @property
     def _raw_saved_batch1(self):
-        return self._sv_batch1
+        return _raw_saved(self, "batch1")
 
     @property
     def _saved_batch2(self):
-        return _unpack_saved(self, self._sv_batch2)
+        return _unpack_saved(self, self._sv_batch2, self._svv_batch2)
 
     @property
     def _raw_saved_batch2(self):
-        return self._sv_batch2
+        return _raw_saved(self, "batch2")
 
     @property
     def _saved_beta(self):
@@ -7477,8 +7573,8 @@ class BaddbmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        batch1 = node._sv_batch1.unpack_data(node) if node._sv_batch1 is not None else None
-        batch2 = node._sv_batch2.unpack_data(node) if node._sv_batch2 is not None else None
+        batch1 = _saved_data(node, node._sv_batch1, node._svv_batch1)
+        batch2 = _saved_data(node, node._sv_batch2, node._svv_batch2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7500,8 +7596,8 @@ class BaddbmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        batch1 = node._sv_batch1.unpack(node) if node._sv_batch1 is not None else None
-        batch2 = node._sv_batch2.unpack(node) if node._sv_batch2 is not None else None
+        batch1 = _unpack_saved(node, node._sv_batch1, node._svv_batch1)
+        batch2 = _unpack_saved(node, node._sv_batch2, node._svv_batch2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7810,24 +7906,25 @@ class IndexPutBackward0(_Node):
           self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
           values: index(grad, indices)
     """
-    __slots__ = ("_sv_values", "_v_indices", "_v_accumulate", )
+    __slots__ = ("_sv_values", "_svv_values", "_v_indices", "_v_accumulate", )
     _saved_tensor_slots = ("_sv_values", )
     _formula_row = _FormulaRow("formulas.yaml", 669, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  result: auto_linear\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
                                ((('self',), 'hand-written'), (('values',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_values = None
+        self._svv_values = None
         self._v_indices = None
         self._v_accumulate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_values(self):
-        return _unpack_saved(self, self._sv_values)
+        return _unpack_saved(self, self._sv_values, self._svv_values)
 
     @property
     def _raw_saved_values(self):
-        return self._sv_values
+        return _raw_saved(self, "values")
 
     @property
     def _saved_indices(self):
@@ -7846,7 +7943,7 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        values = node._sv_values.unpack_data(node) if node._sv_values is not None else None
+        values = _saved_data(node, node._sv_values, node._svv_values)
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
@@ -7867,7 +7964,7 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        values = node._sv_values.unpack(node) if node._sv_values is not None else None
+        values = _unpack_saved(node, node._sv_values, node._svv_values)
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
@@ -7887,24 +7984,25 @@ class GatherBackward0(_Node):
           self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 674, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  result: auto_linear\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -7923,7 +8021,7 @@ class GatherBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7936,7 +8034,7 @@ class GatherBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -7954,23 +8052,24 @@ class ScatterBackward0(_Node):
           index: non_differentiable
           src: gather(grad, dim, index)
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 679, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -7985,7 +8084,7 @@ class ScatterBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -7999,7 +8098,7 @@ class ScatterBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8018,23 +8117,24 @@ class ScatterBackward1(_Node):
           self: scatter_value(grad, dim, index, 0)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 685, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  result: scatter_value(self_t, dim, index, 0)\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8049,7 +8149,7 @@ class ScatterBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -8060,7 +8160,7 @@ class ScatterBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -8077,23 +8177,24 @@ class ScatterAddBackward0(_Node):
           index: non_differentiable
           src: gather(grad, dim, index)
     """
-    __slots__ = ("_sv_index", "_v_dim", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 690, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8108,7 +8209,7 @@ class ScatterAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8122,7 +8223,7 @@ class ScatterAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8141,24 +8242,25 @@ class IndexSelectBackward0(_Node):
           self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 696, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  result: auto_linear\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8177,7 +8279,7 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8190,7 +8292,7 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8208,7 +8310,7 @@ class IndexAddBackward0(_Node):
           index: non_differentiable
           source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha
     """
-    __slots__ = ("_sv_index", "_v_dim", "_v_alpha", "_v_source_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_dim", "_v_alpha", "_v_source_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 701, '- name: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
@@ -8216,6 +8318,7 @@ class IndexAddBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_dim = None
         self._v_alpha = None
         self._v_source_sym_sizes = None
@@ -8223,11 +8326,11 @@ class IndexAddBackward0(_Node):
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_dim(self):
@@ -8250,7 +8353,7 @@ class IndexAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         alpha = node._v_alpha
         source_sym_sizes = node._v_source_sym_sizes
@@ -8268,7 +8371,7 @@ class IndexAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         dim = node._v_dim
         alpha = node._v_alpha
         source_sym_sizes = node._v_source_sym_sizes
@@ -8290,7 +8393,7 @@ class MaskedFillBackward0(_Node):
           self: where(mask, 0, grad)
           mask: non_differentiable
     """
-    __slots__ = ("_sv_mask", )
+    __slots__ = ("_sv_mask", "_svv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 707, '- name: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  mask: non_differentiable',
                                ((('self',), 'proven'),))
@@ -8299,15 +8402,16 @@ class MaskedFillBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
+        self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask)
+        return _unpack_saved(self, self._sv_mask, self._svv_mask)
 
     @property
     def _raw_saved_mask(self):
-        return self._sv_mask
+        return _raw_saved(self, "mask")
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -8318,7 +8422,7 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
+        mask = _saved_data(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.masked_fill_Scalar_backward_self.call2(grad, mask)
@@ -8328,7 +8432,7 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
+        mask = _unpack_saved(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.where(mask, 0, grad)
@@ -8345,7 +8449,7 @@ class MaskedFillBackward1(_Node):
           value: where(mask, grad, 0)
           mask: non_differentiable
     """
-    __slots__ = ("_sv_mask", )
+    __slots__ = ("_sv_mask", "_svv_mask", )
     _saved_tensor_slots = ("_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 713, '- name: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n  forward: where(mask, value, self)\n  inplace: true\n  self: where(mask, 0, grad)\n  value: where(mask, grad, 0)\n  mask: non_differentiable',
                                ((('self',), 'proven'), (('value',), 'proven')))
@@ -8354,15 +8458,16 @@ class MaskedFillBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
+        self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask)
+        return _unpack_saved(self, self._sv_mask, self._svv_mask)
 
     @property
     def _raw_saved_mask(self):
-        return self._sv_mask
+        return _raw_saved(self, "mask")
 
     def _release_variables(self):
         if self._sv_mask is not None:
@@ -8373,7 +8478,7 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack_data(node) if node._sv_mask is not None else None
+        mask = _saved_data(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -8386,7 +8491,7 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = node._sv_mask.unpack(node) if node._sv_mask is not None else None
+        mask = _unpack_saved(node, node._sv_mask, node._svv_mask)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -8771,7 +8876,7 @@ class SortBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -8838,7 +8943,7 @@ class TopkBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -8902,7 +9007,7 @@ class SoftmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -8961,7 +9066,7 @@ class LogSoftmaxBackward0(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_dim(self):
@@ -9003,7 +9108,7 @@ class XlogyBackward0(_Node):
           self: where(self == 0 and other <= 0, 0, grad * log(other))
           other: grad * self / other
     """
-    __slots__ = ("_sv_self", "_sv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_svv_self", "_svv_other", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 768, '- name: xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n  forward: where(self == 0, 0, self * log(other))\n  self: where(self == 0 and other <= 0, 0, grad * log(other))\n  other: grad * self / other',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -9013,23 +9118,25 @@ class XlogyBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_other = None
+        self._svv_self = None
+        self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_other(self):
-        return _unpack_saved(self, self._sv_other)
+        return _unpack_saved(self, self._sv_other, self._svv_other)
 
     @property
     def _raw_saved_other(self):
-        return self._sv_other
+        return _raw_saved(self, "other")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -9042,8 +9149,8 @@ class XlogyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack_data(node) if node._sv_other is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        other = _saved_data(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -9056,8 +9163,8 @@ class XlogyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        other = node._sv_other.unpack(node) if node._sv_other is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        other = _unpack_saved(node, node._sv_other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -9075,7 +9182,7 @@ class MseLossBackward0(_Node):
           self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)
           target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 773, '- name: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  result: sum_to(2 * (self_p - target_p) * (self_t - target_t) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)\n  target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9084,25 +9191,27 @@ class MseLossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9123,8 +9232,8 @@ class MseLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         self_sym_numel = node._v_self_sym_numel
         grad_input_self = None
@@ -9141,8 +9250,8 @@ class MseLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         self_sym_numel = node._v_self_sym_numel
         grad_input_self = None
@@ -9162,7 +9271,7 @@ class SmoothL1LossBackward0(_Node):
           self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)
           target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_beta", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_beta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 778, '- name: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor\n  result: sum_to(where(self_p - target_p < -beta, target_t - self_t, where(self_p - target_p > beta, self_t - target_t, (self_t - target_t) * (self_p - target_p) / beta)) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)\n  target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9171,6 +9280,8 @@ class SmoothL1LossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_beta = None
         self._v_self_sym_numel = None
@@ -9178,19 +9289,19 @@ class SmoothL1LossBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9215,8 +9326,8 @@ class SmoothL1LossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         beta = node._v_beta
         self_sym_numel = node._v_self_sym_numel
@@ -9234,8 +9345,8 @@ class SmoothL1LossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         beta = node._v_beta
         self_sym_numel = node._v_self_sym_numel
@@ -9256,7 +9367,7 @@ class HuberLossBackward0(_Node):
           self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)
           target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_v_reduction", "_v_delta", "_v_self_sym_numel", )
+    __slots__ = ("_sv_self", "_sv_target", "_svv_self", "_svv_target", "_v_reduction", "_v_delta", "_v_self_sym_numel", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", )
     _formula_row = _FormulaRow("formulas.yaml", 783, '- name: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor\n  result: sum_to((self_t - target_t) * clamp(self_p - target_p, -delta, delta) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)\n  target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9265,6 +9376,8 @@ class HuberLossBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_target = None
+        self._svv_self = None
+        self._svv_target = None
         self._v_reduction = None
         self._v_delta = None
         self._v_self_sym_numel = None
@@ -9272,19 +9385,19 @@ class HuberLossBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_reduction(self):
@@ -9309,8 +9422,8 @@ class HuberLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         delta = node._v_delta
         self_sym_numel = node._v_self_sym_numel
@@ -9332,8 +9445,8 @@ class HuberLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
         reduction = node._v_reduction
         delta = node._v_delta
         self_sym_numel = node._v_self_sym_numel
@@ -9355,7 +9468,7 @@ class NllLossBackward0(_Node):
           target: non_differentiable
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", "_v_reduction", "_v_ignore_index", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", "_svv_self", "_svv_target", "_svv_weight", "_v_reduction", "_v_ignore_index", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 788, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  output: sum_to(sum_dim_IntList(nll_loss_backward(full_like(output, 1), self_p, target, weight, reduction, ignore_index, total_weight) * self_t, [self.dim() - 1]), output.sym_sizes())\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -9365,33 +9478,36 @@ class NllLossBackward0(_Node):
         self._sv_target = None
         self._sv_weight = None
         self._sv_total_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
         self._v_reduction = None
         self._v_ignore_index = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_total_weight(self):
@@ -9399,7 +9515,7 @@ class NllLossBackward0(_Node):
 
     @property
     def _raw_saved_total_weight(self):
-        return self._sv_total_weight
+        return _raw_saved(self, "total_weight")
 
     @property
     def _saved_reduction(self):
@@ -9424,9 +9540,9 @@ class NllLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         total_weight = node._sv_total_weight.unpack_data(node) if node._sv_total_weight is not None else None
         reduction = node._v_reduction
         ignore_index = node._v_ignore_index
@@ -9439,9 +9555,9 @@ class NllLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         total_weight = node._sv_total_weight.unpack(node) if node._sv_total_weight is not None else None
         reduction = node._v_reduction
         ignore_index = node._v_ignore_index
@@ -9459,7 +9575,7 @@ class BinaryCrossEntropyBackward0(_Node):
           self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
           target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_v_reduction", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_svv_self", "_svv_target", "_svv_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 794, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(binary_cross_entropy_backward(full_like(result, 1), self_p, target_p, weight, reduction) * self_t + binary_cross_entropy_target_backward(full_like(result, 1), self_p, target_p, weight, reduction) * target_t, result.sym_sizes())\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9468,32 +9584,35 @@ class BinaryCrossEntropyBackward0(_Node):
         self._sv_self = None
         self._sv_target = None
         self._sv_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_reduction(self):
@@ -9512,9 +9631,9 @@ class BinaryCrossEntropyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9528,9 +9647,9 @@ class BinaryCrossEntropyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9549,7 +9668,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
           self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
           target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
-    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", "_v_reduction", )
+    __slots__ = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", "_svv_self", "_svv_target", "_svv_weight", "_svv_pos_weight", "_v_reduction", )
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 799, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  result: sum_to(bce_with_logits_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * self_t + bce_with_logits_target_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * target_t, result.sym_sizes())\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
@@ -9559,40 +9678,44 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         self._sv_target = None
         self._sv_weight = None
         self._sv_pos_weight = None
+        self._svv_self = None
+        self._svv_target = None
+        self._svv_weight = None
+        self._svv_pos_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_target(self):
-        return _unpack_saved(self, self._sv_target)
+        return _unpack_saved(self, self._sv_target, self._svv_target)
 
     @property
     def _raw_saved_target(self):
-        return self._sv_target
+        return _raw_saved(self, "target")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_pos_weight(self):
-        return _unpack_saved(self, self._sv_pos_weight)
+        return _unpack_saved(self, self._sv_pos_weight, self._svv_pos_weight)
 
     @property
     def _raw_saved_pos_weight(self):
-        return self._sv_pos_weight
+        return _raw_saved(self, "pos_weight")
 
     @property
     def _saved_reduction(self):
@@ -9613,10 +9736,10 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack_data(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        pos_weight = node._sv_pos_weight.unpack_data(node) if node._sv_pos_weight is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        target = _saved_data(node, node._sv_target, node._svv_target)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        pos_weight = _saved_data(node, node._sv_pos_weight, node._svv_pos_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9630,10 +9753,10 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        target = node._sv_target.unpack(node) if node._sv_target is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        pos_weight = node._sv_pos_weight.unpack(node) if node._sv_pos_weight is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        target = _unpack_saved(node, node._sv_target, node._svv_target)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        pos_weight = _unpack_saved(node, node._sv_pos_weight, node._svv_pos_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9652,7 +9775,7 @@ class NativeLayerNormBackward0(_Node):
           input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_v_normalized_shape", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_bias", "_v_normalized_shape", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 804, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, normalized_shape)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -9663,33 +9786,36 @@ class NativeLayerNormBackward0(_Node):
         self._sv_bias = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_normalized_shape = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_result1(self):
@@ -9697,7 +9823,7 @@ class NativeLayerNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -9705,7 +9831,7 @@ class NativeLayerNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_normalized_shape(self):
@@ -9732,9 +9858,9 @@ class NativeLayerNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         normalized_shape = node._v_normalized_shape
@@ -9750,9 +9876,9 @@ class NativeLayerNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         normalized_shape = node._v_normalized_shape
@@ -9772,7 +9898,7 @@ class ConvolutionBackward0(_Node):
           result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)
           input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_v_stride", "_v_padding", "_v_dilation", "_v_transposed", "_v_output_padding", "_v_groups", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_svv_input", "_svv_weight", "_svv_bias", "_v_stride", "_v_padding", "_v_dilation", "_v_transposed", "_v_output_padding", "_v_groups", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", )
     _formula_row = _FormulaRow("formulas.yaml", 809, '- name: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor\n  result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)\n  input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -9781,6 +9907,9 @@ class ConvolutionBackward0(_Node):
         self._sv_input = None
         self._sv_weight = None
         self._sv_bias = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_stride = None
         self._v_padding = None
         self._v_dilation = None
@@ -9791,27 +9920,27 @@ class ConvolutionBackward0(_Node):
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_stride(self):
@@ -9851,9 +9980,9 @@ class ConvolutionBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         stride = node._v_stride
         padding = node._v_padding
         dilation = node._v_dilation
@@ -9872,9 +10001,9 @@ class ConvolutionBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         stride = node._v_stride
         padding = node._v_padding
         dilation = node._v_dilation
@@ -9897,7 +10026,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
           self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 813, '- name: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -9905,6 +10034,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -9914,11 +10044,11 @@ class MaxPool2DWithIndicesBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -9926,7 +10056,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_kernel_size(self):
@@ -9959,7 +10089,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -9975,7 +10105,7 @@ class MaxPool2DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -9995,13 +10125,14 @@ class AvgPool2DBackward0(_Node):
           result: auto_linear
           self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
-    __slots__ = ("_sv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 818, '- name: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -10012,11 +10143,11 @@ class AvgPool2DBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_kernel_size(self):
@@ -10051,7 +10182,7 @@ class AvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -10067,7 +10198,7 @@ class AvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -10089,22 +10220,23 @@ class AdaptiveAvgPool2DBackward0(_Node):
         
         # in training the running statistics are updated in place by the forward, as torch's are
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 822, "- name: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool2d_backward(grad, self)\n\n# in training the running statistics are updated in place by the forward, as torch's are",
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -10115,7 +10247,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool2d_backward(grad, self)
@@ -10125,7 +10257,7 @@ class AdaptiveAvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool2d_backward_graph(grad, self)
@@ -10140,7 +10272,7 @@ class NativeBatchNormBackward0(_Node):
           input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", "_v_training", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_running_mean", "_svv_running_var", "_v_training", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 827, '- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n  result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, result1, result2, training, eps)\n  input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -10152,41 +10284,45 @@ class NativeBatchNormBackward0(_Node):
         self._sv_running_var = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_running_mean = None
+        self._svv_running_var = None
         self._v_training = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_running_mean(self):
-        return _unpack_saved(self, self._sv_running_mean)
+        return _unpack_saved(self, self._sv_running_mean, self._svv_running_mean)
 
     @property
     def _raw_saved_running_mean(self):
-        return self._sv_running_mean
+        return _raw_saved(self, "running_mean")
 
     @property
     def _saved_running_var(self):
-        return _unpack_saved(self, self._sv_running_var)
+        return _unpack_saved(self, self._sv_running_var, self._svv_running_var)
 
     @property
     def _raw_saved_running_var(self):
-        return self._sv_running_var
+        return _raw_saved(self, "running_var")
 
     @property
     def _saved_result1(self):
@@ -10194,7 +10330,7 @@ class NativeBatchNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -10202,7 +10338,7 @@ class NativeBatchNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_training(self):
@@ -10231,10 +10367,10 @@ class NativeBatchNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        running_mean = node._sv_running_mean.unpack_data(node) if node._sv_running_mean is not None else None
-        running_var = node._sv_running_var.unpack_data(node) if node._sv_running_var is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        running_mean = _saved_data(node, node._sv_running_mean, node._svv_running_mean)
+        running_var = _saved_data(node, node._sv_running_var, node._svv_running_var)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         training = node._v_training
@@ -10250,10 +10386,10 @@ class NativeBatchNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        running_mean = node._sv_running_mean.unpack(node) if node._sv_running_mean is not None else None
-        running_var = node._sv_running_var.unpack(node) if node._sv_running_var is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        running_mean = _unpack_saved(node, node._sv_running_mean, node._svv_running_mean)
+        running_var = _unpack_saved(node, node._sv_running_var, node._svv_running_var)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         training = node._v_training
@@ -10274,7 +10410,7 @@ class NativeGroupNormBackward0(_Node):
           input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)
           output_differentiability: [True, False, False]
     """
-    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_v_N", "_v_C", "_v_HxW", "_v_group", "_v_eps", )
+    __slots__ = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", "_svv_input", "_svv_weight", "_svv_bias", "_v_N", "_v_C", "_v_HxW", "_v_group", "_v_eps", )
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 832, '- name: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)\n  result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, N, C, group, eps)\n  input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
@@ -10285,6 +10421,9 @@ class NativeGroupNormBackward0(_Node):
         self._sv_bias = None
         self._sv_result1 = None
         self._sv_result2 = None
+        self._svv_input = None
+        self._svv_weight = None
+        self._svv_bias = None
         self._v_N = None
         self._v_C = None
         self._v_HxW = None
@@ -10294,27 +10433,27 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _saved_input(self):
-        return _unpack_saved(self, self._sv_input)
+        return _unpack_saved(self, self._sv_input, self._svv_input)
 
     @property
     def _raw_saved_input(self):
-        return self._sv_input
+        return _raw_saved(self, "input")
 
     @property
     def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight)
+        return _unpack_saved(self, self._sv_weight, self._svv_weight)
 
     @property
     def _raw_saved_weight(self):
-        return self._sv_weight
+        return _raw_saved(self, "weight")
 
     @property
     def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias)
+        return _unpack_saved(self, self._sv_bias, self._svv_bias)
 
     @property
     def _raw_saved_bias(self):
-        return self._sv_bias
+        return _raw_saved(self, "bias")
 
     @property
     def _saved_result1(self):
@@ -10322,7 +10461,7 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_result2(self):
@@ -10330,7 +10469,7 @@ class NativeGroupNormBackward0(_Node):
 
     @property
     def _raw_saved_result2(self):
-        return self._sv_result2
+        return _raw_saved(self, "result2")
 
     @property
     def _saved_N(self):
@@ -10369,9 +10508,9 @@ class NativeGroupNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack_data(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack_data(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack_data(node) if node._sv_bias is not None else None
+        input = _saved_data(node, node._sv_input, node._svv_input)
+        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        bias = _saved_data(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         N = node._v_N
@@ -10390,9 +10529,9 @@ class NativeGroupNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = node._sv_input.unpack(node) if node._sv_input is not None else None
-        weight = node._sv_weight.unpack(node) if node._sv_weight is not None else None
-        bias = node._sv_bias.unpack(node) if node._sv_bias is not None else None
+        input = _unpack_saved(node, node._sv_input, node._svv_input)
+        weight = _unpack_saved(node, node._sv_weight, node._svv_weight)
+        bias = _unpack_saved(node, node._sv_bias, node._svv_bias)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack(node) if node._sv_result2 is not None else None
         N = node._v_N
@@ -10418,13 +10557,14 @@ class EmbeddingBackward0(_Node):
         
         # ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------
     """
-    __slots__ = ("_sv_indices", "_v_padding_idx", "_v_scale_grad_by_freq", "_v_weight_sym_sizes", )
+    __slots__ = ("_sv_indices", "_svv_indices", "_v_padding_idx", "_v_scale_grad_by_freq", "_v_weight_sym_sizes", )
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 837, "- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  result: auto_linear\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
                                ((('weight',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
+        self._svv_indices = None
         self._v_padding_idx = None
         self._v_scale_grad_by_freq = None
         self._v_weight_sym_sizes = None
@@ -10432,11 +10572,11 @@ class EmbeddingBackward0(_Node):
 
     @property
     def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
+        return _unpack_saved(self, self._sv_indices, self._svv_indices)
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_padding_idx(self):
@@ -10459,7 +10599,7 @@ class EmbeddingBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        indices = node._sv_indices.unpack_data(node) if node._sv_indices is not None else None
+        indices = _saved_data(node, node._sv_indices, node._svv_indices)
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
         weight_sym_sizes = node._v_weight_sym_sizes
@@ -10472,7 +10612,7 @@ class EmbeddingBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        indices = node._sv_indices.unpack(node) if node._sv_indices is not None else None
+        indices = _unpack_saved(node, node._sv_indices, node._svv_indices)
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
         weight_sym_sizes = node._v_weight_sym_sizes
@@ -10972,7 +11112,7 @@ class PutBackward0(_Node):
           index: non_differentiable
           source: reshape(take(grad, index), source.sym_sizes())
     """
-    __slots__ = ("_sv_index", "_sv_source", "_v_accumulate", "_v_source_sym_sizes", )
+    __slots__ = ("_sv_index", "_sv_source", "_svv_index", "_svv_source", "_v_accumulate", "_v_source_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", "_sv_source", )
     _formula_row = _FormulaRow("formulas.yaml", 888, '- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor\n  result: auto_linear\n  inplace: true\n  self: grad if accumulate else put(grad, index, zeros_like(source), False)\n  index: non_differentiable\n  source: reshape(take(grad, index), source.sym_sizes())',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
@@ -10980,25 +11120,27 @@ class PutBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._sv_source = None
+        self._svv_index = None
+        self._svv_source = None
         self._v_accumulate = None
         self._v_source_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_source(self):
-        return _unpack_saved(self, self._sv_source)
+        return _unpack_saved(self, self._sv_source, self._svv_source)
 
     @property
     def _raw_saved_source(self):
-        return self._sv_source
+        return _raw_saved(self, "source")
 
     @property
     def _saved_accumulate(self):
@@ -11019,8 +11161,8 @@ class PutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
-        source = node._sv_source.unpack_data(node) if node._sv_source is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
+        source = _saved_data(node, node._sv_source, node._svv_source)
         accumulate = node._v_accumulate
         source_sym_sizes = node._v_source_sym_sizes
         grad_input_self = None
@@ -11042,8 +11184,8 @@ class PutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
-        source = node._sv_source.unpack(node) if node._sv_source is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
+        source = _unpack_saved(node, node._sv_source, node._svv_source)
         accumulate = node._v_accumulate
         source_sym_sizes = node._v_source_sym_sizes
         grad_input_self = None
@@ -11063,23 +11205,24 @@ class TakeBackward0(_Node):
           self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)
           index: non_differentiable
     """
-    __slots__ = ("_sv_index", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_index", "_svv_index", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 895, '- name: take(Tensor self, Tensor index) -> Tensor\n  result: auto_linear\n  self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
+        self._svv_index = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_index(self):
-        return _unpack_saved(self, self._sv_index)
+        return _unpack_saved(self, self._sv_index, self._svv_index)
 
     @property
     def _raw_saved_index(self):
-        return self._sv_index
+        return _raw_saved(self, "index")
 
     @property
     def _saved_self_sym_sizes(self):
@@ -11094,7 +11237,7 @@ class TakeBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack_data(node) if node._sv_index is not None else None
+        index = _saved_data(node, node._sv_index, node._svv_index)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -11106,7 +11249,7 @@ class TakeBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = node._sv_index.unpack(node) if node._sv_index is not None else None
+        index = _unpack_saved(node, node._sv_index, node._svv_index)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -11139,7 +11282,7 @@ class SortBackward1(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -11205,7 +11348,7 @@ class KthvalueBackward0(_Node):
 
     @property
     def _raw_saved_indices(self):
-        return self._sv_indices
+        return _raw_saved(self, "indices")
 
     @property
     def _saved_dim(self):
@@ -11276,7 +11419,7 @@ class EluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_alpha(self):
@@ -11345,7 +11488,7 @@ class CeluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_alpha(self):
@@ -11402,7 +11545,7 @@ class LeakyReluBackward1(_Node):
 
     @property
     def _raw_saved_result(self):
-        return self._sv_result
+        return _raw_saved(self, "result")
 
     @property
     def _saved_negative_slope(self):
@@ -11443,7 +11586,7 @@ class ThresholdBackward0(_Node):
           forward: where(self > threshold, self, value)
           self: threshold_backward(grad, self, threshold)
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 929, '- name: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
@@ -11452,16 +11595,17 @@ class ThresholdBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11476,7 +11620,7 @@ class ThresholdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11487,7 +11631,7 @@ class ThresholdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11502,7 +11646,7 @@ class ThresholdBackward1(_Node):
           forward: where(self > threshold, self, value)
           self: threshold_backward(grad, self, threshold)
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 933, '- name: threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)\n  forward: where(self > threshold, self, value)\n  self: threshold_backward(grad, self, threshold)',
                                ((('self',), 'proven'),))
@@ -11511,16 +11655,17 @@ class ThresholdBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11535,7 +11680,7 @@ class ThresholdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11546,7 +11691,7 @@ class ThresholdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11566,7 +11711,7 @@ class ThresholdBackwardBackward0(_Node):
         # gradient to self is zero; the Python-facing uniform_ / normal_ / ... write the draw into self. torch's
         # argument `from` is `from_` here (a Python keyword cannot name a parameter); positional calls are the same.
     """
-    __slots__ = ("_sv_self", "_v_threshold", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_threshold", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 937, "- name: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor\n  forward: where(self > threshold, grad_output, 0)\n  grad_output: where(self > threshold, grad, 0)\n  self: zeros_like(grad)\n\n# ---- random in-place fills (torch's nodes: UniformBackward0, ...): the values do not depend on self, so the\n# gradient to self is zero; the Python-facing uniform_ / normal_ / ... write the draw into self. torch's\n# argument `from` is `from_` here (a Python keyword cannot name a parameter); positional calls are the same.",
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
@@ -11574,16 +11719,17 @@ class ThresholdBackwardBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_threshold(self):
@@ -11598,7 +11744,7 @@ class ThresholdBackwardBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_grad_output = None
         grad_input_self = None
@@ -11612,7 +11758,7 @@ class ThresholdBackwardBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         threshold = node._v_threshold
         grad_input_grad_output = None
         grad_input_self = None
@@ -11744,22 +11890,23 @@ class BernoulliBackward1(_Node):
           self: zeros_like(grad)
           p: zeros_like(p)
     """
-    __slots__ = ("_sv_p", )
+    __slots__ = ("_sv_p", "_svv_p", )
     _saved_tensor_slots = ("_sv_p", )
     _formula_row = _FormulaRow("formulas.yaml", 961, '- name: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)\n  result: zeros_like(self_t)\n  self: zeros_like(grad)\n  p: zeros_like(p)',
                                ((('self',), 'hand-written'), (('p',), 'hand-written')))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_p = None
+        self._svv_p = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_p(self):
-        return _unpack_saved(self, self._sv_p)
+        return _unpack_saved(self, self._sv_p, self._svv_p)
 
     @property
     def _raw_saved_p(self):
-        return self._sv_p
+        return _raw_saved(self, "p")
 
     def _release_variables(self):
         if self._sv_p is not None:
@@ -11770,7 +11917,7 @@ class BernoulliBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        p = node._sv_p.unpack_data(node) if node._sv_p is not None else None
+        p = _saved_data(node, node._sv_p, node._svv_p)
         grad_input_self = None
         grad_input_p = None
         if needs[0]:
@@ -11783,7 +11930,7 @@ class BernoulliBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        p = node._sv_p.unpack(node) if node._sv_p is not None else None
+        p = _unpack_saved(node, node._sv_p, node._svv_p)
         grad_input_self = None
         grad_input_p = None
         if needs[0]:
@@ -12099,7 +12246,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
           self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_dilation", "_v_ceil_mode", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1000, '- name: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  result0: max_pool3d_with_indices_jvp(self_t, result1)\n  self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -12107,6 +12254,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -12116,11 +12264,11 @@ class MaxPool3DWithIndicesBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -12128,7 +12276,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     @property
     def _saved_kernel_size(self):
@@ -12161,7 +12309,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -12177,7 +12325,7 @@ class MaxPool3DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -12197,13 +12345,14 @@ class AvgPool3DBackward0(_Node):
           result: auto_linear
           self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
-    __slots__ = ("_sv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_kernel_size", "_v_stride", "_v_padding", "_v_ceil_mode", "_v_count_include_pad", "_v_divisor_override", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1005, '- name: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  result: auto_linear\n  self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_kernel_size = None
         self._v_stride = None
         self._v_padding = None
@@ -12214,11 +12363,11 @@ class AvgPool3DBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_kernel_size(self):
@@ -12253,7 +12402,7 @@ class AvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -12269,7 +12418,7 @@ class AvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -12289,22 +12438,23 @@ class AdaptiveAvgPool3DBackward0(_Node):
           result: auto_linear
           self: adaptive_avg_pool3d_backward(grad, self)
     """
-    __slots__ = ("_sv_self", )
+    __slots__ = ("_sv_self", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1009, '- name: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool3d_backward(grad, self)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -12315,7 +12465,7 @@ class AdaptiveAvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool3d_backward(grad, self)
@@ -12325,7 +12475,7 @@ class AdaptiveAvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool3d_backward_graph(grad, self)
@@ -12342,7 +12492,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
         
         # ---- reflection / replication padding (torch's nodes: ReflectionPad1DBackward0 ... ReplicationPad3DBackward0) --
     """
-    __slots__ = ("_sv_self", "_sv_result1", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1013, "- name: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: adaptive_max_pool2d_backward(grad, self, result1)\n  output_differentiability: [True, False]\n\n# ---- reflection / replication padding (torch's nodes: ReflectionPad1DBackward0 ... ReplicationPad3DBackward0) --",
                                ((('self',), 'hand-written'),))
@@ -12350,15 +12500,16 @@ class AdaptiveMaxPool2DBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -12366,7 +12517,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -12379,7 +12530,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:
@@ -12390,7 +12541,7 @@ class AdaptiveMaxPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:

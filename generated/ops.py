@@ -29,6 +29,7 @@ from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.ops.view_meta import check_view_meta as _check_view_meta
 from derivgen.core.node import SavedVariable as _Saved
+from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
 from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
@@ -144,7 +145,11 @@ def abs_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -261,9 +266,17 @@ def bmm_default(self, mat2):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_mat2 = _Saved(mat2)
+            if _saved_hooks_tls.stack or mat2._inference:
+                grad_fn._sv_mat2 = _Saved(mat2)
+            else:
+                grad_fn._sv_mat2 = mat2
+                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -333,7 +346,11 @@ def cos_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -378,9 +395,17 @@ def div_Tensor(self, other):
         _m = _meta2(self, other)
         grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -401,7 +426,11 @@ def div__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
     try:
         _k.div_Tensor_forward.forward((self, other), (), out=self._array)
     except Exception as _exc:
@@ -445,9 +474,17 @@ def dot_default(self, tensor):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), _out_meta(result))
         if tensor.grad_fn is not None or tensor._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_tensor = _Saved(tensor)
+            if _saved_hooks_tls.stack or tensor._inference:
+                grad_fn._sv_tensor = _Saved(tensor)
+            else:
+                grad_fn._sv_tensor = tensor
+                grad_fn._svv_tensor = tensor._vc[0] if tensor.grad_fn is None else ~tensor._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -578,7 +615,11 @@ def log_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -635,9 +676,17 @@ def maximum_default(self, other):
         _m = _meta2(self, other)
         grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -697,9 +746,17 @@ def minimum_default(self, other):
         _m = _meta2(self, other)
         grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -719,9 +776,17 @@ def mm_default(self, mat2):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_mat2 = _Saved(mat2)
+            if _saved_hooks_tls.stack or mat2._inference:
+                grad_fn._sv_mat2 = _Saved(mat2)
+            else:
+                grad_fn._sv_mat2 = mat2
+                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -742,9 +807,17 @@ def mul_Tensor(self, other):
         _m = _meta2(self, other)
         grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -765,7 +838,11 @@ def mul__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
     try:
         _k.mul_Tensor_forward.forward((self, other), (), out=self._array)
     except Exception as _exc:
@@ -809,9 +886,17 @@ def mv_default(self, vec):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
         grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), _out_meta(result))
         if vec.grad_fn is not None or vec._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_vec = _Saved(vec)
+            if _saved_hooks_tls.stack or vec._inference:
+                grad_fn._sv_vec = _Saved(vec)
+            else:
+                grad_fn._sv_vec = vec
+                grad_fn._svv_vec = vec._vc[0] if vec.grad_fn is None else ~vec._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -904,7 +989,11 @@ def pow_Tensor_Scalar(self, exponent):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -951,9 +1040,17 @@ def pow_Tensor_Tensor(self, exponent):
         _m = _meta2(self, exponent)
         grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
-            grad_fn._sv_exponent = _Saved(exponent)
+            if _saved_hooks_tls.stack or exponent._inference:
+                grad_fn._sv_exponent = _Saved(exponent)
+            else:
+                grad_fn._sv_exponent = exponent
+                grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -972,7 +1069,11 @@ def pow_Scalar(self, exponent):
     _f0 = exponent.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or exponent._requires_grad):
         grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ), _meta1(exponent), _LIKE_FIRST_INPUT)
-        grad_fn._sv_exponent = _Saved(exponent)
+        if _saved_hooks_tls.stack or exponent._inference:
+            grad_fn._sv_exponent = _Saved(exponent)
+        else:
+            grad_fn._sv_exponent = exponent
+            grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1193,7 +1294,11 @@ def sin_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1713,7 +1818,11 @@ def where_self(condition, self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_condition = _Saved(condition)
+            if _saved_hooks_tls.stack or condition._inference:
+                grad_fn._sv_condition = _Saved(condition)
+            else:
+                grad_fn._sv_condition = condition
+                grad_fn._svv_condition = condition._vc[0] if condition.grad_fn is None else ~condition._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1767,7 +1876,11 @@ def log2_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1785,7 +1898,11 @@ def log10_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1803,7 +1920,11 @@ def log1p_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1857,7 +1978,11 @@ def asin_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1875,7 +2000,11 @@ def acos_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1893,7 +2022,11 @@ def atan_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1911,7 +2044,11 @@ def sinh_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1929,7 +2066,11 @@ def cosh_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1947,7 +2088,11 @@ def asinh_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1965,7 +2110,11 @@ def acosh_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1983,7 +2132,11 @@ def atanh_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2001,7 +2154,11 @@ def erf_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2019,7 +2176,11 @@ def erfc_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2037,7 +2198,11 @@ def logit_default(self, eps=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2158,7 +2323,11 @@ def clamp_Tensor(self, min=None, max=None):
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_min = None if min is None else _Saved(min)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -2180,7 +2349,11 @@ def clamp_default(self, min=None, max=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_min = min
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2223,7 +2396,11 @@ def clamp_min_default(self, min):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2267,7 +2444,11 @@ def clamp_max_default(self, max):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2311,7 +2492,11 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2329,7 +2514,11 @@ def gelu_default(self, *, approximate='none'):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2348,7 +2537,11 @@ def silu_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2390,7 +2583,11 @@ def mish_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2432,7 +2629,11 @@ def softplus_default(self, beta=1, threshold=20):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
@@ -2452,7 +2653,11 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -2473,7 +2678,11 @@ def celu_default(self, alpha=1.0):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2492,7 +2701,11 @@ def leaky_relu_default(self, negative_slope=0.01):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2511,7 +2724,11 @@ def hardtanh_default(self, min_val=-1, max_val=1):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
         result = _Tensor._make(result, grad_fn, 0)
@@ -2557,7 +2774,11 @@ def hardsigmoid_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2599,7 +2820,11 @@ def hardswish_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2643,9 +2868,17 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2685,9 +2918,17 @@ def fmax_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2707,9 +2948,17 @@ def fmin_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2730,9 +2979,17 @@ def atan2_default(self, other):
         _m = _meta2(self, other)
         grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2753,9 +3010,17 @@ def hypot_default(self, other):
         _m = _meta2(self, other)
         grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2793,9 +3058,17 @@ def remainder_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2832,9 +3105,17 @@ def fmod_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2873,11 +3154,23 @@ def lerp_Tensor(self, end, weight):
         _m = (_meta(self), _meta(end), _meta(weight), )
         grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if weight.grad_fn is not None or weight._requires_grad:
-            grad_fn._sv_end = _Saved(end)
+            if _saved_hooks_tls.stack or end._inference:
+                grad_fn._sv_end = _Saved(end)
+            else:
+                grad_fn._sv_end = end
+                grad_fn._svv_end = end._vc[0] if end.grad_fn is None else ~end._vc[0]
         if self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad:
-            grad_fn._sv_weight = _Saved(weight)
+            if _saved_hooks_tls.stack or weight._inference:
+                grad_fn._sv_weight = _Saved(weight)
+            else:
+                grad_fn._sv_weight = weight
+                grad_fn._svv_weight = weight._vc[0] if weight.grad_fn is None else ~weight._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2896,9 +3189,17 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
         grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            grad_fn._sv_tensor1 = _Saved(tensor1)
+            if _saved_hooks_tls.stack or tensor1._inference:
+                grad_fn._sv_tensor1 = _Saved(tensor1)
+            else:
+                grad_fn._sv_tensor1 = tensor1
+                grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad:
-            grad_fn._sv_tensor2 = _Saved(tensor2)
+            if _saved_hooks_tls.stack or tensor2._inference:
+                grad_fn._sv_tensor2 = _Saved(tensor2)
+            else:
+                grad_fn._sv_tensor2 = tensor2
+                grad_fn._svv_tensor2 = tensor2._vc[0] if tensor2.grad_fn is None else ~tensor2._vc[0]
         grad_fn._v_value = value
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2918,9 +3219,17 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
         grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            grad_fn._sv_tensor1 = _Saved(tensor1)
+            if _saved_hooks_tls.stack or tensor1._inference:
+                grad_fn._sv_tensor1 = _Saved(tensor1)
+            else:
+                grad_fn._sv_tensor1 = tensor1
+                grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
-            grad_fn._sv_tensor2 = _Saved(tensor2)
+            if _saved_hooks_tls.stack or tensor2._inference:
+                grad_fn._sv_tensor2 = _Saved(tensor2)
+            else:
+                grad_fn._sv_tensor2 = tensor2
+                grad_fn._svv_tensor2 = tensor2._vc[0] if tensor2.grad_fn is None else ~tensor2._vc[0]
         grad_fn._v_value = value
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2975,7 +3284,11 @@ def prod_default(self, *, dtype=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2994,7 +3307,11 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3038,7 +3355,11 @@ def max_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3081,7 +3402,11 @@ def min_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3100,7 +3425,11 @@ def amax_default(self, dim=(), keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3121,7 +3450,11 @@ def amin_default(self, dim=(), keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3166,7 +3499,11 @@ def logsumexp_default(self, dim, keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3188,7 +3525,11 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3209,7 +3550,11 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3234,7 +3579,11 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3259,7 +3608,11 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3282,7 +3635,11 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3322,7 +3679,11 @@ def cumprod_default(self, dim, *, dtype=None):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3342,9 +3703,17 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
-            grad_fn._sv_mat1 = _Saved(mat1)
+            if _saved_hooks_tls.stack or mat1._inference:
+                grad_fn._sv_mat1 = _Saved(mat1)
+            else:
+                grad_fn._sv_mat1 = mat1
+                grad_fn._svv_mat1 = mat1._vc[0] if mat1.grad_fn is None else ~mat1._vc[0]
         if mat1.grad_fn is not None or mat1._requires_grad:
-            grad_fn._sv_mat2 = _Saved(mat2)
+            if _saved_hooks_tls.stack or mat2._inference:
+                grad_fn._sv_mat2 = _Saved(mat2)
+            else:
+                grad_fn._sv_mat2 = mat2
+                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -3364,9 +3733,17 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
         if batch2.grad_fn is not None or batch2._requires_grad:
-            grad_fn._sv_batch1 = _Saved(batch1)
+            if _saved_hooks_tls.stack or batch1._inference:
+                grad_fn._sv_batch1 = _Saved(batch1)
+            else:
+                grad_fn._sv_batch1 = batch1
+                grad_fn._svv_batch1 = batch1._vc[0] if batch1.grad_fn is None else ~batch1._vc[0]
         if batch1.grad_fn is not None or batch1._requires_grad:
-            grad_fn._sv_batch2 = _Saved(batch2)
+            if _saved_hooks_tls.stack or batch2._inference:
+                grad_fn._sv_batch2 = _Saved(batch2)
+            else:
+                grad_fn._sv_batch2 = batch2
+                grad_fn._svv_batch2 = batch2._vc[0] if batch2.grad_fn is None else ~batch2._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
@@ -3504,7 +3881,11 @@ def index_put_default(self, indices, values, accumulate=False):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_values = _Saved(values)
+            if _saved_hooks_tls.stack or values._inference:
+                grad_fn._sv_values = _Saved(values)
+            else:
+                grad_fn._sv_values = values
+                grad_fn._svv_values = values._vc[0] if values.grad_fn is None else ~values._vc[0]
         grad_fn._v_indices = indices
         grad_fn._v_accumulate = accumulate
         result = _Tensor._make(result, grad_fn, 0)
@@ -3524,7 +3905,11 @@ def gather_default(self, dim, index, *, sparse_grad=False):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_index = _Saved(index)
+        if _saved_hooks_tls.stack or index._inference:
+            grad_fn._sv_index = _Saved(index)
+        else:
+            grad_fn._sv_index = index
+            grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3546,7 +3931,11 @@ def scatter_src(self, dim, index, src):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
-            grad_fn._sv_index = _Saved(index)
+            if _saved_hooks_tls.stack or index._inference:
+                grad_fn._sv_index = _Saved(index)
+            else:
+                grad_fn._sv_index = index
+                grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3565,7 +3954,11 @@ def scatter_value(self, dim, index, value):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_index = _Saved(index)
+        if _saved_hooks_tls.stack or index._inference:
+            grad_fn._sv_index = _Saved(index)
+        else:
+            grad_fn._sv_index = index
+            grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3586,7 +3979,11 @@ def scatter_add_default(self, dim, index, src):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
         if src.grad_fn is not None or src._requires_grad:
-            grad_fn._sv_index = _Saved(index)
+            if _saved_hooks_tls.stack or index._inference:
+                grad_fn._sv_index = _Saved(index)
+            else:
+                grad_fn._sv_index = index
+                grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -3605,7 +4002,11 @@ def index_select_default(self, dim, index):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_index = _Saved(index)
+        if _saved_hooks_tls.stack or index._inference:
+            grad_fn._sv_index = _Saved(index)
+        else:
+            grad_fn._sv_index = index
+            grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -3627,7 +4028,11 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
         if source.grad_fn is not None or source._requires_grad:
-            grad_fn._sv_index = _Saved(index)
+            if _saved_hooks_tls.stack or index._inference:
+                grad_fn._sv_index = _Saved(index)
+            else:
+                grad_fn._sv_index = index
+                grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_alpha = alpha
         grad_fn._v_source_sym_sizes = _value(source).shape
@@ -3648,7 +4053,11 @@ def masked_fill_Scalar(self, mask, value):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_mask = _Saved(mask)
+        if _saved_hooks_tls.stack or mask._inference:
+            grad_fn._sv_mask = _Saved(mask)
+        else:
+            grad_fn._sv_mask = mask
+            grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3666,7 +4075,11 @@ def masked_fill__Scalar(self, mask, value):
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
-        grad_fn._sv_mask = _Saved(mask)
+        if _saved_hooks_tls.stack or mask._inference:
+            grad_fn._sv_mask = _Saved(mask)
+        else:
+            grad_fn._sv_mask = mask
+            grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
     try:
         _k.masked_fill_Scalar_forward.forward((self, mask), (value,), out=self._array)
     except Exception as _exc:
@@ -3692,7 +4105,11 @@ def masked_fill_Tensor(self, mask, value):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
-            grad_fn._sv_mask = _Saved(mask)
+            if _saved_hooks_tls.stack or mask._inference:
+                grad_fn._sv_mask = _Saved(mask)
+            else:
+                grad_fn._sv_mask = mask
+                grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3708,7 +4125,11 @@ def masked_fill__Tensor(self, mask, value):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
-            grad_fn._sv_mask = _Saved(mask)
+            if _saved_hooks_tls.stack or mask._inference:
+                grad_fn._sv_mask = _Saved(mask)
+            else:
+                grad_fn._sv_mask = mask
+                grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
     try:
         _k.masked_fill_Tensor_forward.forward((self, mask, value), (), out=self._array)
     except Exception as _exc:
@@ -3956,9 +4377,17 @@ def xlogy_Tensor(self, other):
         _m = _meta2(self, other)
         grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            grad_fn._sv_other = _Saved(other)
+            if _saved_hooks_tls.stack or other._inference:
+                grad_fn._sv_other = _Saved(other)
+            else:
+                grad_fn._sv_other = other
+                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3978,9 +4407,17 @@ def mse_loss_default(self, target, reduction='Mean'):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_target = _Saved(target)
+            if _saved_hooks_tls.stack or target._inference:
+                grad_fn._sv_target = _Saved(target)
+            else:
+                grad_fn._sv_target = target
+                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
@@ -4002,9 +4439,17 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_target = _Saved(target)
+            if _saved_hooks_tls.stack or target._inference:
+                grad_fn._sv_target = _Saved(target)
+            else:
+                grad_fn._sv_target = target
+                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4027,9 +4472,17 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_target = _Saved(target)
+            if _saved_hooks_tls.stack or target._inference:
+                grad_fn._sv_target = _Saved(target)
+            else:
+                grad_fn._sv_target = target
+                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4053,8 +4506,16 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
-        grad_fn._sv_self = _Saved(self)
-        grad_fn._sv_target = _Saved(target)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+        if _saved_hooks_tls.stack or target._inference:
+            grad_fn._sv_target = _Saved(target)
+        else:
+            grad_fn._sv_target = target
+            grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         grad_fn._v_ignore_index = ignore_index
@@ -4078,9 +4539,17 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_target = _Saved(target)
+            if _saved_hooks_tls.stack or target._inference:
+                grad_fn._sv_target = _Saved(target)
+            else:
+                grad_fn._sv_target = target
+                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
@@ -4103,9 +4572,17 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
-            grad_fn._sv_target = _Saved(target)
+            if _saved_hooks_tls.stack or target._inference:
+                grad_fn._sv_target = _Saved(target)
+            else:
+                grad_fn._sv_target = target
+                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
@@ -4131,7 +4608,11 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            grad_fn._sv_input = _Saved(input)
+            if _saved_hooks_tls.stack or input._inference:
+                grad_fn._sv_input = _Saved(input)
+            else:
+                grad_fn._sv_input = input
+                grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4157,9 +4638,17 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
     if _needs_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
-            grad_fn._sv_input = _Saved(input)
+            if _saved_hooks_tls.stack or input._inference:
+                grad_fn._sv_input = _Saved(input)
+            else:
+                grad_fn._sv_input = input
+                grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
-            grad_fn._sv_weight = _Saved(weight)
+            if _saved_hooks_tls.stack or weight._inference:
+                grad_fn._sv_weight = _Saved(weight)
+            else:
+                grad_fn._sv_weight = weight
+                grad_fn._svv_weight = weight._vc[0] if weight.grad_fn is None else ~weight._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
             grad_fn._sv_bias = None if bias is None else _Saved(bias)
         grad_fn._v_stride = stride
@@ -4188,7 +4677,11 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4212,7 +4705,11 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4236,7 +4733,11 @@ def _adaptive_avg_pool2d_default(self, output_size):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4257,7 +4758,11 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
     if _needs_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            grad_fn._sv_input = _Saved(input)
+            if _saved_hooks_tls.stack or input._inference:
+                grad_fn._sv_input = _Saved(input)
+            else:
+                grad_fn._sv_input = input
+                grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4288,7 +4793,11 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
     if _needs_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            grad_fn._sv_input = _Saved(input)
+            if _saved_hooks_tls.stack or input._inference:
+                grad_fn._sv_input = _Saved(input)
+            else:
+                grad_fn._sv_input = input
+                grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
@@ -4317,7 +4826,11 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
     _f0 = weight.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ), _meta1(weight), _out_meta(result))
-        grad_fn._sv_indices = _Saved(indices)
+        if _saved_hooks_tls.stack or indices._inference:
+            grad_fn._sv_indices = _Saved(indices)
+        else:
+            grad_fn._sv_indices = indices
+            grad_fn._svv_indices = indices._vc[0] if indices.grad_fn is None else ~indices._vc[0]
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._v_weight_sym_sizes = _value(weight).shape
@@ -4536,9 +5049,17 @@ def put_default(self, index, source, accumulate=False):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
-            grad_fn._sv_index = _Saved(index)
+            if _saved_hooks_tls.stack or index._inference:
+                grad_fn._sv_index = _Saved(index)
+            else:
+                grad_fn._sv_index = index
+                grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_source = _Saved(source)
+            if _saved_hooks_tls.stack or source._inference:
+                grad_fn._sv_source = _Saved(source)
+            else:
+                grad_fn._sv_source = source
+                grad_fn._svv_source = source._vc[0] if source.grad_fn is None else ~source._vc[0]
         grad_fn._v_accumulate = accumulate
         grad_fn._v_source_sym_sizes = _value(source).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -4556,9 +5077,17 @@ def put__default(self, index, source, accumulate=False):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
-            grad_fn._sv_index = _Saved(index)
+            if _saved_hooks_tls.stack or index._inference:
+                grad_fn._sv_index = _Saved(index)
+            else:
+                grad_fn._sv_index = index
+                grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            grad_fn._sv_source = _Saved(source)
+            if _saved_hooks_tls.stack or source._inference:
+                grad_fn._sv_source = _Saved(source)
+            else:
+                grad_fn._sv_source = source
+                grad_fn._svv_source = source._vc[0] if source.grad_fn is None else ~source._vc[0]
         grad_fn._v_accumulate = accumulate
         grad_fn._v_source_sym_sizes = _value(source).shape
     try:
@@ -4584,7 +5113,11 @@ def take_default(self, index):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_index = _Saved(index)
+        if _saved_hooks_tls.stack or index._inference:
+            grad_fn._sv_index = _Saved(index)
+        else:
+            grad_fn._sv_index = index
+            grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -4751,7 +5284,11 @@ def threshold_default(self, threshold, value):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -4798,7 +5335,11 @@ def threshold_backward_default(grad_output, self, threshold):
         _m = _meta2(grad_output, self)
         grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if grad_output.grad_fn is not None or grad_output._requires_grad:
-            grad_fn._sv_self = _Saved(self)
+            if _saved_hooks_tls.stack or self._inference:
+                grad_fn._sv_self = _Saved(self)
+            else:
+                grad_fn._sv_self = self
+                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -4882,7 +5423,11 @@ def bernoulli__Tensor(self, p, *, generator=None):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
         grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ), _meta2(self, p), _out_meta(result))
         if p.grad_fn is not None or p._requires_grad:
-            grad_fn._sv_p = _Saved(p)
+            if _saved_hooks_tls.stack or p._inference:
+                grad_fn._sv_p = _Saved(p)
+            else:
+                grad_fn._sv_p = p
+                grad_fn._svv_p = p._vc[0] if p.grad_fn is None else ~p._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5039,7 +5584,11 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5063,7 +5612,11 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5087,7 +5640,11 @@ def _adaptive_avg_pool3d_default(self, output_size):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5108,7 +5665,11 @@ def adaptive_max_pool2d_default(self, output_size):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         outputs = _adaptive_max_pool2d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs

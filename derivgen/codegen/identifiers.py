@@ -17,9 +17,9 @@ MODULE_NAMES = frozenset({
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
     "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
-    "_record_multi_output_views", "_check_view_meta",
+    "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls",
     # nodes.py
-    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
+    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     # kernel modules
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
     # the package

@@ -544,7 +544,11 @@ def _lower_bodies(model, entry, parsed, low, scope):
                         head.append(f"grad_{returns[ret_index].name} = grads_{ret_index}")
         unpack = "unpack_data" if path == "fast" else "unpack"
         for s in model.saved_tensors:
-            head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
+            if s.is_output:
+                head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
+            else:  # an input may be kept compactly (derivgen.core.node.saved_data)
+                fn = "_saved_data" if path == "fast" else "_unpack_saved"
+                head.append(f"{s.name} = {fn}(node, node._sv_{s.name}, node._svv_{s.name})")
         for v in model.saved_values:
             head.append(f"{v.name} = _saved_list(node, node._v_{v.name})" if v.tensor_list
                         else f"{v.name} = node._v_{v.name}")

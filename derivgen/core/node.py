@@ -96,6 +96,22 @@ class SavedVariable:
             self.tensor = t
             self._array = None
 
+    @classmethod
+    def of_input(cls, t, version_code):
+        """The SavedVariable of an input a generated node keeps compactly (see ``saved_data``), made when
+        something asks for the object itself (``_raw_saved_<name>``, an error message)."""
+        sv = object.__new__(cls)
+        sv.is_output = False
+        sv.released = False
+        sv.vc = t._vc
+        sv.saved_nonleaf = version_code < 0
+        sv.version = ~version_code if version_code < 0 else version_code
+        sv.output_nr = t.output_nr
+        sv.unpack_hook = sv.packed = None
+        sv.tensor = t
+        sv._array = None
+        return sv
+
     def _pack_with(self, t, pack, unpack):
         """Keep ``pack(t)`` instead of ``t``; ``unpack`` turns it back into a tensor on use."""
         # what torch's save_metadata keeps so the unpacked value rejoins the graph: the grad_fn of a
@@ -439,7 +455,9 @@ class Node:
         for slot in self._saved_tensor_slots:
             sv = getattr(self, slot)
             if sv is not None:
-                if isinstance(sv, list):
+                if isinstance(sv, Tensor):
+                    setattr(self, slot, RELEASED)
+                elif isinstance(sv, list):
                     for s in sv:
                         s.release()
                 else:
@@ -628,12 +646,55 @@ def rebase_history(t, grad_fn, output_nr=0):
         t.retain_grad()
 
 
-def unpack_saved(node, sv):
-    """What ``_saved_<name>`` returns: the saved Tensor, None if it was not saved, or the
-    backward-twice error once released."""
+# A generated node keeps an input saved without saved-tensor hooks compactly, in two slots instead of a
+# SavedVariable: ``_sv_<name>`` holds the input Tensor itself and ``_svv_<name>`` its version code, the
+# version at save time, bit-inverted (negative) when the input was a non-leaf (so that detaching it in
+# place afterwards is caught). One object fewer per saved input that the cyclic GC tracks and walks in
+# every full collection while the graph lives. ``_sv_<name>`` holds a SavedVariable instead for saved
+# outputs, inputs saved under hooks, and once ``_raw_saved_<name>`` has been asked for.
+
+def saved_input_code(t):
+    """The version code kept in ``_svv_<name>`` for an input saved compactly."""
+    return t._vc[0] if t.grad_fn is None else ~t._vc[0]
+
+
+def _compact_intact(t, code):
+    if code >= 0:
+        return t._vc[0] == code
+    return t._vc[0] == ~code and t.grad_fn is not None
+
+
+def saved_data(node, sv, code):
+    """The saved array, for the fast (numpy) backward path (``SavedVariable.unpack_data``)."""
+    if sv.__class__ is SavedVariable:
+        return sv.unpack_data(node)
     if sv is None:
         return None
-    return sv.unpack(node)
+    if _compact_intact(sv, code):  # a Tensor, or a subclass of it
+        return sv._array
+    return SavedVariable.of_input(sv, code).unpack_data(node)  # raises the version/detach error
+
+
+def unpack_saved(node, sv, code=None):
+    """What ``_saved_<name>`` returns: the saved Tensor, None if it was not saved, or the
+    backward-twice error once released."""
+    if sv.__class__ is SavedVariable:
+        return sv.unpack(node)
+    if sv is None:
+        return None
+    if _compact_intact(sv, code):  # a Tensor, or a subclass of it
+        return sv
+    return SavedVariable.of_input(sv, code).unpack(node)  # raises the version/detach error
+
+
+def raw_saved(node, name):
+    """``_raw_saved_<name>``: the SavedVariable object, made (once) from a compactly saved input."""
+    slot = "_sv_" + name
+    sv = getattr(node, slot)
+    if isinstance(sv, Tensor):
+        sv = SavedVariable.of_input(sv, getattr(node, "_svv_" + name))
+        setattr(node, slot, sv)
+    return sv
 
 
 def zeros_like_output(node, slot, graph):

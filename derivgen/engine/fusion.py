@@ -53,6 +53,8 @@ from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
 from derivgen.core import observe
+from derivgen.core.node import saved_data
+from derivgen.core.tensor import Tensor
 
 
 
@@ -347,11 +349,15 @@ def _run_region(region, member, grad, needed, keep_graph):
 
 def _saved_ref(prog, node, name):
     sv = getattr(node, "_sv_" + name)
-    if sv is None or sv.unpack_hook is not None:
-        raise _Bail  # not saved (an input without grad), or packed by saved-tensor hooks
-    if sv.released or sv.vc[0] != sv.version:
-        sv._check(node)  # the error eager mode raises when this node runs
-    t = sv.tensor
+    if isinstance(sv, Tensor):  # an input kept compactly (derivgen.core.node.saved_data)
+        saved_data(node, sv, getattr(node, "_svv_" + name))  # raises the error eager mode raises
+        t = sv
+    else:
+        if sv is None or sv.unpack_hook is not None:
+            raise _Bail  # not saved (an input without grad), or packed by saved-tensor hooks
+        if sv.released or sv.vc[0] != sv.version:
+            sv._check(node)  # the error eager mode raises when this node runs
+        t = sv.tensor
     raw = sv._array if t is None else (t._pending if t._lazy else t._array)
     if raw.__class__ is Pending and raw.dtype != prog.dtype:
         raw = raw.materialize()

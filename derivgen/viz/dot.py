@@ -59,6 +59,8 @@ def _saved_state(fn, attr):
 
 
 def _saved_meta(sv):
+    if isinstance(sv, Tensor):  # an input a generated node keeps compactly, without a SavedVariable
+        return tuple(sv._array.shape), str(sv._array.dtype), False
     if sv is RELEASED or not isinstance(sv, SavedVariable) or sv.released:
         return None, None, True
     data = sv.tensor._array if sv.tensor is not None else sv._array
