@@ -12556,23 +12556,24 @@ class ReflectionPad1DBackward0(_Node):
           result: auto_linear
           self: reflection_pad_backward(grad, self, padding)
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1020, '- name: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12587,7 +12588,7 @@ class ReflectionPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12598,7 +12599,7 @@ class ReflectionPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12613,23 +12614,24 @@ class ReflectionPad2DBackward0(_Node):
           result: auto_linear
           self: reflection_pad_backward(grad, self, padding)
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1024, '- name: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12644,7 +12646,7 @@ class ReflectionPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12655,7 +12657,7 @@ class ReflectionPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12670,23 +12672,24 @@ class ReflectionPad3DBackward0(_Node):
           result: auto_linear
           self: reflection_pad_backward(grad, self, padding)
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1028, '- name: reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12701,7 +12704,7 @@ class ReflectionPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12712,7 +12715,7 @@ class ReflectionPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12727,23 +12730,24 @@ class ReplicationPad1DBackward0(_Node):
           result: auto_linear
           self: replication_pad_backward(grad, self, padding)
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1032, '- name: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12758,7 +12762,7 @@ class ReplicationPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12769,7 +12773,7 @@ class ReplicationPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12784,23 +12788,24 @@ class ReplicationPad2DBackward0(_Node):
           result: auto_linear
           self: replication_pad_backward(grad, self, padding)
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1036, '- name: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12815,7 +12820,7 @@ class ReplicationPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12826,7 +12831,7 @@ class ReplicationPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12843,23 +12848,24 @@ class ReplicationPad3DBackward0(_Node):
         
         # ---- randomized leaky ReLU (torch's node: RreluWithNoiseBackward0); noise receives the training slopes
     """
-    __slots__ = ("_sv_self", "_v_padding", )
+    __slots__ = ("_sv_self", "_svv_self", "_v_padding", )
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1040, "- name: replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)\n\n# ---- randomized leaky ReLU (torch's node: RreluWithNoiseBackward0); noise receives the training slopes",
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
+        self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_padding(self):
@@ -12874,7 +12880,7 @@ class ReplicationPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12885,7 +12891,7 @@ class ReplicationPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12902,7 +12908,7 @@ class RreluWithNoiseBackward0(_Node):
         
         # ---- 3-D adaptive max pooling (torch's node: AdaptiveMaxPool3DBackward0)
     """
-    __slots__ = ("_sv_self", "_sv_noise", "_v_lower", "_v_upper", "_v_training", )
+    __slots__ = ("_sv_self", "_sv_noise", "_svv_self", "_svv_noise", "_v_lower", "_v_upper", "_v_training", )
     _saved_tensor_slots = ("_sv_self", "_sv_noise", )
     _formula_row = _FormulaRow("formulas.yaml", 1046, "- name: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor\n  result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training)\n  self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training)\n\n# ---- 3-D adaptive max pooling (torch's node: AdaptiveMaxPool3DBackward0)",
                                ((('self',), 'hand-written'),))
@@ -12910,6 +12916,8 @@ class RreluWithNoiseBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_noise = None
+        self._svv_self = None
+        self._svv_noise = None
         self._v_lower = None
         self._v_upper = None
         self._v_training = None
@@ -12917,19 +12925,19 @@ class RreluWithNoiseBackward0(_Node):
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_noise(self):
-        return _unpack_saved(self, self._sv_noise)
+        return _unpack_saved(self, self._sv_noise, self._svv_noise)
 
     @property
     def _raw_saved_noise(self):
-        return self._sv_noise
+        return _raw_saved(self, "noise")
 
     @property
     def _saved_lower(self):
@@ -12954,8 +12962,8 @@ class RreluWithNoiseBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
-        noise = node._sv_noise.unpack_data(node) if node._sv_noise is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
+        noise = _saved_data(node, node._sv_noise, node._svv_noise)
         lower = node._v_lower
         upper = node._v_upper
         training = node._v_training
@@ -12968,8 +12976,8 @@ class RreluWithNoiseBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
-        noise = node._sv_noise.unpack(node) if node._sv_noise is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
+        noise = _unpack_saved(node, node._sv_noise, node._svv_noise)
         lower = node._v_lower
         upper = node._v_upper
         training = node._v_training
@@ -12987,7 +12995,7 @@ class AdaptiveMaxPool3DBackward0(_Node):
           self: adaptive_max_pool3d_backward(grad, self, result1)
           output_differentiability: [True, False]
     """
-    __slots__ = ("_sv_self", "_sv_result1", )
+    __slots__ = ("_sv_self", "_sv_result1", "_svv_self", )
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1052, '- name: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)\n  result0: max_pool3d_with_indices_jvp(self_t, result1)\n  self: adaptive_max_pool3d_backward(grad, self, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
@@ -12995,15 +13003,16 @@ class AdaptiveMaxPool3DBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
+        self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_self(self):
-        return _unpack_saved(self, self._sv_self)
+        return _unpack_saved(self, self._sv_self, self._svv_self)
 
     @property
     def _raw_saved_self(self):
-        return self._sv_self
+        return _raw_saved(self, "self")
 
     @property
     def _saved_result1(self):
@@ -13011,7 +13020,7 @@ class AdaptiveMaxPool3DBackward0(_Node):
 
     @property
     def _raw_saved_result1(self):
-        return self._sv_result1
+        return _raw_saved(self, "result1")
 
     def _release_variables(self):
         if self._sv_self is not None:
@@ -13024,7 +13033,7 @@ class AdaptiveMaxPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack_data(node) if node._sv_self is not None else None
+        self = _saved_data(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:
@@ -13035,7 +13044,7 @@ class AdaptiveMaxPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = node._sv_self.unpack(node) if node._sv_self is not None else None
+        self = _unpack_saved(node, node._sv_self, node._svv_self)
         result1 = node._sv_result1.unpack(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:

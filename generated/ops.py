@@ -5688,7 +5688,11 @@ def reflection_pad1d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5707,7 +5711,11 @@ def reflection_pad2d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5726,7 +5734,11 @@ def reflection_pad3d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5745,7 +5757,11 @@ def replication_pad1d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5764,7 +5780,11 @@ def replication_pad2d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5783,7 +5803,11 @@ def replication_pad3d_default(self, padding):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5802,8 +5826,16 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        grad_fn._sv_self = _Saved(self)
-        grad_fn._sv_noise = _Saved(noise)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+        if _saved_hooks_tls.stack or noise._inference:
+            grad_fn._sv_noise = _Saved(noise)
+        else:
+            grad_fn._sv_noise = noise
+            grad_fn._svv_noise = noise._vc[0] if noise.grad_fn is None else ~noise._vc[0]
         grad_fn._v_lower = lower
         grad_fn._v_upper = upper
         grad_fn._v_training = training
@@ -5827,7 +5859,11 @@ def adaptive_max_pool3d_default(self, output_size):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
-        grad_fn._sv_self = _Saved(self)
+        if _saved_hooks_tls.stack or self._inference:
+            grad_fn._sv_self = _Saved(self)
+        else:
+            grad_fn._sv_self = self
+            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         outputs = _adaptive_max_pool3d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
