@@ -14,6 +14,7 @@ from . import manifest
 from ..symbolic import budget
 from ..symbolic.derive import GRAD, derive_vjp, light_simplify
 from ..symbolic.prove import RowProof
+from ..symbolic.functions import ELEMENTWISE
 from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .kernel_types import BOOL, kernel_problem, kind_or_float
@@ -107,13 +108,16 @@ def build_models(entries, progress=None, only=None):
     opaque_ops = {e.schema.py_name: e for e in entries if e.forward is None and not e.schema.base.endswith("_")}
     opaque_ops.update({e.schema.base: e for e in entries if e.forward is None and e.schema.base in unique
                        and not e.schema.base.endswith("_")})
+    # Elementwise rows that are helpers of other rows' formulas (``threshold_backward``), not builtin
+    # functions: the fast path inlines them into its kernel, the create_graph path calls their row.
+    row_ops = {e.schema.base: e for e in entries if e.schema.base in inline_ops and e.schema.base not in ELEMENTWISE}
     overloaded = _overloaded_ops(entries, opaque_ops)
     available = _available_ops(entries)
     models = []
     build = entries if only is None else only
     for e in build:
         models.append(_bounded(e, _build_row, e, forwards.get(e.name), inline_ops, opaque_ops, available,
-                               overloaded))
+                               overloaded, row_ops))
         if progress is not None:
             progress(len(models), len(build), e.name)
     return models
@@ -242,12 +246,12 @@ def _fast_fn(opaque_ops):
     return ref
 
 
-def _graph_fn(opaque_ops):
+def _graph_fn(opaque_ops, row_ops):
     def ref(name):
         m = manifest.load()
         if name in m.tensor_helpers:
             return m.helper_code(name, graph=True)
-        return f"_ops.{opaque_ops[name].schema.row_name}"
+        return f"_ops.{(opaque_ops.get(name) or row_ops[name]).schema.row_name}"
     return ref
 
 
@@ -255,7 +259,7 @@ def row_hash(entry):
     return hashlib.sha256(entry.source.encode()).hexdigest()[:16]
 
 
-def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
+def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None, row_ops=None):
     schema = entry.schema
     model = RowModel(entry=entry, py_name=schema.py_name, class_name=entry.class_name or "",
                      doc=docstring_safe(entry.source), args=schema.args, row_hash=row_hash(entry))
@@ -264,8 +268,11 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     model.tuple_return = len(schema.returns) > 1
     model.diff_outputs = entry.differentiable_outputs
     scope = _formula_scope(entry, inline_ops, opaque_ops)
+    row_ops = {k: v for k, v in (row_ops or {}).items() if k in scope.inline_ops}
+    scope.tensor_fns |= set(row_ops)   # only graph-path expressions (see _graph_expr) contain these calls
     local_names = {}
-    low = Lowering(scope, schema.py_name, _fast_fn(opaque_ops), _graph_fn(opaque_ops), available, local_names)
+    low = Lowering(scope, schema.py_name, _fast_fn(opaque_ops), _graph_fn(opaque_ops, row_ops), available,
+                   local_names)
 
     # ---- forward
     if fwd is not None:
@@ -314,10 +321,16 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
         parsed.append((f, expr))
     if proof is not None:
         _prove(entry, proof)
+    graph_exprs = {}
     for i, (f, expr) in enumerate(parsed):
         if not _mentions_tensor(expr, scope):
             # a constant gradient (``grad * 0`` simplifies to 0): keep grad's shape and dtype
             parsed[i] = (f, sp.Function("full_like")(GRAD, expr))
+        elif not f.derived:
+            graph = _graph_expr(entry, f, scope, row_ops, overloaded)
+            # (a helper argument its forward ignores would be a name the node never saved)
+            if graph is not None and graph.free_symbols <= expr.free_symbols:
+                graph_exprs[i] = graph
 
     model.diff_args = [a.name for a in entry.differentiable_args]
     used = set()
@@ -349,7 +362,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
         base, _, kind = _split_meta(m, entry)
         model.saved_values.append(SavedValue(m, _meta_code(base, kind, entry)))
 
-    _lower_bodies(model, entry, parsed, low, scope)
+    _lower_bodies(model, entry, parsed, low, scope, graph_exprs)
     model.fusion_vjps = _fusion_vjps(model, entry, parsed, scope)
     model.out_like_inputs = _out_like_inputs(model, entry)
     model.kernels.extend(k for k in low.kernels)
@@ -363,6 +376,22 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None):
     if model.jvp is not None and model.jvp.kernel is not None:
         model.kernels.append(model.jvp.kernel)
     return model
+
+
+def _graph_expr(entry, f, scope, row_ops, overloaded):
+    """The formula parsed again with its helper rows kept as calls, for the create_graph path; None when
+    it calls none (then both paths lower the one parsed expression)."""
+    called = {n for n in row_ops if re.search(rf"(?<![\w.]){n}\s*\(", f.text)}
+    if not called:
+        return None
+    scope.row_calls = called
+    try:
+        expr = parse_formula(f.text, scope)
+    finally:
+        scope.row_calls = set()
+    if overloaded:
+        expr = _bind_overloads(expr, overloaded, manifest.load().tensor_helpers, entry, f)
+    return expr
 
 
 def _fusion_vjps(model, entry, parsed, scope):
@@ -516,7 +545,7 @@ def _returns_new_array(code):
     return m.group(1) == "k" or (m.group(3) is None and manifest.load().forward_returns_new_array(m.group(2)))
 
 
-def _lower_bodies(model, entry, parsed, low, scope):
+def _lower_bodies(model, entry, parsed, low, scope, graph_exprs=None):
     """Fill model.fast_body / model.graph_body with the statements of _apply_fast / _apply_graph."""
     returns = entry.schema.returns
     slots = model.diff_outputs
@@ -566,7 +595,9 @@ def _lower_bodies(model, entry, parsed, low, scope):
 
         blocks, results = [], {a: "None" for a in model.diff_args}
         fresh_outputs = 0
-        for f, expr in parsed:
+        for i, (f, expr) in enumerate(parsed):
+            if path == "graph":
+                expr = (graph_exprs or {}).get(i, expr)
             kernel_name = f"{model.py_name}_backward_{'_'.join(f.names)}"
             lines, code, fresh = emit(expr, kernel_name)
             if fresh and len(f.names) == 1 and not entry.schema.arg(f.names[0]).is_tensor_list:

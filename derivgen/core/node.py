@@ -65,6 +65,11 @@ class SavedVariable:
     """
     __slots__ = ("tensor", "_array", "vc", "version", "output_nr", "is_output", "released", "packed", "unpack_hook",
                  "hook_meta", "saved_nonleaf",
+                 # a saved output that is a view (an in-place op on a view saves it after the base's history
+                 # was rewritten): a weak reference to the view's grad_fn then (torch's weak_grad_fn_), which
+                 # the unpacked value rejoins instead of the op's own node, which only the base's CopySlices
+                 # runs; left unset otherwise
+                 "view_grad_fn",
                  # a saved output's forward-mode tangents (the output Tensor's ``_fw_grads``), set by
                  # derivgen.autograd.forward_ad after the op; left unset otherwise (no cost per save)
                  "fw_grads")
@@ -82,6 +87,8 @@ class SavedVariable:
         self.output_nr = t.output_nr
         # a saved non-leaf input detached in place afterwards cannot rejoin the graph (checked on unpack)
         self.saved_nonleaf = not is_output and t.grad_fn is not None
+        if is_output and t._base is not None and t.grad_fn is not None:
+            self.view_grad_fn = weakref.ref(t.grad_fn)
         hooks = _saved_hooks_tls.stack  # saved_hooks.current(), inlined: this runs for every saved tensor
         if hooks and not t._wrapped:  # torch never packs a wrapped Python number
             pack, unpack = hooks[-1]
@@ -155,6 +162,12 @@ class SavedVariable:
             t = Tensor._make(data, None, self.output_nr, self.vc)
         self._pack_with(t, pack_hook, unpack_hook)
 
+    def _output_grad_fn(self, node):
+        """(grad_fn, output_nr) a saved output comes back with: its node's, or the view's (view_grad_fn)."""
+        ref = getattr(self, "view_grad_fn", None)
+        fn = ref() if ref is not None else None
+        return (node, self.output_nr) if fn is None else (fn, 0)
+
     def _check(self, node):
         if self.released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
@@ -212,7 +225,7 @@ class SavedVariable:
             # as torch: the unpacked value keeps the version counter of what the hook returned (versions
             # cannot be tracked through hooks), and comes back as-is when it needs no place in the graph
             if self.is_output:
-                return Tensor._make(t._array, node, self.output_nr, t._vc)
+                return Tensor._make(t._array, *self._output_grad_fn(node), t._vc)
             grad_fn, acc, requires_grad = self.hook_meta
             if grad_fn is not None:
                 return Tensor._make(t._array, grad_fn, self.output_nr, t._vc)
@@ -225,7 +238,7 @@ class SavedVariable:
             return out
         if self.tensor is not None:
             return self.tensor
-        out = Tensor._make(self._array, node, self.output_nr, self.vc)
+        out = Tensor._make(self._array, *self._output_grad_fn(node), self.vc)
         fw_grads = getattr(self, "fw_grads", None)
         if fw_grads:  # forward over reverse: the graph path differentiates with the output's tangent
             out._fw_grads = fw_grads

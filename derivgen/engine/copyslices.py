@@ -64,9 +64,10 @@ class CopySlices(Node):
         return [np.array(whole)] + list(outs[1:])
 
     def _apply_graph(self, grads, needs):
-        """The same routing with differentiable ops (create_graph=True): the region of the base's gradient
-        is read with as_strided, goes through ``fn``'s graph formulas, and is written back with index_put
-        into the gradient with that region zeroed."""
+        """The same routing with differentiable ops (create_graph=True), built as torch's CopySlices builds
+        it, so the new graph has torch's nodes: the gradient is copied into a fresh tensor of the base's
+        geometry (CopyBackwards), the view's region of it is read with as_strided, ``fn``'s graph formulas
+        run on a clone of that region, and their result is copied back into the region (CopySlices)."""
         g = grads[0]
         if g is None:
             return [None] * len(self._next_fns)
@@ -75,25 +76,18 @@ class CopySlices(Node):
         if tuple(st // itemsize for st in self.base_strides) != contiguous or self.view_offset % itemsize:
             raise NotImplementedError("derivgen: create_graph=True through CopySlices is supported for views of a "
                                       "contiguous base only; apply the op out of place")
-        gc = g.contiguous()
+        result = Tensor._make(np.empty(self.base_shape, g._array.dtype))
+        aten.copy_(result, g)
         strides = tuple(st // itemsize for st in self.view_strides)
-        offset = self.view_offset // itemsize
-        region = aten.as_strided_default(gc, self.view_shape, strides, offset)
-        outs = self.fn._apply_graph([region], (self.fn._next_fns[0] is not None,) + tuple(needs[1:]))
-        n = int(np.prod(self.base_shape, dtype=np.int64))
-        # the flat positions in the base of the view's elements
-        index = np.arange(n, dtype=np.int64)[offset:]
-        positions = np.lib.stride_tricks.as_strided(index, self.view_shape,
-                                                    tuple(st * index.itemsize for st in strides),
-                                                    writeable=False).reshape(-1)
-        mask = np.ones(n, dtype=g._array.dtype)
-        mask[positions] = 0
-        flat = gc.reshape(-1) * Tensor._make(mask)
+        grad_slice = aten.as_strided_default(result, self.view_shape, strides, self.view_offset // itemsize)
+        # the clone: fn may save its gradient input, and the region is overwritten below
+        outs = self.fn._apply_graph([aten.clone_default(grad_slice)],
+                                    (self.fn._next_fns[0] is not None,) + tuple(needs[1:]))
         gv = outs[0]
-        if gv is not None:
-            flat = aten.index_put_default(flat, [Tensor._make(positions.copy())],
-                                         gv.expand(self.view_shape).reshape(-1), False)
-        return [flat.reshape(self.base_shape)] + list(outs[1:])
+        # without a gradient for the view (it did not require grad before the op), the overwritten values
+        # contribute nothing
+        aten.copy_(grad_slice, gv if gv is not None else Tensor._make(np.zeros(self.view_shape, g._array.dtype)))
+        return [result] + list(outs[1:])
 
     def _release_variables(self):
         self.fn._release_variables()

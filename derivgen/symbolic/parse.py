@@ -47,6 +47,9 @@ class Scope:
     numbers: set = field(default_factory=set)       # Scalar/int/float/bool arguments
     values: set = field(default_factory=set)        # other plain arguments (dims, sizes, dtypes)
     inline_ops: dict = field(default_factory=dict)  # elementwise table rows usable as functions
+    # inline ops kept as calls of their row (a graph-path parse): the create_graph path then records the
+    # row's own node (``threshold_backward`` -> ThresholdBackwardBackward0), as torch's formulas do
+    row_calls: set = field(default_factory=set)
     tensor_fns: set = field(default_factory=set)    # opaque tensor functions
     meta_fns: set = field(default_factory=set)      # plain-value functions of metadata
     metadata: set = field(default_factory=set)      # metadata symbols used (filled while parsing)
@@ -224,6 +227,8 @@ class _Parser(ast.NodeVisitor):
             params, builder = s.inline_ops[name]
             if len(args) > len(params):
                 raise FormulaError(f"{name}() takes {len(params)} arguments, got {len(args)}")
+            if name in s.row_calls and any(_tensor_valued(a, s) for a in args):
+                return sp.Function(name)(*args)
             return builder(*args)
         if name in ELEMENTWISE and name not in s.tensor_fns and not kwargs:
             if name == "pow" and len(args) == 2:
@@ -235,6 +240,13 @@ class _Parser(ast.NodeVisitor):
         if name in s.tensor_fns or name in s.meta_fns:
             return sp.Function(name)(*args, *kwargs)
         raise FormulaError(f"unknown function '{name}'")
+
+
+def _tensor_valued(e, scope):
+    """Whether a parsed argument depends on a tensor (a name in scope, or an opaque tensor function)."""
+    if any(x.name in scope.tensors for x in e.free_symbols):
+        return True
+    return any(is_opaque(a) and type(a).__name__ in scope.tensor_fns for a in sp.preorder_traversal(e))
 
 
 def _check_exponent(base, exponent):

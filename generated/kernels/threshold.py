@@ -72,10 +72,10 @@ threshold_forward = ElementwiseOp(
     name="threshold_forward")
 
 
-# threshold_backward_self: Piecewise((grad, self > threshold), (0, True))
+# threshold_backward_self: Piecewise((0, self <= threshold), (grad, True))
 @scalar
 def threshold_backward_self_scalar(grad, self, threshold, _zero):
-    return (grad if (self > threshold) else _l(0, _zero))
+    return (_l(0, _zero) if (self <= threshold) else grad)
 
 
 @kernel
@@ -190,7 +190,7 @@ threshold_forward.scalar = threshold_forward_scalar
 # threshold_vjp_self: self: threshold_backward(grad, self, threshold)
 @scalar
 def threshold_vjp_self(grad, self, threshold, _zero):
-    return (grad if (self > threshold) else _l(0, _zero))
+    return (_l(0, _zero) if (self <= threshold) else grad)
 
 
 # For each differentiable input, in edge order: (one-element VJP, its array arguments, its numbers).

@@ -72,10 +72,10 @@ threshold__forward = ElementwiseOp(
     name="threshold__forward")
 
 
-# threshold__backward_self: Piecewise((grad, self > threshold), (0, True))
+# threshold__backward_self: Piecewise((0, self <= threshold), (grad, True))
 @scalar
 def threshold__backward_self_scalar(grad, self, threshold, _zero):
-    return (grad if (self > threshold) else _l(0, _zero))
+    return (_l(0, _zero) if (self <= threshold) else grad)
 
 
 @kernel
@@ -190,7 +190,7 @@ threshold__forward.scalar = threshold__forward_scalar
 # threshold__vjp_self: self: threshold_backward(grad, self, threshold)
 @scalar
 def threshold__vjp_self(grad, self, threshold, _zero):
-    return (grad if (self > threshold) else _l(0, _zero))
+    return (_l(0, _zero) if (self <= threshold) else grad)
 
 
 # For each differentiable input, in edge order: (one-element VJP, its array arguments, its numbers).

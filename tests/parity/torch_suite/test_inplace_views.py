@@ -822,9 +822,6 @@ def test_inplace_on_view_leaf_errors(torch):
         y.add_(1)
 
 
-@pytest.mark.derivgen_gap("the create_graph backward through CopySlices records other nodes than torch's "
-                          "(IndexPut/View where torch has CopySlices/CopyBackwards), and threshold_backward's graph "
-                          "form is a where, not ThresholdBackwardBackward0")
 def test_inplace_on_view_backward(torch):
     nn = torch.nn
     net = nn.Sequential(nn.InstanceNorm2d(2), nn.ReLU(True))
