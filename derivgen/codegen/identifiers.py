@@ -15,13 +15,17 @@ MODULE_NAMES = frozenset({
     "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
-    "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
+    "_meta1", "_meta2", "_SHARED_META2", "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
+    "_LoadedOnFirstUse",
     # kernel modules
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "_attach_dtype_rules",
+    # kernels/__init__.py (kernel modules loaded on first use)
+    "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",
     # the package
     "kernels", "nodes", "ops",
 })
@@ -38,7 +42,10 @@ MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 # Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
 # only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
-FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "list", "property", "range"})
+FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "list", "property", "range",
+                                                  # kernels/__init__.py's loading of modules on first use
+                                                  "AttributeError", "frozenset", "getattr", "globals", "set",
+                                                  "__name__"})
 
 # File names the package itself uses: a kernel module may not be called like one of them (compared
 # case-insensitively, as on a case-insensitive file system).

@@ -73,7 +73,8 @@ class ElementwiseOp(Elementwise):
                 else:
                     entry[0](flat, a, b, entry[1])
                 return out
-            if (dt in _ENTRY_DTYPES and not self.returns_bool and b.ndim == 0 and b.dtype.kind in "fi" and a.ndim
+            if (dt in _ENTRY_DTYPES and not self.returns_bool and self.dtype_rule is None and b.ndim == 0
+                    and b.dtype.kind in "fi" and a.ndim
                     and a.flags.c_contiguous and a.size < _cfg.small_array):
                 # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
                 # tensor's dtype is the result's (a 0-dim operand does not promote within a category),

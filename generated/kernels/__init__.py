@@ -365,4 +365,6 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_MODULE_OF) | _MODULES)
+    names = list(set(globals()) | set(_MODULE_OF) | _MODULES)
+    names.sort()
+    return names
