@@ -230,7 +230,10 @@ _PLAIN = frozenset((int, float, bool, type(None), str, _DType, np.float32, np.fl
 def _value_key(v):
     t = type(v)
     if t is Tensor or isinstance(v, Tensor):
-        a = _RAW_DATA.__get__(v)  # a deferred value's Pending (shape, dtype) is not computed here
+        try:
+            a = _RAW_DATA.__get__(v)  # a deferred value's Pending (shape, dtype) is not computed here
+        except AttributeError:  # a tensor with no array of its own (vmap's BatchedTensor): the parser decides
+            return _UNROUTED
         # _convert reads a 0-dim tensor's wrapping and dtype kind (Scalar and int parameters)
         return t if a.ndim else (t, v._wrapped, a.dtype.kind)
     if t in _PLAIN:

