@@ -671,7 +671,8 @@ def saved_input_code(t):
     return t._vc[0] if t.grad_fn is None else ~t._vc[0]
 
 
-def _compact_intact(t, code):
+def compact_intact(t, code):
+    """Whether an input saved compactly is still what was saved (same version, not detached in place)."""
     if code >= 0:
         return t._vc[0] == code
     return t._vc[0] == ~code and t.grad_fn is not None
@@ -683,7 +684,7 @@ def saved_data(node, sv, code):
         return sv.unpack_data(node)
     if sv is None:
         return None
-    if _compact_intact(sv, code):  # a Tensor, or a subclass of it
+    if compact_intact(sv, code):  # a Tensor, or a subclass of it
         return sv._array
     return SavedVariable.of_input(sv, code).unpack_data(node)  # raises the version/detach error
 
@@ -695,7 +696,7 @@ def unpack_saved(node, sv, code=None):
         return sv.unpack(node)
     if sv is None:
         return None
-    if _compact_intact(sv, code):  # a Tensor, or a subclass of it
+    if compact_intact(sv, code):  # a Tensor, or a subclass of it
         return sv
     return SavedVariable.of_input(sv, code).unpack(node)  # raises the version/detach error
 

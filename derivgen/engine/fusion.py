@@ -53,7 +53,7 @@ from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
 from derivgen.core.sizes import dims_list
 from derivgen.core import observe
-from derivgen.core.node import saved_data
+from derivgen.core.node import compact_intact, saved_data
 from derivgen.core.tensor import Tensor
 
 
@@ -350,8 +350,10 @@ def _run_region(region, member, grad, needed, keep_graph):
 def _saved_ref(prog, node, name):
     sv = getattr(node, "_sv_" + name)
     if isinstance(sv, Tensor):  # an input kept compactly (derivgen.core.node.saved_data)
-        saved_data(node, sv, getattr(node, "_svv_" + name))  # raises the error eager mode raises
-        t = sv
+        code = getattr(node, "_svv_" + name)
+        if not compact_intact(sv, code):
+            saved_data(node, sv, code)  # raises the error eager mode raises
+        t = sv  # a deferred input stays deferred: the region's kernel recomputes it
     else:
         if sv is None or sv.unpack_hook is not None:
             raise _Bail  # not saved (an input without grad), or packed by saved-tensor hooks
