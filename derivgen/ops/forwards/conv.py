@@ -21,7 +21,6 @@ slabs of N*C*OD*OH*OW elements, long enough that a loop would not pay. Every arr
 C-contiguous.
 """
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name
 from derivgen.kernels import buffers
@@ -50,32 +49,13 @@ def _pair(values, n_spatial, fill):
     return tuple(values) if n_spatial == 2 else (fill, values[0])
 
 
-def _windows(xp, kh, kw, oh, ow, stride, dilation):
-    """Read-only view (N, C, kh, kw, OH, OW) of the windows of the padded input ``xp``."""
-    sn, sc, sh, sw = xp.strides
-    return as_strided(xp, xp.shape[:2] + (kh, kw, oh, ow),
-                      (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]), writeable=False)
-
-
-def _pad2(x, padding):
-    """``x`` with zero rows and columns around each plane (np.pad's general machinery took 3x longer
-    on LeNet-5's first layer)."""
-    if not any(padding):
-        return x
-    n, c, h, w = x.shape
-    ph, pw = padding
-    out = buffers.empty((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
-    out.fill(0)
-    out[:, :, ph:ph + h, pw:pw + w] = x
-    return out
-
-
 def im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*kh*kw, OH*OW) of the 2-D input ``x`` (C-contiguous copy)."""
+    """Columns (N, groups, C/g*kh*kw, OH*OW) of the C-contiguous 2-D input ``x`` (one Numba loop,
+    padding included)."""
     n, c = x.shape[:2]
-    win = _windows(_pad2(x, padding), kh, kw, oh, ow, stride, dilation)
-    cols = buffers.empty(win.shape, x.dtype)
-    np.copyto(cols, win)
+    cols = buffers.empty((n, c * kh * kw, oh * ow), x.dtype)
+    _conv_kernels.im2col_3d(x.reshape(n, c, 1, x.shape[2], x.shape[3]), 1, kh, kw, 1, stride[0], stride[1],
+                            0, padding[0], padding[1], 1, dilation[0], dilation[1], 1, oh, ow, cols)
     return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
@@ -173,24 +153,11 @@ def _prod(values):
     return out
 
 
-def _pad_nd(x, padding):
-    if not any(padding):
-        return x
-    out = np.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
-    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for s, p in zip(x.shape[2:], padding))] = x
-    return out
-
-
 def _columns_nd(x, ks, outs, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*prod(ks), prod(outs)) of the N-d input ``x`` (a C-contiguous copy)."""
+    """Columns (N, groups, C/g*prod(ks), prod(outs)) of the C-contiguous 3-D input ``x``."""
     n, c = x.shape[:2]
-    xp = _pad_nd(x, padding)
-    st = xp.strides
-    win = as_strided(xp, xp.shape[:2] + tuple(ks) + tuple(outs),
-                     st[:2] + tuple(a * d for a, d in zip(st[2:], dilation)) + tuple(a * t for a, t in zip(st[2:], stride)),
-                     writeable=False)
-    cols = np.empty(win.shape, x.dtype)
-    np.copyto(cols, win)
+    cols = buffers.empty((n, c * _prod(ks), _prod(outs)), x.dtype)
+    _conv_kernels.im2col_3d(x, *ks, *stride, *padding, *dilation, *outs, cols)
     return cols.reshape(n, groups, (c // groups) * _prod(ks), _prod(outs))
 
 
@@ -201,28 +168,25 @@ def conv3d_arrays(x, w, stride, padding, dilation, groups):
     ks = w.shape[2:]
     outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
     cols = _columns_nd(x, ks, outs, stride, padding, dilation, groups)
-    out = np.matmul(w.reshape(groups, o // groups, cg * _prod(ks)), cols)
+    out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
+    np.matmul(w.reshape(groups, o // groups, cg * _prod(ks)), cols, out=out)
     return out.reshape((n, o) + outs)
 
 
 def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
     """Gradient of a plain N-d convolution for its input (the forward of a transposed one): ``w``'s
-    transpose applied to ``grad``, then each kernel offset's slab added into the padded input."""
+    transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``)."""
     n, o = grad.shape[:2]
     outs = grad.shape[2:]
     cg = w.shape[1]
     ks = w.shape[2:]
     wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
-    cols = np.matmul(wt, grad.reshape(n, groups, o // groups, _prod(outs)))
-    cols = cols.reshape((n, groups * cg) + tuple(ks) + tuple(outs))
-    spatial = input_shape[2:]
-    out = np.zeros(tuple(input_shape[:2]) + tuple(s + 2 * p for s, p in zip(spatial, padding)), grad.dtype)
-    lead = (slice(None), slice(None))
-    for offset in np.ndindex(*ks):
-        window = tuple(slice(u * d, u * d + t * (m - 1) + 1, t) for u, d, t, m in zip(offset, dilation, stride, outs))
-        out[lead + window] += cols[lead + offset]
-    if any(padding):
-        out = np.ascontiguousarray(out[lead + tuple(slice(p, p + s) for s, p in zip(spatial, padding))])
+    cols = buffers.empty((n, groups, cg * _prod(ks), _prod(outs)), grad.dtype)
+    np.matmul(wt, grad.reshape(n, groups, o // groups, _prod(outs)), out=cols)
+    out = buffers.empty(tuple(input_shape), grad.dtype)
+    out.fill(0)
+    _conv_kernels.col2im_3d(cols.reshape(n, groups * cg * _prod(ks), _prod(outs)), *ks, *stride, *padding,
+                            *dilation, *outs, out)
     return out
 
 
