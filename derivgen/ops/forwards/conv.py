@@ -49,26 +49,70 @@ def _pair(values, n_spatial, fill):
     return tuple(values) if n_spatial == 2 else (fill, values[0])
 
 
-def im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*kh*kw, OH*OW) of the C-contiguous 2-D input ``x`` (one Numba loop,
-    padding included)."""
+# Columns are made a few samples at a time, about this many bytes, and multiplied at once: they stay in
+# the core's L2 cache between the copy that writes them and the product that reads them. Made for the
+# whole batch (4-5 MiB on LeNet-5's layers) they went out to memory and back, and the copy took twice as
+# long inside a training step as alone.
+_CHUNK_BYTES = 1 << 19
+
+
+def _column_chunks(x, ks, outs, stride, padding, dilation, groups):
+    """(first sample, end, columns (end - first, groups, C/g*prod(ks), prod(outs))) of the C-contiguous
+    (N, C, D, H, W) input ``x``, chunk by chunk; each chunk's columns overwrite the previous one's."""
     n, c = x.shape[:2]
-    cols = buffers.empty((n, c * kh * kw, oh * ow), x.dtype)
-    _conv_kernels.im2col_3d(x.reshape(n, c, 1, x.shape[2], x.shape[3]), 1, kh, kw, 1, stride[0], stride[1],
-                            0, padding[0], padding[1], 1, dilation[0], dilation[1], 1, oh, ow, cols)
-    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    rows, run = c * _prod(ks), _prod(outs)
+    per = max(1, _CHUNK_BYTES // (rows * run * x.itemsize))
+    cols = np.empty((min(per, n), rows, run), x.dtype)
+    for b0 in range(0, n, per):
+        b1 = min(b0 + per, n)
+        part = cols[:b1 - b0]
+        _conv_kernels.im2col_3d(x[b0:b1], *ks, *stride, *padding, *dilation, *outs, part)
+        yield b0, b1, part.reshape(b1 - b0, groups, rows // groups, run)
+
+
+def conv_arrays_nd(x, w, stride, padding, dilation, groups):
+    """Plain (not transposed) convolution without bias of C-contiguous (N, C, D, H, W) arrays: each
+    chunk's columns times the weight (groups, O/g, C/g*kd*kh*kw), the product already in NCDHW order."""
+    n = x.shape[0]
+    o, cg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
+    out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
+    wk = w.reshape(groups, o // groups, cg * _prod(ks))
+    for b0, b1, cols in _column_chunks(x, ks, outs, stride, padding, dilation, groups):
+        np.matmul(wk, cols, out=out[b0:b1])
+    return out.reshape((n, o) + outs)
+
+
+def weight_grad_nd(x, grad, weight_shape, stride, padding, dilation, groups):
+    """Gradient of a plain convolution for its weight, (N, C, D, H, W) arrays: ``grad`` times the
+    input's columns, summed over the batch."""
+    o = weight_shape[0]
+    n = grad.shape[0]
+    g = grad.reshape(n, groups, o // groups, -1)
+    ckk = _prod(weight_shape[1:])
+    prods = np.empty((n, groups, ckk, o // groups), grad.dtype)
+    # one BLAS matmul per sample, the columns (C/g*kd*kh*kw, OD*OH*OW) times the gradient's transpose (a
+    # flag to BLAS, not a copy), then the sum over the batch and a transpose of the small result.
+    # OpenBLAS runs this order about twice as fast as ``g @ cols.T`` when the columns are taller than
+    # wide (64x6x14x14 -> 16 5x5, float32, one thread: 0.48 ms against 0.87 ms) and as fast otherwise;
+    # tensordot's transposing copy of the columns made it 6-20x slower.
+    for b0, b1, cols in _column_chunks(x, weight_shape[2:], grad.shape[2:], stride, padding, dilation, groups):
+        np.matmul(cols, g[b0:b1].swapaxes(-1, -2), out=prods[b0:b1])
+    wt = np.add.reduce(prods, axis=0)
+    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+
+
+def _as_3d(x):
+    """View a 2-D (N, C, H, W) operand as 3-D (N, C, 1, H, W)."""
+    return x.reshape(x.shape[:2] + (1,) + x.shape[2:])
 
 
 def conv2d_arrays(x, w, stride, padding, dilation, groups):
     """Plain (not transposed) 2-D convolution without bias of C-contiguous arrays."""
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    oh = conv_out_size(h, kh, stride[0], padding[0], dilation[0])
-    ow = conv_out_size(wd, kw, stride[1], padding[1], dilation[1])
-    cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
-    out = buffers.empty((n, groups, o // groups, oh * ow), x.dtype)
-    np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols, out=out)
-    return out.reshape(n, o, oh, ow)
+    out = conv_arrays_nd(_as_3d(x), _as_3d(w), (1,) + tuple(stride), (0,) + tuple(padding),
+                         (1,) + tuple(dilation), groups)
+    return out.reshape(out.shape[:2] + out.shape[3:])
 
 
 def col2im_add(cols, shape, kh, kw, oh, ow, stride, padding, dilation):
@@ -129,19 +173,10 @@ def _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups):
 
 
 def conv_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
-    """Gradient of a plain 2-D convolution for its weight: ``grad`` times the input's columns,
-    summed over the batch."""
-    o, cg, kh, kw = weight_shape
-    n, _, oh, ow = grad.shape
-    cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
-    g = grad.reshape(n, groups, o // groups, oh * ow)
-    # one BLAS matmul per sample, the columns (C/g*kh*kw, OH*OW) times the gradient's transpose (a flag
-    # to BLAS, not a copy), then the sum over the batch and a transpose of the small (C/g*kh*kw, O/g)
-    # result. OpenBLAS runs this order about twice as fast as ``g @ cols.T`` when the columns are taller
-    # than wide (64x6x14x14 -> 16 5x5, float32, one thread: 0.48 ms against 0.87 ms) and as fast
-    # otherwise; tensordot's transposing copy of the columns made it 6-20x slower.
-    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
-    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+    """Gradient of a plain 2-D convolution for its weight."""
+    gw = weight_grad_nd(_as_3d(x), _as_3d(grad), (weight_shape[0], weight_shape[1], 1) + tuple(weight_shape[2:]),
+                        (1,) + tuple(stride), (0,) + tuple(padding), (1,) + tuple(dilation), groups)
+    return gw.reshape(weight_shape)
 
 
 # ---- 3-D (and general N-d) forms ----------------------------------------------------------------------
@@ -153,24 +188,9 @@ def _prod(values):
     return out
 
 
-def _columns_nd(x, ks, outs, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*prod(ks), prod(outs)) of the C-contiguous 3-D input ``x``."""
-    n, c = x.shape[:2]
-    cols = buffers.empty((n, c * _prod(ks), _prod(outs)), x.dtype)
-    _conv_kernels.im2col_3d(x, *ks, *stride, *padding, *dilation, *outs, cols)
-    return cols.reshape(n, groups, (c // groups) * _prod(ks), _prod(outs))
-
-
 def conv3d_arrays(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) N-d convolution without bias of C-contiguous arrays."""
-    n = x.shape[0]
-    o, cg = w.shape[:2]
-    ks = w.shape[2:]
-    outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
-    cols = _columns_nd(x, ks, outs, stride, padding, dilation, groups)
-    out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
-    np.matmul(w.reshape(groups, o // groups, cg * _prod(ks)), cols, out=out)
-    return out.reshape((n, o) + outs)
+    """Plain (not transposed) 3-D convolution without bias of C-contiguous arrays."""
+    return conv_arrays_nd(x, w, tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
@@ -191,14 +211,8 @@ def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
 
 
 def conv3d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
-    """Gradient of a plain N-d convolution for its weight: the input's columns times ``grad``'s transpose,
-    summed over the batch (the order ``conv_weight_grad`` explains)."""
-    o = weight_shape[0]
-    n = grad.shape[0]
-    cols = _columns_nd(x, weight_shape[2:], grad.shape[2:], stride, padding, dilation, groups)
-    g = grad.reshape(n, groups, o // groups, -1)
-    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
-    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+    """Gradient of a plain 3-D convolution for its weight."""
+    return weight_grad_nd(x, grad, tuple(weight_shape), tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 # ---- argument checks with torch's texts ----------------------------------------------------------------
