@@ -1,24 +1,23 @@
-"""Forward of the ``convolution`` row (conv1d/conv2d, strided, padded, dilated, grouped, transposed) and
+"""Forward of the ``convolution`` row (conv1d/2d/3d, strided, padded, dilated, grouped, transposed) and
 the array primitives its backward shares.
 
-Convolution is im2col plus one batched BLAS matmul: the padded input's windows are an ``as_strided``
-view ``(N, C, kh, kw, OH, OW)``, copied once into columns ``(N, groups, C/g*kh*kw, OH*OW)`` and
-multiplied by the weight ``(groups, O/g, C/g*kh*kw)``; the product is already in NCHW order. Measured
-on the LeNet-5 layers (float32, 2 cores, ms per forward): 64x1x28x28 -> 6 5x5: im2col 0.5-0.7, a
-Numba direct loop 0.9; 64x6x14x14 -> 16 5x5: im2col 1.0, Numba loop 5.9 (the loop has no cache
-blocking; BLAS has), so im2col is kept. Also tried on the second layer: "wide" columns (each
-column one contiguous run of the flattened padded plane, the product computed on Wp instead of OW
-columns and cropped after), built a few samples at a time so that they stay in cache: 0.76 against
-0.91 ms, too little for a second forward path. The input gradient of a unit-stride convolution with
-short output rows does use that layout (``_input_grad_wide``). The transposed convolution's forward is the input gradient
-of the plain one (``conv_input_grad``), as in torch. The columns and products (MiBs per call) come
-from the buffer pool (``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
+Convolution is im2col plus batched BLAS matmuls, in one N-d form: 1-D and 2-D operands are viewed as
+3-D ones with a height / depth of 1, and every array here is NC(D)(H)W and C-contiguous. A Numba loop
+(``_conv_kernels.im2col_3d``) writes the columns ``(N, groups, C/g*kd*kh*kw, OD*OH*OW)`` straight from
+the input, zeros where a window reaches into the padding (no padded copy); they are multiplied by the
+weight ``(groups, O/g, C/g*kd*kh*kw)``, the product already in NCDHW order. Columns and products are
+made a few samples at a time (``_column_chunks``, ``_product_chunks``) so that they stay in L2 between
+the copy and the product. The input gradient is the weight's transpose times ``grad``, then col2im
+(``_conv_kernels.col2im_3d``, padding dropped in the loop); a 2-D unit-stride convolution with short
+output rows takes the "wide" layout instead (``_input_grad_wide``). The transposed convolution's forward
+is the input gradient of the plain one, as in torch. Outputs come from the buffer pool
+(``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
 
-1-D convolutions run as 2-D ones with a height of 1. 3-D convolutions take the same route in N-d form
-(``conv3d_arrays``: windows ``(N, C, kd, kh, kw, OD, OH, OW)`` copied into columns, one batched matmul); their
-col2im adds each kernel offset's slab into a strided view of the padded input, kd*kh*kw numpy adds over
-slabs of N*C*OD*OH*OW elements, long enough that a loop would not pay. Every array here is NC(D)(H)W and
-C-contiguous.
+Measured on the LeNet-5 layers (float32, one thread): a Numba direct loop without im2col took 0.9 ms
+on 64x1x28x28 -> 6 5x5 and 5.9 ms on 64x6x14x14 -> 16 5x5 (no cache blocking; BLAS has), so im2col
+is kept. "Wide" columns for the forward (each column one contiguous run of the flattened padded plane,
+the product computed on Wp instead of OW columns and cropped after) gave 0.76 against 0.91 ms on the
+second layer, too little for a second forward path.
 """
 import numpy as np
 
@@ -115,36 +114,55 @@ def conv2d_arrays(x, w, stride, padding, dilation, groups):
     return out.reshape(out.shape[:2] + out.shape[3:])
 
 
-def col2im_add(cols, shape, kh, kw, oh, ow, stride, padding, dilation):
-    """The adjoint of im2col: add the columns (N, C, kh, kw, OH, OW) back into an input of ``shape``."""
-    n, c, h, wd = shape
-    out = buffers.empty((n, c, h + 2 * padding[0], wd + 2 * padding[1]), cols.dtype)
+def _product_chunks(wt, g):
+    """(first sample, end, ``wt @ g[first:end]``) chunk by chunk, for the same reason as
+    ``_column_chunks``; each chunk's product overwrites the previous one's."""
+    n = g.shape[0]
+    shape = (wt.shape[0], wt.shape[1], g.shape[-1])
+    per = max(1, _CHUNK_BYTES // (_prod(shape) * g.itemsize))
+    cols = np.empty((min(per, n),) + shape, g.dtype)
+    for b0 in range(0, n, per):
+        b1 = min(b0 + per, n)
+        part = cols[:b1 - b0]
+        np.matmul(wt, g[b0:b1], out=part)
+        yield b0, b1, part
+
+
+def input_grad_nd(grad, w, input_shape, stride, padding, dilation, groups):
+    """Gradient of a plain convolution for its input, (N, C, D, H, W) arrays (the forward of a
+    transposed one): ``w``'s transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``)."""
+    n, o = grad.shape[:2]
+    outs = grad.shape[2:]
+    cg = w.shape[1]
+    ks = w.shape[2:]
+    wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
+    out = buffers.empty(tuple(input_shape), grad.dtype)
     out.fill(0)
-    _conv_kernels.col2im_add(np.ascontiguousarray(cols), stride[0], stride[1], dilation[0], dilation[1], out)
-    if any(padding):
-        out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + wd])
+    for b0, b1, cols in _product_chunks(wt, grad.reshape(n, groups, o // groups, _prod(outs))):
+        _conv_kernels.col2im_3d(cols.reshape(b1 - b0, groups * cg * _prod(ks), _prod(outs)), *ks, *stride,
+                                *padding, *dilation, *outs, out[b0:b1])
     return out
 
 
 def conv_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
-    """Gradient of a plain 2-D convolution for its input: ``w``'s transpose applied to ``grad``, then
-    col2im. (The forward of a transposed convolution.)"""
+    """Gradient of a plain 2-D convolution for its input. (The forward of a transposed convolution.)"""
     n, o, oh, ow = grad.shape
     _, cg, kh, kw = w.shape
-    wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
     hp, wp = input_shape[2] + 2 * padding[0], input_shape[3] + 2 * padding[1]
     if (ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
             and (hp, wp) == (oh + kh - 1, ow + kw - 1) and np.isfinite(w).all()):
+        wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
         return _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups)
-    cols = buffers.empty((n, groups, cg * kh * kw, oh * ow), grad.dtype)
-    np.matmul(wt, grad.reshape(n, groups, o // groups, oh * ow), out=cols)
-    cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
-    return col2im_add(cols, input_shape, kh, kw, oh, ow, stride, padding, dilation)
+    shape = tuple(input_shape)
+    gi = input_grad_nd(_as_3d(grad), _as_3d(w), shape[:2] + (1,) + shape[2:], (1,) + tuple(stride),
+                       (0,) + tuple(padding), (1,) + tuple(dilation), groups)
+    return gi.reshape(shape)
 
 
 # output rows shorter than this take the wide layout for the input gradient: measured (float32, one
-# thread) 0.95 against 1.22 ms on 64x6x14x14 -> 16 5x5 (OW 10), but 1.08 against 0.83 ms on
-# 64x1x28x28 -> 6 5x5 with padding 2 (OW 28), where the plain rows are long enough to vectorise
+# thread, minima of 60 alternating runs against col2im_3d) 0.80 against 0.91 ms on 64x6x14x14 -> 16 5x5
+# (OW 10), but 0.81 against 0.71 ms on 64x1x28x28 -> 6 5x5 with padding 2 (OW 28), where the plain
+# rows are long enough to vectorise
 _WIDE_BELOW = 16
 
 
@@ -154,7 +172,7 @@ def _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups):
     of plane c's flattened gradient from u*Wp + v, added with one contiguous loop (LeNet-5's 64x6x14x14
     -> 16 5x5: OW = 10-element rows made the plain col2im the larger half of the input gradient).
     The extra columns hold ``wt @ 0 = 0`` (the caller checks that the weight is finite), and every
-    position receives its terms in the same order as in ``col2im_add``, so the sums are the same."""
+    position receives its terms in the same order as in ``col2im_3d``, so the sums are the same."""
     n, o, oh, ow = grad.shape
     n_, c, h, wd = input_shape
     hp, wp = h + 2 * padding[0], wd + 2 * padding[1]
@@ -162,11 +180,10 @@ def _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups):
     wide = buffers.empty((n, o, oh, wp), grad.dtype)
     wide[:, :, :, ow:] = 0
     wide[:, :, :, :ow] = grad
-    cols = buffers.empty((n, groups, wt.shape[1], run), grad.dtype)
-    np.matmul(wt, wide.reshape(n, groups, o // groups, oh * wp)[..., :run], out=cols)
     out = buffers.empty((n, c, hp, wp), grad.dtype)
     out.fill(0)
-    _conv_kernels.col2im_add_wide(cols.reshape(n, c * kh * kw, run), kh, kw, out)
+    for b0, b1, cols in _product_chunks(wt, wide.reshape(n, groups, o // groups, oh * wp)[..., :run]):
+        _conv_kernels.col2im_add_wide(cols.reshape(b1 - b0, c * kh * kw, run), kh, kw, out[b0:b1])
     if any(padding):
         out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + wd])
     return out
@@ -194,20 +211,8 @@ def conv3d_arrays(x, w, stride, padding, dilation, groups):
 
 
 def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
-    """Gradient of a plain N-d convolution for its input (the forward of a transposed one): ``w``'s
-    transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``)."""
-    n, o = grad.shape[:2]
-    outs = grad.shape[2:]
-    cg = w.shape[1]
-    ks = w.shape[2:]
-    wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
-    cols = buffers.empty((n, groups, cg * _prod(ks), _prod(outs)), grad.dtype)
-    np.matmul(wt, grad.reshape(n, groups, o // groups, _prod(outs)), out=cols)
-    out = buffers.empty(tuple(input_shape), grad.dtype)
-    out.fill(0)
-    _conv_kernels.col2im_3d(cols.reshape(n, groups * cg * _prod(ks), _prod(outs)), *ks, *stride, *padding,
-                            *dilation, *outs, out)
-    return out
+    """Gradient of a plain 3-D convolution for its input."""
+    return input_grad_nd(grad, w, input_shape, tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 def conv3d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
