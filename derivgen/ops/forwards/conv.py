@@ -69,17 +69,21 @@ def _column_chunks(x, ks, outs, stride, padding, dilation, groups):
         yield b0, b1, part.reshape(b1 - b0, groups, rows // groups, run)
 
 
-def conv_arrays_nd(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) convolution without bias of C-contiguous (N, C, D, H, W) arrays: each
-    chunk's columns times the weight (groups, O/g, C/g*kd*kh*kw), the product already in NCDHW order."""
+def conv_arrays_nd(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) convolution of C-contiguous (N, C, D, H, W) arrays: each chunk's columns
+    times the weight (groups, O/g, C/g*kd*kh*kw), the product already in NCDHW order, plus ``bias``
+    added while the chunk's output is still in cache."""
     n = x.shape[0]
     o, cg = w.shape[:2]
     ks = w.shape[2:]
     outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
     out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
     wk = w.reshape(groups, o // groups, cg * _prod(ks))
+    bk = None if bias is None else bias.reshape(1, groups, o // groups, 1)
     for b0, b1, cols in _column_chunks(x, ks, outs, stride, padding, dilation, groups):
         np.matmul(wk, cols, out=out[b0:b1])
+        if bk is not None:
+            out[b0:b1] += bk
     return out.reshape((n, o) + outs)
 
 
@@ -107,10 +111,10 @@ def _as_3d(x):
     return x.reshape(x.shape[:2] + (1,) + x.shape[2:])
 
 
-def conv2d_arrays(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) 2-D convolution without bias of C-contiguous arrays."""
+def conv2d_arrays(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) 2-D convolution of C-contiguous arrays."""
     out = conv_arrays_nd(_as_3d(x), _as_3d(w), (1,) + tuple(stride), (0,) + tuple(padding),
-                         (1,) + tuple(dilation), groups)
+                         (1,) + tuple(dilation), groups, bias)
     return out.reshape(out.shape[:2] + out.shape[3:])
 
 
@@ -205,9 +209,9 @@ def _prod(values):
     return out
 
 
-def conv3d_arrays(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) 3-D convolution without bias of C-contiguous arrays."""
-    return conv_arrays_nd(x, w, tuple(stride), tuple(padding), tuple(dilation), groups)
+def conv3d_arrays(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) 3-D convolution of C-contiguous arrays."""
+    return conv_arrays_nd(x, w, tuple(stride), tuple(padding), tuple(dilation), groups, bias)
 
 
 def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
@@ -293,7 +297,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     w = np.ascontiguousarray(_as_2d(weight, n_spatial))
     s, p, d = _pair(stride, n_spatial, 1), _pair(padding, n_spatial, 0), _pair(dilation, n_spatial, 1)
     if not transposed:
-        out = conv2d_arrays(x, w, s, p, d, groups)
+        out = conv2d_arrays(x, w, s, p, d, groups, bias)
     else:
         op = _pair(output_padding, n_spatial, 0)
         n, _, h, wd = x.shape
@@ -305,8 +309,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                                f"Calculated output size per channel: ({' x '.join(map(str, shape[4 - n_spatial:]))}). "
                                "Output size is too small")
         out = conv_input_grad(x, w, shape, s, p, d, groups)
-    if bias is not None:
-        out += bias.reshape(1, -1, 1, 1)
+        if bias is not None:
+            out += bias.reshape(1, -1, 1, 1)
     return out.reshape(out.shape[:2] + out.shape[4 - n_spatial:])
 
 
@@ -319,13 +323,12 @@ def _convolution_3d(input, weight, bias, stride, padding, dilation, transposed, 
     x = np.ascontiguousarray(input)
     w = np.ascontiguousarray(weight)
     if not transposed:
-        out = conv3d_arrays(x, w, stride, padding, dilation, groups)
-    else:
-        spatial = tuple(transposed_out_size(size, k, s, p, d, op) for size, k, s, p, d, op in
-                        zip(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding))
-        if any(v <= 0 for v in spatial):
-            _too_small(input, spatial)
-        out = conv3d_input_grad(x, w, (x.shape[0], w.shape[1] * groups) + spatial, stride, padding, dilation, groups)
+        return conv3d_arrays(x, w, stride, padding, dilation, groups, bias)
+    spatial = tuple(transposed_out_size(size, k, s, p, d, op) for size, k, s, p, d, op in
+                    zip(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding))
+    if any(v <= 0 for v in spatial):
+        _too_small(input, spatial)
+    out = conv3d_input_grad(x, w, (x.shape[0], w.shape[1] * groups) + spatial, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1, 1)
     return out
