@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """derivgen against PyTorch on the LeNet-5 convolution and pooling layers, forward + backward, float32,
-batch 64, and on a whole LeNet-5 training step (forward, cross entropy, backward, SGD update).
+batch 64, on a small padded Conv3d layer, and on a whole LeNet-5 training step (forward, cross entropy,
+backward, SGD update).
 
     python benchmarks/conv_layers.py              # about 5-10 s
     python benchmarks/conv_layers.py --repeats 40
@@ -33,6 +34,8 @@ def _layers(T, F, rng):
     x2 = t((64, 6, 14, 14), True, 1.0)
     w2, b2 = t((16, 6, 5, 5), True), t((16,), True)
     a2 = t((64, 16, 10, 10), True, 1.0)
+    x3 = t((8, 4, 12, 12, 12), True, 1.0)
+    w3, b3 = t((8, 4, 3, 3, 3), True), t((8,), True)
     return {
         "conv1 64x1x28x28 -> 6 5x5": (lambda: F.conv2d(x1, w1, b1), [w1, b1]),
         "pool1 max 2x2 64x6x24x24": (lambda: F.max_pool2d(a1, 2), [a1]),
@@ -41,6 +44,7 @@ def _layers(T, F, rng):
         "avg_pool2d 2x2 64x6x24x24": (lambda: F.avg_pool2d(a1, 2), [a1]),
         "batch_norm train 64x6x24x24": (lambda: F.batch_norm(a1, None, None, b1, b1, training=True), [a1, b1]),
         "group_norm 3 groups 64x6x24x24": (lambda: F.group_norm(a1, 3, b1, b1), [a1, b1]),
+        "conv3d 8x4x12x12x12 -> 8 3x3x3 p1": (lambda: F.conv3d(x3, w3, b3, padding=1), [x3, w3, b3]),
     }
 
 

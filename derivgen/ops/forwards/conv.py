@@ -1,27 +1,25 @@
-"""Forward of the ``convolution`` row (conv1d/conv2d, strided, padded, dilated, grouped, transposed) and
+"""Forward of the ``convolution`` row (conv1d/2d/3d, strided, padded, dilated, grouped, transposed) and
 the array primitives its backward shares.
 
-Convolution is im2col plus one batched BLAS matmul: the padded input's windows are an ``as_strided``
-view ``(N, C, kh, kw, OH, OW)``, copied once into columns ``(N, groups, C/g*kh*kw, OH*OW)`` and
-multiplied by the weight ``(groups, O/g, C/g*kh*kw)``; the product is already in NCHW order. Measured
-on the LeNet-5 layers (float32, 2 cores, ms per forward): 64x1x28x28 -> 6 5x5: im2col 0.5-0.7, a
-Numba direct loop 0.9; 64x6x14x14 -> 16 5x5: im2col 1.0, Numba loop 5.9 (the loop has no cache
-blocking; BLAS has), so im2col is kept. Also tried on the second layer: "wide" columns (each
-column one contiguous run of the flattened padded plane, the product computed on Wp instead of OW
-columns and cropped after), built a few samples at a time so that they stay in cache: 0.76 against
-0.91 ms, too little for a second forward path. The input gradient of a unit-stride convolution with
-short output rows does use that layout (``_input_grad_wide``). The transposed convolution's forward is the input gradient
-of the plain one (``conv_input_grad``), as in torch. The columns and products (MiBs per call) come
-from the buffer pool (``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
+Convolution is im2col plus batched BLAS matmuls, in one N-d form: 1-D and 2-D operands are viewed as
+3-D ones with a height / depth of 1, and every array here is NC(D)(H)W and C-contiguous. A Numba loop
+(``_conv_kernels.im2col_3d``) writes the columns ``(N, groups, C/g*kd*kh*kw, OD*OH*OW)`` straight from
+the input, zeros where a window reaches into the padding (no padded copy); they are multiplied by the
+weight ``(groups, O/g, C/g*kd*kh*kw)``, the product already in NCDHW order. Columns and products are
+made a few samples at a time (``_column_chunks``, ``_product_chunks``) so that they stay in L2 between
+the copy and the product. The input gradient is the weight's transpose times ``grad``, then col2im
+(``_conv_kernels.col2im_3d``, padding dropped in the loop); a 2-D unit-stride convolution with short
+output rows takes the "wide" layout instead (``_input_grad_wide``). The transposed convolution's forward
+is the input gradient of the plain one, as in torch. Outputs come from the buffer pool
+(``derivgen/kernels/buffers.py``): fresh ones page-faulted on every step.
 
-1-D convolutions run as 2-D ones with a height of 1. 3-D convolutions take the same route in N-d form
-(``conv3d_arrays``: windows ``(N, C, kd, kh, kw, OD, OH, OW)`` copied into columns, one batched matmul); their
-col2im adds each kernel offset's slab into a strided view of the padded input, kd*kh*kw numpy adds over
-slabs of N*C*OD*OH*OW elements, long enough that a loop would not pay. Every array here is NC(D)(H)W and
-C-contiguous.
+Measured on the LeNet-5 layers (float32, one thread): a Numba direct loop without im2col took 0.9 ms
+on 64x1x28x28 -> 6 5x5 and 5.9 ms on 64x6x14x14 -> 16 5x5 (no cache blocking; BLAS has), so im2col
+is kept. "Wide" columns for the forward (each column one contiguous run of the flattened padded plane,
+the product computed on Wp instead of OW columns and cropped after) gave 0.76 against 0.91 ms on the
+second layer, too little for a second forward path.
 """
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name
 from derivgen.kernels import buffers
@@ -50,77 +48,125 @@ def _pair(values, n_spatial, fill):
     return tuple(values) if n_spatial == 2 else (fill, values[0])
 
 
-def _windows(xp, kh, kw, oh, ow, stride, dilation):
-    """Read-only view (N, C, kh, kw, OH, OW) of the windows of the padded input ``xp``."""
-    sn, sc, sh, sw = xp.strides
-    return as_strided(xp, xp.shape[:2] + (kh, kw, oh, ow),
-                      (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]), writeable=False)
+# Columns are made a few samples at a time, about this many bytes, and multiplied at once: they stay in
+# the core's L2 cache between the copy that writes them and the product that reads them. Made for the
+# whole batch (4-5 MiB on LeNet-5's layers) they went out to memory and back, and the copy took twice as
+# long inside a training step as alone.
+_CHUNK_BYTES = 1 << 19
 
 
-def _pad2(x, padding):
-    """``x`` with zero rows and columns around each plane (np.pad's general machinery took 3x longer
-    on LeNet-5's first layer)."""
-    if not any(padding):
-        return x
-    n, c, h, w = x.shape
-    ph, pw = padding
-    out = buffers.empty((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
-    out.fill(0)
-    out[:, :, ph:ph + h, pw:pw + w] = x
-    return out
-
-
-def im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*kh*kw, OH*OW) of the 2-D input ``x`` (C-contiguous copy)."""
+def _column_chunks(x, ks, outs, stride, padding, dilation, groups):
+    """(first sample, end, columns (end - first, groups, C/g*prod(ks), prod(outs))) of the C-contiguous
+    (N, C, D, H, W) input ``x``, chunk by chunk; each chunk's columns overwrite the previous one's."""
     n, c = x.shape[:2]
-    win = _windows(_pad2(x, padding), kh, kw, oh, ow, stride, dilation)
-    cols = buffers.empty(win.shape, x.dtype)
-    np.copyto(cols, win)
-    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    rows, run = c * _prod(ks), _prod(outs)
+    per = max(1, _CHUNK_BYTES // (rows * run * x.itemsize))
+    cols = np.empty((min(per, n), rows, run), x.dtype)
+    for b0 in range(0, n, per):
+        b1 = min(b0 + per, n)
+        part = cols[:b1 - b0]
+        _conv_kernels.im2col_3d(x[b0:b1], *ks, *stride, *padding, *dilation, *outs, part)
+        yield b0, b1, part.reshape(b1 - b0, groups, rows // groups, run)
 
 
-def conv2d_arrays(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) 2-D convolution without bias of C-contiguous arrays."""
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    oh = conv_out_size(h, kh, stride[0], padding[0], dilation[0])
-    ow = conv_out_size(wd, kw, stride[1], padding[1], dilation[1])
-    cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
-    out = buffers.empty((n, groups, o // groups, oh * ow), x.dtype)
-    np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols, out=out)
-    return out.reshape(n, o, oh, ow)
+def conv_arrays_nd(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) convolution of C-contiguous (N, C, D, H, W) arrays: each chunk's columns
+    times the weight (groups, O/g, C/g*kd*kh*kw), the product already in NCDHW order, plus ``bias``
+    added while the chunk's output is still in cache."""
+    n = x.shape[0]
+    o, cg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
+    out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
+    wk = w.reshape(groups, o // groups, cg * _prod(ks))
+    bk = None if bias is None else bias.reshape(1, groups, o // groups, 1)
+    for b0, b1, cols in _column_chunks(x, ks, outs, stride, padding, dilation, groups):
+        np.matmul(wk, cols, out=out[b0:b1])
+        if bk is not None:
+            out[b0:b1] += bk
+    return out.reshape((n, o) + outs)
 
 
-def col2im_add(cols, shape, kh, kw, oh, ow, stride, padding, dilation):
-    """The adjoint of im2col: add the columns (N, C, kh, kw, OH, OW) back into an input of ``shape``."""
-    n, c, h, wd = shape
-    out = buffers.empty((n, c, h + 2 * padding[0], wd + 2 * padding[1]), cols.dtype)
+def weight_grad_nd(x, grad, weight_shape, stride, padding, dilation, groups):
+    """Gradient of a plain convolution for its weight, (N, C, D, H, W) arrays: ``grad`` times the
+    input's columns, summed over the batch."""
+    o = weight_shape[0]
+    n = grad.shape[0]
+    g = grad.reshape(n, groups, o // groups, -1)
+    ckk = _prod(weight_shape[1:])
+    prods = np.empty((n, groups, ckk, o // groups), grad.dtype)
+    # one BLAS matmul per sample, the columns (C/g*kd*kh*kw, OD*OH*OW) times the gradient's transpose (a
+    # flag to BLAS, not a copy), then the sum over the batch and a transpose of the small result.
+    # OpenBLAS runs this order about twice as fast as ``g @ cols.T`` when the columns are taller than
+    # wide (64x6x14x14 -> 16 5x5, float32, one thread: 0.48 ms against 0.87 ms) and as fast otherwise;
+    # tensordot's transposing copy of the columns made it 6-20x slower.
+    for b0, b1, cols in _column_chunks(x, weight_shape[2:], grad.shape[2:], stride, padding, dilation, groups):
+        np.matmul(cols, g[b0:b1].swapaxes(-1, -2), out=prods[b0:b1])
+    wt = np.add.reduce(prods, axis=0)
+    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+
+
+def _as_3d(x):
+    """View a 2-D (N, C, H, W) operand as 3-D (N, C, 1, H, W)."""
+    return x.reshape(x.shape[:2] + (1,) + x.shape[2:])
+
+
+def conv2d_arrays(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) 2-D convolution of C-contiguous arrays."""
+    out = conv_arrays_nd(_as_3d(x), _as_3d(w), (1,) + tuple(stride), (0,) + tuple(padding),
+                         (1,) + tuple(dilation), groups, bias)
+    return out.reshape(out.shape[:2] + out.shape[3:])
+
+
+def _product_chunks(wt, g):
+    """(first sample, end, ``wt @ g[first:end]``) chunk by chunk, for the same reason as
+    ``_column_chunks``; each chunk's product overwrites the previous one's."""
+    n = g.shape[0]
+    shape = (wt.shape[0], wt.shape[1], g.shape[-1])
+    per = max(1, _CHUNK_BYTES // (_prod(shape) * g.itemsize))
+    cols = np.empty((min(per, n),) + shape, g.dtype)
+    for b0 in range(0, n, per):
+        b1 = min(b0 + per, n)
+        part = cols[:b1 - b0]
+        np.matmul(wt, g[b0:b1], out=part)
+        yield b0, b1, part
+
+
+def input_grad_nd(grad, w, input_shape, stride, padding, dilation, groups):
+    """Gradient of a plain convolution for its input, (N, C, D, H, W) arrays (the forward of a
+    transposed one): ``w``'s transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``)."""
+    n, o = grad.shape[:2]
+    outs = grad.shape[2:]
+    cg = w.shape[1]
+    ks = w.shape[2:]
+    wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
+    out = buffers.empty(tuple(input_shape), grad.dtype)
     out.fill(0)
-    _conv_kernels.col2im_add(np.ascontiguousarray(cols), stride[0], stride[1], dilation[0], dilation[1], out)
-    if any(padding):
-        out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + wd])
+    for b0, b1, cols in _product_chunks(wt, grad.reshape(n, groups, o // groups, _prod(outs))):
+        _conv_kernels.col2im_3d(cols.reshape(b1 - b0, groups * cg * _prod(ks), _prod(outs)), *ks, *stride,
+                                *padding, *dilation, *outs, out[b0:b1])
     return out
 
 
 def conv_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
-    """Gradient of a plain 2-D convolution for its input: ``w``'s transpose applied to ``grad``, then
-    col2im. (The forward of a transposed convolution.)"""
+    """Gradient of a plain 2-D convolution for its input. (The forward of a transposed convolution.)"""
     n, o, oh, ow = grad.shape
     _, cg, kh, kw = w.shape
-    wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
     hp, wp = input_shape[2] + 2 * padding[0], input_shape[3] + 2 * padding[1]
     if (ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
             and (hp, wp) == (oh + kh - 1, ow + kw - 1) and np.isfinite(w).all()):
+        wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
         return _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups)
-    cols = buffers.empty((n, groups, cg * kh * kw, oh * ow), grad.dtype)
-    np.matmul(wt, grad.reshape(n, groups, o // groups, oh * ow), out=cols)
-    cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
-    return col2im_add(cols, input_shape, kh, kw, oh, ow, stride, padding, dilation)
+    shape = tuple(input_shape)
+    gi = input_grad_nd(_as_3d(grad), _as_3d(w), shape[:2] + (1,) + shape[2:], (1,) + tuple(stride),
+                       (0,) + tuple(padding), (1,) + tuple(dilation), groups)
+    return gi.reshape(shape)
 
 
 # output rows shorter than this take the wide layout for the input gradient: measured (float32, one
-# thread) 0.95 against 1.22 ms on 64x6x14x14 -> 16 5x5 (OW 10), but 1.08 against 0.83 ms on
-# 64x1x28x28 -> 6 5x5 with padding 2 (OW 28), where the plain rows are long enough to vectorise
+# thread, minima of 60 alternating runs against col2im_3d) 0.80 against 0.91 ms on 64x6x14x14 -> 16 5x5
+# (OW 10), but 0.81 against 0.71 ms on 64x1x28x28 -> 6 5x5 with padding 2 (OW 28), where the plain
+# rows are long enough to vectorise
 _WIDE_BELOW = 16
 
 
@@ -130,7 +176,7 @@ def _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups):
     of plane c's flattened gradient from u*Wp + v, added with one contiguous loop (LeNet-5's 64x6x14x14
     -> 16 5x5: OW = 10-element rows made the plain col2im the larger half of the input gradient).
     The extra columns hold ``wt @ 0 = 0`` (the caller checks that the weight is finite), and every
-    position receives its terms in the same order as in ``col2im_add``, so the sums are the same."""
+    position receives its terms in the same order as in ``col2im_3d``, so the sums are the same."""
     n, o, oh, ow = grad.shape
     n_, c, h, wd = input_shape
     hp, wp = h + 2 * padding[0], wd + 2 * padding[1]
@@ -138,30 +184,20 @@ def _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups):
     wide = buffers.empty((n, o, oh, wp), grad.dtype)
     wide[:, :, :, ow:] = 0
     wide[:, :, :, :ow] = grad
-    cols = buffers.empty((n, groups, wt.shape[1], run), grad.dtype)
-    np.matmul(wt, wide.reshape(n, groups, o // groups, oh * wp)[..., :run], out=cols)
     out = buffers.empty((n, c, hp, wp), grad.dtype)
     out.fill(0)
-    _conv_kernels.col2im_add_wide(cols.reshape(n, c * kh * kw, run), kh, kw, out)
+    for b0, b1, cols in _product_chunks(wt, wide.reshape(n, groups, o // groups, oh * wp)[..., :run]):
+        _conv_kernels.col2im_add_wide(cols.reshape(b1 - b0, c * kh * kw, run), kh, kw, out[b0:b1])
     if any(padding):
         out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + wd])
     return out
 
 
 def conv_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
-    """Gradient of a plain 2-D convolution for its weight: ``grad`` times the input's columns,
-    summed over the batch."""
-    o, cg, kh, kw = weight_shape
-    n, _, oh, ow = grad.shape
-    cols = im2col(x, kh, kw, oh, ow, stride, padding, dilation, groups)
-    g = grad.reshape(n, groups, o // groups, oh * ow)
-    # one BLAS matmul per sample, the columns (C/g*kh*kw, OH*OW) times the gradient's transpose (a flag
-    # to BLAS, not a copy), then the sum over the batch and a transpose of the small (C/g*kh*kw, O/g)
-    # result. OpenBLAS runs this order about twice as fast as ``g @ cols.T`` when the columns are taller
-    # than wide (64x6x14x14 -> 16 5x5, float32, one thread: 0.48 ms against 0.87 ms) and as fast
-    # otherwise; tensordot's transposing copy of the columns made it 6-20x slower.
-    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
-    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+    """Gradient of a plain 2-D convolution for its weight."""
+    gw = weight_grad_nd(_as_3d(x), _as_3d(grad), (weight_shape[0], weight_shape[1], 1) + tuple(weight_shape[2:]),
+                        (1,) + tuple(stride), (0,) + tuple(padding), (1,) + tuple(dilation), groups)
+    return gw.reshape(weight_shape)
 
 
 # ---- 3-D (and general N-d) forms ----------------------------------------------------------------------
@@ -173,68 +209,19 @@ def _prod(values):
     return out
 
 
-def _pad_nd(x, padding):
-    if not any(padding):
-        return x
-    out = np.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
-    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for s, p in zip(x.shape[2:], padding))] = x
-    return out
-
-
-def _columns_nd(x, ks, outs, stride, padding, dilation, groups):
-    """Columns (N, groups, C/g*prod(ks), prod(outs)) of the N-d input ``x`` (a C-contiguous copy)."""
-    n, c = x.shape[:2]
-    xp = _pad_nd(x, padding)
-    st = xp.strides
-    win = as_strided(xp, xp.shape[:2] + tuple(ks) + tuple(outs),
-                     st[:2] + tuple(a * d for a, d in zip(st[2:], dilation)) + tuple(a * t for a, t in zip(st[2:], stride)),
-                     writeable=False)
-    cols = np.empty(win.shape, x.dtype)
-    np.copyto(cols, win)
-    return cols.reshape(n, groups, (c // groups) * _prod(ks), _prod(outs))
-
-
-def conv3d_arrays(x, w, stride, padding, dilation, groups):
-    """Plain (not transposed) N-d convolution without bias of C-contiguous arrays."""
-    n = x.shape[0]
-    o, cg = w.shape[:2]
-    ks = w.shape[2:]
-    outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
-    cols = _columns_nd(x, ks, outs, stride, padding, dilation, groups)
-    out = np.matmul(w.reshape(groups, o // groups, cg * _prod(ks)), cols)
-    return out.reshape((n, o) + outs)
+def conv3d_arrays(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain (not transposed) 3-D convolution of C-contiguous arrays."""
+    return conv_arrays_nd(x, w, tuple(stride), tuple(padding), tuple(dilation), groups, bias)
 
 
 def conv3d_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
-    """Gradient of a plain N-d convolution for its input (the forward of a transposed one): ``w``'s
-    transpose applied to ``grad``, then each kernel offset's slab added into the padded input."""
-    n, o = grad.shape[:2]
-    outs = grad.shape[2:]
-    cg = w.shape[1]
-    ks = w.shape[2:]
-    wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
-    cols = np.matmul(wt, grad.reshape(n, groups, o // groups, _prod(outs)))
-    cols = cols.reshape((n, groups * cg) + tuple(ks) + tuple(outs))
-    spatial = input_shape[2:]
-    out = np.zeros(tuple(input_shape[:2]) + tuple(s + 2 * p for s, p in zip(spatial, padding)), grad.dtype)
-    lead = (slice(None), slice(None))
-    for offset in np.ndindex(*ks):
-        window = tuple(slice(u * d, u * d + t * (m - 1) + 1, t) for u, d, t, m in zip(offset, dilation, stride, outs))
-        out[lead + window] += cols[lead + offset]
-    if any(padding):
-        out = np.ascontiguousarray(out[lead + tuple(slice(p, p + s) for s, p in zip(spatial, padding))])
-    return out
+    """Gradient of a plain 3-D convolution for its input."""
+    return input_grad_nd(grad, w, input_shape, tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 def conv3d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
-    """Gradient of a plain N-d convolution for its weight: the input's columns times ``grad``'s transpose,
-    summed over the batch (the order ``conv_weight_grad`` explains)."""
-    o = weight_shape[0]
-    n = grad.shape[0]
-    cols = _columns_nd(x, weight_shape[2:], grad.shape[2:], stride, padding, dilation, groups)
-    g = grad.reshape(n, groups, o // groups, -1)
-    wt = np.add.reduce(np.matmul(cols, g.swapaxes(-1, -2)), axis=0)
-    return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
+    """Gradient of a plain 3-D convolution for its weight."""
+    return weight_grad_nd(x, grad, tuple(weight_shape), tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 # ---- argument checks with torch's texts ----------------------------------------------------------------
@@ -310,7 +297,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     w = np.ascontiguousarray(_as_2d(weight, n_spatial))
     s, p, d = _pair(stride, n_spatial, 1), _pair(padding, n_spatial, 0), _pair(dilation, n_spatial, 1)
     if not transposed:
-        out = conv2d_arrays(x, w, s, p, d, groups)
+        out = conv2d_arrays(x, w, s, p, d, groups, bias)
     else:
         op = _pair(output_padding, n_spatial, 0)
         n, _, h, wd = x.shape
@@ -322,8 +309,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                                f"Calculated output size per channel: ({' x '.join(map(str, shape[4 - n_spatial:]))}). "
                                "Output size is too small")
         out = conv_input_grad(x, w, shape, s, p, d, groups)
-    if bias is not None:
-        out += bias.reshape(1, -1, 1, 1)
+        if bias is not None:
+            out += bias.reshape(1, -1, 1, 1)
     return out.reshape(out.shape[:2] + out.shape[4 - n_spatial:])
 
 
@@ -336,13 +323,12 @@ def _convolution_3d(input, weight, bias, stride, padding, dilation, transposed, 
     x = np.ascontiguousarray(input)
     w = np.ascontiguousarray(weight)
     if not transposed:
-        out = conv3d_arrays(x, w, stride, padding, dilation, groups)
-    else:
-        spatial = tuple(transposed_out_size(size, k, s, p, d, op) for size, k, s, p, d, op in
-                        zip(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding))
-        if any(v <= 0 for v in spatial):
-            _too_small(input, spatial)
-        out = conv3d_input_grad(x, w, (x.shape[0], w.shape[1] * groups) + spatial, stride, padding, dilation, groups)
+        return conv3d_arrays(x, w, stride, padding, dilation, groups, bias)
+    spatial = tuple(transposed_out_size(size, k, s, p, d, op) for size, k, s, p, d, op in
+                    zip(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding))
+    if any(v <= 0 for v in spatial):
+        _too_small(input, spatial)
+    out = conv3d_input_grad(x, w, (x.shape[0], w.shape[1] * groups) + spatial, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1, 1)
     return out
