@@ -370,10 +370,27 @@ def _run_plain(root, buffers, deps, keep_graph):
                         raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
                                            f"expected {n}, but got {len(outs)}")
                     fresh = fn._fresh_outputs
-                    for g, m in zip(outs, fn._in_meta):
+                    # reduce or cast a gradient that does not match its input (unrolled for one and two)
+                    meta = fn._in_meta
+                    k = len(meta)
+                    if k == 1 == n:
+                        g = outs[0]
+                        m = meta[0]
                         if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
                             fresh |= _reduce_outputs(fn, outs)
-                            break
+                    elif k == 2 == n:
+                        g = outs[0]
+                        m = meta[0]
+                        g2 = outs[1]
+                        m2 = meta[1]
+                        if (g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1])) or (
+                                g2 is not None and m2 is not None and (g2.shape != m2[0] or g2.dtype != m2[1])):
+                            fresh |= _reduce_outputs(fn, outs)
+                    else:
+                        for g, m in zip(outs, meta):
+                            if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
+                                fresh |= _reduce_outputs(fn, outs)
+                                break
                 if not keep_graph:
                     fn._release_variables()
         # hand each gradient to the buffer of the node it feeds; the first node that becomes ready keeps
