@@ -4,8 +4,10 @@ Dependencies are counted per edge from the roots; gradients for the same (node, 
 per-node buffer; ready nodes run from a priority queue, highest sequence number first (AccumulateGrad
 carries UINT64_MAX, so a leaf's gradient is written as soon as it is complete). Each gradient is reduced
 to its input's shape and cast to its dtype before it travels on. Saved values are released after a node
-runs unless the graph is kept. One loop (``_run``) serves every call; ``_General`` adds what ``grad()``,
-``inputs=``, ``create_graph``, anomaly mode and profilers need. Which gradient arrays the engine may
+runs unless the graph is kept. A plain ``backward()`` runs in ``_run_plain``, the loop kept short for
+graphs of many small ops; every other call runs in ``_run``, with ``_General`` adding what ``grad()``,
+``inputs=``, ``create_graph``, anomaly mode and profilers need. Both share the order, the hooks and the
+ownership rules below. Which gradient arrays the engine may
 write into is decided by construction (see "Gradient ownership" below).
 """
 import heapq
@@ -191,9 +193,8 @@ class _General:
 def _run(root, buffers, deps, keep_graph, general):
     """The backward loop: run ``root``, then every node whose gradients are complete, highest sequence
     number first (a heap; a lone ready node runs next without it), handing each output gradient to the
-    buffer of the node it feeds and summing gradients that meet there. ``general`` is None for a plain
-    ``backward()`` (nodes without hooks are called inline, the per-node cost that limits graphs of many
-    small ops) or a ``_General`` for everything else."""
+    buffer of the node it feeds and summing gradients that meet there. ``general``: a ``_General`` (a
+    plain ``backward()`` runs in ``_run_plain``; None here runs the same way, more slowly)."""
     graph = general is not None and general.graph
     fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
     runs = None if general is None else general.runs
@@ -284,7 +285,7 @@ def _run(root, buffers, deps, keep_graph, general):
                     else:
                         m = owned.get(nxt, 0)
                         if m >> nr & 1 and old.shape == g.shape and old.dtype == g.dtype:
-                            np.add(old, g, out=old)
+                            np.add(old, g, old)
                         else:
                             s = b[nr] = old + g
                             if type(s) is np.ndarray:
@@ -337,7 +338,7 @@ def _run_plain(root, buffers, deps, keep_graph):
                 _call_function(fn, buf, False, None, 0 if fn._tensor_pre_hooks is not None else owned.pop(fn, 0))
                 if not keep_graph:
                     fn._release_variables()
-            fns = ()
+            n = 0
         else:
             fused = None
             if fuse and fn._fusion is not None:
@@ -347,16 +348,17 @@ def _run_plain(root, buffers, deps, keep_graph):
                     fused = run_region(fn, g, deps, buffers, None, None, keep_graph)
             if fused is not None:
                 fns, nrs, outs = fused
+                n = len(fns)
                 fresh = -1  # every output of a fused region is a new array
             else:
                 fns = fn._next_fns
                 nrs = fn._next_nrs
+                n = len(fns)
                 if fn._pre_hooks or fn._post_hooks:
                     outs = _call_function(fn, buf, False, None)
                     fresh = 0 if fn._post_hooks else fn._fresh_outputs
                 else:
-                    n = len(fns)  # fn._needs(), inlined for one and two inputs
-                    if n == 1:
+                    if n == 1:  # fn._needs(), inlined for one and two inputs
                         needs = _NEEDS[fns[0] is not None]
                     elif n == 2:
                         needs = (fns[0] is not None, fns[1] is not None)
@@ -396,7 +398,7 @@ def _run_plain(root, buffers, deps, keep_graph):
         # hand each gradient to the buffer of the node it feeds; the first node that becomes ready keeps
         # its buffer here (``ready``/``ready_buf``) when nothing waits in the heap
         ready = None
-        for i in range(len(fns)):
+        for i in range(n):
             nxt = fns[i]
             if nxt is None:
                 continue
@@ -422,7 +424,7 @@ def _run_plain(root, buffers, deps, keep_graph):
                 else:
                     m = owned.get(nxt, 0)
                     if m >> nr & 1 and old.shape == g.shape and old.dtype == g.dtype:
-                        np.add(old, g, out=old)
+                        np.add(old, g, old)
                     else:
                         s = b[nr] = old + g
                         if type(s) is np.ndarray:
