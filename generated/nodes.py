@@ -24,6 +24,7 @@ from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import raw_saved as _raw_saved
 from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
+from derivgen.core.tensor import Tensor as _Tensor
 
 from . import kernels as _k
 
@@ -65,7 +66,8 @@ class AbsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.abs_backward_self.call2(grad, self)
@@ -226,8 +228,10 @@ class BmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        mat2 = node._sv_mat2
+        mat2 = mat2._array if isinstance(mat2, _Tensor) and (mat2._vc[0] == node._svv_mat2 or (mat2._vc[0] == ~node._svv_mat2 and mat2.grad_fn is not None)) else _saved_data(node, mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -413,7 +417,8 @@ class CosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cos_backward_self.call2(grad, self)
@@ -480,8 +485,10 @@ class DivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -599,8 +606,10 @@ class DotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        tensor = _saved_data(node, node._sv_tensor, node._svv_tensor)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        tensor = node._sv_tensor
+        tensor = tensor._array if isinstance(tensor, _Tensor) and (tensor._vc[0] == node._svv_tensor or (tensor._vc[0] == ~node._svv_tensor and tensor.grad_fn is not None)) else _saved_data(node, tensor, node._svv_tensor)
         grad_input_self = None
         grad_input_tensor = None
         if needs[0]:
@@ -758,7 +767,8 @@ class LogBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log_backward_self.call2(grad, self)
@@ -824,8 +834,10 @@ class MaximumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1011,8 +1023,10 @@ class MinimumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1084,8 +1098,10 @@ class MmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        mat2 = node._sv_mat2
+        mat2 = mat2._array if isinstance(mat2, _Tensor) and (mat2._vc[0] == node._svv_mat2 or (mat2._vc[0] == ~node._svv_mat2 and mat2.grad_fn is not None)) else _saved_data(node, mat2, node._svv_mat2)
         grad_input_self = None
         grad_input_mat2 = None
         if needs[0]:
@@ -1161,8 +1177,10 @@ class MulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -1280,8 +1298,10 @@ class MvBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        vec = _saved_data(node, node._sv_vec, node._svv_vec)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        vec = node._sv_vec
+        vec = vec._array if isinstance(vec, _Tensor) and (vec._vc[0] == node._svv_vec or (vec._vc[0] == ~node._svv_vec and vec.grad_fn is not None)) else _saved_data(node, vec, node._svv_vec)
         grad_input_self = None
         grad_input_vec = None
         if needs[0]:
@@ -1434,7 +1454,8 @@ class PowBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         exponent = node._v_exponent
         grad_input_self = None
         if needs[0]:
@@ -1513,8 +1534,10 @@ class PowBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        exponent = node._sv_exponent
+        exponent = exponent._array if isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)) else _saved_data(node, exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_exponent = None
@@ -1591,7 +1614,8 @@ class PowBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        exponent = _saved_data(node, node._sv_exponent, node._svv_exponent)
+        exponent = node._sv_exponent
+        exponent = exponent._array if isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)) else _saved_data(node, exponent, node._svv_exponent)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         self = node._v_self
         grad_input_exponent = None
@@ -2058,7 +2082,8 @@ class SinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sin_backward_self.call2(grad, self)
@@ -3093,7 +3118,8 @@ class WhereBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        condition = _saved_data(node, node._sv_condition, node._svv_condition)
+        condition = node._sv_condition
+        condition = condition._array if isinstance(condition, _Tensor) and (condition._vc[0] == node._svv_condition or (condition._vc[0] == ~node._svv_condition and condition.grad_fn is not None)) else _saved_data(node, condition, node._svv_condition)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -3256,7 +3282,8 @@ class Log2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log2_backward_self.call2(grad, self)
@@ -3309,7 +3336,8 @@ class Log10Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log10_backward_self.call2(grad, self)
@@ -3362,7 +3390,8 @@ class Log1PBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.log1p_backward_self.call2(grad, self)
@@ -3519,7 +3548,8 @@ class AsinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asin_backward_self.call2(grad, self)
@@ -3572,7 +3602,8 @@ class AcosBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acos_backward_self.call2(grad, self)
@@ -3625,7 +3656,8 @@ class AtanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atan_backward_self.call2(grad, self)
@@ -3678,7 +3710,8 @@ class SinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sinh_backward_self.call2(grad, self)
@@ -3731,7 +3764,8 @@ class CoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.cosh_backward_self.call2(grad, self)
@@ -3784,7 +3818,8 @@ class AsinhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.asinh_backward_self.call2(grad, self)
@@ -3837,7 +3872,8 @@ class AcoshBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.acosh_backward_self.call2(grad, self)
@@ -3890,7 +3926,8 @@ class AtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.atanh_backward_self.call2(grad, self)
@@ -3943,7 +3980,8 @@ class ErfBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erf_backward_self.call2(grad, self)
@@ -3996,7 +4034,8 @@ class ErfcBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.erfc_backward_self.call2(grad, self)
@@ -4052,7 +4091,8 @@ class LogitBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         eps = node._v_eps
         grad_input_self = None
         if needs[0]:
@@ -4352,9 +4392,12 @@ class ClampBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        min = _saved_data(node, node._sv_min, node._svv_min)
-        max = _saved_data(node, node._sv_max, node._svv_max)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        min = node._sv_min
+        min = min._array if isinstance(min, _Tensor) and (min._vc[0] == node._svv_min or (min._vc[0] == ~node._svv_min and min.grad_fn is not None)) else _saved_data(node, min, node._svv_min)
+        max = node._sv_max
+        max = max._array if isinstance(max, _Tensor) and (max._vc[0] == node._svv_max or (max._vc[0] == ~node._svv_max and max.grad_fn is not None)) else _saved_data(node, max, node._svv_max)
         grad_input_self = None
         grad_input_min = None
         grad_input_max = None
@@ -4426,7 +4469,8 @@ class ClampBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         min = node._v_min
         max = node._v_max
         grad_input_self = None
@@ -4489,7 +4533,8 @@ class ClampMinBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         min = node._v_min
         grad_input_self = None
         if needs[0]:
@@ -4550,7 +4595,8 @@ class ClampMaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         max = node._v_max
         grad_input_self = None
         if needs[0]:
@@ -4606,7 +4652,8 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             _t1 = _fns.isfinite(self)
@@ -4663,7 +4710,8 @@ class GeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         approximate = node._v_approximate
         grad_input_self = None
         if needs[0]:
@@ -4719,7 +4767,8 @@ class SiluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.silu_backward_self.call2(grad, self)
@@ -4773,7 +4822,8 @@ class MishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.mish_backward_self.call2(grad, self)
@@ -4836,7 +4886,8 @@ class SoftplusBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         beta = node._v_beta
         threshold = node._v_threshold
         grad_input_self = None
@@ -4908,7 +4959,8 @@ class EluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -4972,7 +5024,8 @@ class CeluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -5032,7 +5085,8 @@ class LeakyReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -5098,7 +5152,8 @@ class HardtanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         min_val = node._v_min_val
         max_val = node._v_max_val
         grad_input_self = None
@@ -5156,7 +5211,8 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardsigmoid_backward_self.call2(grad, self)
@@ -5212,7 +5268,8 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.hardswish_backward_self.call2(grad, self)
@@ -5281,8 +5338,10 @@ class DivBackward2(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         rounding_mode = node._v_rounding_mode
         grad_input_self = None
         grad_input_other = None
@@ -5410,8 +5469,10 @@ class FmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5485,8 +5546,10 @@ class FminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5561,8 +5624,10 @@ class Atan2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5646,8 +5711,10 @@ class HypotBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         grad_input_other = None
@@ -5758,8 +5825,10 @@ class RemainderBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -5870,8 +5939,10 @@ class FmodBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -6012,9 +6083,12 @@ class LerpBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        end = _saved_data(node, node._sv_end, node._svv_end)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        end = node._sv_end
+        end = end._array if isinstance(end, _Tensor) and (end._vc[0] == node._svv_end or (end._vc[0] == ~node._svv_end and end.grad_fn is not None)) else _saved_data(node, end, node._svv_end)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
         grad_input_self = None
         grad_input_end = None
         grad_input_weight = None
@@ -6100,8 +6174,10 @@ class AddcmulBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
-        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
+        tensor1 = node._sv_tensor1
+        tensor1 = tensor1._array if isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)) else _saved_data(node, tensor1, node._svv_tensor1)
+        tensor2 = node._sv_tensor2
+        tensor2 = tensor2._array if isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)) else _saved_data(node, tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6188,8 +6264,10 @@ class AddcdivBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        tensor1 = _saved_data(node, node._sv_tensor1, node._svv_tensor1)
-        tensor2 = _saved_data(node, node._sv_tensor2, node._svv_tensor2)
+        tensor1 = node._sv_tensor1
+        tensor1 = tensor1._array if isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)) else _saved_data(node, tensor1, node._svv_tensor1)
+        tensor2 = node._sv_tensor2
+        tensor2 = tensor2._array if isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)) else _saved_data(node, tensor2, node._svv_tensor2)
         value = node._v_value
         grad_input_self = None
         grad_input_tensor1 = None
@@ -6266,7 +6344,8 @@ class ProdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6329,7 +6408,8 @@ class ProdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -6466,7 +6546,8 @@ class MaxBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6601,7 +6682,8 @@ class MinBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         grad_input_self = None
         if needs[0]:
@@ -6675,7 +6757,8 @@ class AmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6753,7 +6836,8 @@ class AminBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6837,7 +6921,8 @@ class LogsumexpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -6913,7 +6998,8 @@ class VarBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -6996,7 +7082,8 @@ class StdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7079,7 +7166,8 @@ class VarMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -7176,7 +7264,8 @@ class StdMeanBackward0(_Node):
             return [None] * len(node._next_fns)
         grads_0 = grads[0] if grads[0] is not None else _zeros_like_output(node, 0, False)
         grads_1 = grads[1] if grads[1] is not None else _zeros_like_output(node, 1, False)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result0 = node._sv_result0.unpack_data(node) if node._sv_result0 is not None else None
         dim = node._v_dim
         correction = node._v_correction
@@ -7268,7 +7357,8 @@ class LinalgVectorNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         ord = node._v_ord
         dim = node._v_dim
@@ -7391,7 +7481,8 @@ class CumprodBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         dim = node._v_dim
         grad_input_self = None
@@ -7471,8 +7562,10 @@ class AddmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mat1 = _saved_data(node, node._sv_mat1, node._svv_mat1)
-        mat2 = _saved_data(node, node._sv_mat2, node._svv_mat2)
+        mat1 = node._sv_mat1
+        mat1 = mat1._array if isinstance(mat1, _Tensor) and (mat1._vc[0] == node._svv_mat1 or (mat1._vc[0] == ~node._svv_mat1 and mat1.grad_fn is not None)) else _saved_data(node, mat1, node._svv_mat1)
+        mat2 = node._sv_mat2
+        mat2 = mat2._array if isinstance(mat2, _Tensor) and (mat2._vc[0] == node._svv_mat2 or (mat2._vc[0] == ~node._svv_mat2 and mat2.grad_fn is not None)) else _saved_data(node, mat2, node._svv_mat2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7573,8 +7666,10 @@ class BaddbmmBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        batch1 = _saved_data(node, node._sv_batch1, node._svv_batch1)
-        batch2 = _saved_data(node, node._sv_batch2, node._svv_batch2)
+        batch1 = node._sv_batch1
+        batch1 = batch1._array if isinstance(batch1, _Tensor) and (batch1._vc[0] == node._svv_batch1 or (batch1._vc[0] == ~node._svv_batch1 and batch1.grad_fn is not None)) else _saved_data(node, batch1, node._svv_batch1)
+        batch2 = node._sv_batch2
+        batch2 = batch2._array if isinstance(batch2, _Tensor) and (batch2._vc[0] == node._svv_batch2 or (batch2._vc[0] == ~node._svv_batch2 and batch2.grad_fn is not None)) else _saved_data(node, batch2, node._svv_batch2)
         beta = node._v_beta
         alpha = node._v_alpha
         grad_input_self = None
@@ -7943,7 +8038,8 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        values = _saved_data(node, node._sv_values, node._svv_values)
+        values = node._sv_values
+        values = values._array if isinstance(values, _Tensor) and (values._vc[0] == node._svv_values or (values._vc[0] == ~node._svv_values and values.grad_fn is not None)) else _saved_data(node, values, node._svv_values)
         indices = _saved_list(node, node._v_indices)
         accumulate = node._v_accumulate
         grad_input_self = None
@@ -8021,7 +8117,8 @@ class GatherBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8084,7 +8181,8 @@ class ScatterBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8149,7 +8247,8 @@ class ScatterBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -8209,7 +8308,8 @@ class ScatterAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         grad_input_self = None
         grad_input_src = None
@@ -8279,7 +8379,8 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
@@ -8353,7 +8454,8 @@ class IndexAddBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         dim = node._v_dim
         alpha = node._v_alpha
         source_sym_sizes = node._v_source_sym_sizes
@@ -8422,7 +8524,8 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = _saved_data(node, node._sv_mask, node._svv_mask)
+        mask = node._sv_mask
+        mask = mask._array if isinstance(mask, _Tensor) and (mask._vc[0] == node._svv_mask or (mask._vc[0] == ~node._svv_mask and mask.grad_fn is not None)) else _saved_data(node, mask, node._svv_mask)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.masked_fill_Scalar_backward_self.call2(grad, mask)
@@ -8478,7 +8581,8 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        mask = _saved_data(node, node._sv_mask, node._svv_mask)
+        mask = node._sv_mask
+        mask = mask._array if isinstance(mask, _Tensor) and (mask._vc[0] == node._svv_mask or (mask._vc[0] == ~node._svv_mask and mask.grad_fn is not None)) else _saved_data(node, mask, node._svv_mask)
         grad_input_self = None
         grad_input_value = None
         if needs[0]:
@@ -9149,8 +9253,10 @@ class XlogyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        other = _saved_data(node, node._sv_other, node._svv_other)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        other = node._sv_other
+        other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -9232,8 +9338,10 @@ class MseLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
         reduction = node._v_reduction
         self_sym_numel = node._v_self_sym_numel
         grad_input_self = None
@@ -9326,8 +9434,10 @@ class SmoothL1LossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
         reduction = node._v_reduction
         beta = node._v_beta
         self_sym_numel = node._v_self_sym_numel
@@ -9422,8 +9532,10 @@ class HuberLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
         reduction = node._v_reduction
         delta = node._v_delta
         self_sym_numel = node._v_self_sym_numel
@@ -9540,9 +9652,12 @@ class NllLossBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
         total_weight = node._sv_total_weight.unpack_data(node) if node._sv_total_weight is not None else None
         reduction = node._v_reduction
         ignore_index = node._v_ignore_index
@@ -9631,9 +9746,12 @@ class BinaryCrossEntropyBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9736,10 +9854,14 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        target = _saved_data(node, node._sv_target, node._svv_target)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
-        pos_weight = _saved_data(node, node._sv_pos_weight, node._svv_pos_weight)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        target = node._sv_target
+        target = target._array if isinstance(target, _Tensor) and (target._vc[0] == node._svv_target or (target._vc[0] == ~node._svv_target and target.grad_fn is not None)) else _saved_data(node, target, node._svv_target)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
+        pos_weight = node._sv_pos_weight
+        pos_weight = pos_weight._array if isinstance(pos_weight, _Tensor) and (pos_weight._vc[0] == node._svv_pos_weight or (pos_weight._vc[0] == ~node._svv_pos_weight and pos_weight.grad_fn is not None)) else _saved_data(node, pos_weight, node._svv_pos_weight)
         reduction = node._v_reduction
         grad_input_self = None
         grad_input_target = None
@@ -9858,9 +9980,12 @@ class NativeLayerNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = _saved_data(node, node._sv_input, node._svv_input)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
-        bias = _saved_data(node, node._sv_bias, node._svv_bias)
+        input = node._sv_input
+        input = input._array if isinstance(input, _Tensor) and (input._vc[0] == node._svv_input or (input._vc[0] == ~node._svv_input and input.grad_fn is not None)) else _saved_data(node, input, node._svv_input)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
+        bias = node._sv_bias
+        bias = bias._array if isinstance(bias, _Tensor) and (bias._vc[0] == node._svv_bias or (bias._vc[0] == ~node._svv_bias and bias.grad_fn is not None)) else _saved_data(node, bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         normalized_shape = node._v_normalized_shape
@@ -9980,9 +10105,12 @@ class ConvolutionBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = _saved_data(node, node._sv_input, node._svv_input)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
-        bias = _saved_data(node, node._sv_bias, node._svv_bias)
+        input = node._sv_input
+        input = input._array if isinstance(input, _Tensor) and (input._vc[0] == node._svv_input or (input._vc[0] == ~node._svv_input and input.grad_fn is not None)) else _saved_data(node, input, node._svv_input)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
+        bias = node._sv_bias
+        bias = bias._array if isinstance(bias, _Tensor) and (bias._vc[0] == node._svv_bias or (bias._vc[0] == ~node._svv_bias and bias.grad_fn is not None)) else _saved_data(node, bias, node._svv_bias)
         stride = node._v_stride
         padding = node._v_padding
         dilation = node._v_dilation
@@ -10089,7 +10217,8 @@ class MaxPool2DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -10182,7 +10311,8 @@ class AvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -10247,7 +10377,8 @@ class AdaptiveAvgPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool2d_backward(grad, self)
@@ -10367,10 +10498,14 @@ class NativeBatchNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = _saved_data(node, node._sv_input, node._svv_input)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
-        running_mean = _saved_data(node, node._sv_running_mean, node._svv_running_mean)
-        running_var = _saved_data(node, node._sv_running_var, node._svv_running_var)
+        input = node._sv_input
+        input = input._array if isinstance(input, _Tensor) and (input._vc[0] == node._svv_input or (input._vc[0] == ~node._svv_input and input.grad_fn is not None)) else _saved_data(node, input, node._svv_input)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
+        running_mean = node._sv_running_mean
+        running_mean = running_mean._array if isinstance(running_mean, _Tensor) and (running_mean._vc[0] == node._svv_running_mean or (running_mean._vc[0] == ~node._svv_running_mean and running_mean.grad_fn is not None)) else _saved_data(node, running_mean, node._svv_running_mean)
+        running_var = node._sv_running_var
+        running_var = running_var._array if isinstance(running_var, _Tensor) and (running_var._vc[0] == node._svv_running_var or (running_var._vc[0] == ~node._svv_running_var and running_var.grad_fn is not None)) else _saved_data(node, running_var, node._svv_running_var)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         training = node._v_training
@@ -10508,9 +10643,12 @@ class NativeGroupNormBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        input = _saved_data(node, node._sv_input, node._svv_input)
-        weight = _saved_data(node, node._sv_weight, node._svv_weight)
-        bias = _saved_data(node, node._sv_bias, node._svv_bias)
+        input = node._sv_input
+        input = input._array if isinstance(input, _Tensor) and (input._vc[0] == node._svv_input or (input._vc[0] == ~node._svv_input and input.grad_fn is not None)) else _saved_data(node, input, node._svv_input)
+        weight = node._sv_weight
+        weight = weight._array if isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)) else _saved_data(node, weight, node._svv_weight)
+        bias = node._sv_bias
+        bias = bias._array if isinstance(bias, _Tensor) and (bias._vc[0] == node._svv_bias or (bias._vc[0] == ~node._svv_bias and bias.grad_fn is not None)) else _saved_data(node, bias, node._svv_bias)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         result2 = node._sv_result2.unpack_data(node) if node._sv_result2 is not None else None
         N = node._v_N
@@ -10599,7 +10737,8 @@ class EmbeddingBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        indices = _saved_data(node, node._sv_indices, node._svv_indices)
+        indices = node._sv_indices
+        indices = indices._array if isinstance(indices, _Tensor) and (indices._vc[0] == node._svv_indices or (indices._vc[0] == ~node._svv_indices and indices.grad_fn is not None)) else _saved_data(node, indices, node._svv_indices)
         padding_idx = node._v_padding_idx
         scale_grad_by_freq = node._v_scale_grad_by_freq
         weight_sym_sizes = node._v_weight_sym_sizes
@@ -11161,8 +11300,10 @@ class PutBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
-        source = _saved_data(node, node._sv_source, node._svv_source)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
+        source = node._sv_source
+        source = source._array if isinstance(source, _Tensor) and (source._vc[0] == node._svv_source or (source._vc[0] == ~node._svv_source and source.grad_fn is not None)) else _saved_data(node, source, node._svv_source)
         accumulate = node._v_accumulate
         source_sym_sizes = node._v_source_sym_sizes
         grad_input_self = None
@@ -11237,7 +11378,8 @@ class TakeBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        index = _saved_data(node, node._sv_index, node._svv_index)
+        index = node._sv_index
+        index = index._array if isinstance(index, _Tensor) and (index._vc[0] == node._svv_index or (index._vc[0] == ~node._svv_index and index.grad_fn is not None)) else _saved_data(node, index, node._svv_index)
         self_sym_sizes = node._v_self_sym_sizes
         grad_input_self = None
         if needs[0]:
@@ -11620,7 +11762,8 @@ class ThresholdBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11680,7 +11823,8 @@ class ThresholdBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         threshold = node._v_threshold
         grad_input_self = None
         if needs[0]:
@@ -11744,7 +11888,8 @@ class ThresholdBackwardBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         threshold = node._v_threshold
         grad_input_grad_output = None
         grad_input_self = None
@@ -11917,7 +12062,8 @@ class BernoulliBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        p = _saved_data(node, node._sv_p, node._svv_p)
+        p = node._sv_p
+        p = p._array if isinstance(p, _Tensor) and (p._vc[0] == node._svv_p or (p._vc[0] == ~node._svv_p and p.grad_fn is not None)) else _saved_data(node, p, node._svv_p)
         grad_input_self = None
         grad_input_p = None
         if needs[0]:
@@ -12309,7 +12455,8 @@ class MaxPool3DWithIndicesBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         kernel_size = node._v_kernel_size
         stride = node._v_stride
@@ -12402,7 +12549,8 @@ class AvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         kernel_size = node._v_kernel_size
         stride = node._v_stride
         padding = node._v_padding
@@ -12465,7 +12613,8 @@ class AdaptiveAvgPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.adaptive_avg_pool3d_backward(grad, self)
@@ -12530,7 +12679,8 @@ class AdaptiveMaxPool2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:
@@ -12588,7 +12738,8 @@ class ReflectionPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12646,7 +12797,8 @@ class ReflectionPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12704,7 +12856,8 @@ class ReflectionPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12762,7 +12915,8 @@ class ReplicationPad1DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12820,7 +12974,8 @@ class ReplicationPad2DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12880,7 +13035,8 @@ class ReplicationPad3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         padding = node._v_padding
         grad_input_self = None
         if needs[0]:
@@ -12962,8 +13118,10 @@ class RreluWithNoiseBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
-        noise = _saved_data(node, node._sv_noise, node._svv_noise)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
+        noise = node._sv_noise
+        noise = noise._array if isinstance(noise, _Tensor) and (noise._vc[0] == node._svv_noise or (noise._vc[0] == ~node._svv_noise and noise.grad_fn is not None)) else _saved_data(node, noise, node._svv_noise)
         lower = node._v_lower
         upper = node._v_upper
         training = node._v_training
@@ -13033,7 +13191,8 @@ class AdaptiveMaxPool3DBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        self = _saved_data(node, node._sv_self, node._svv_self)
+        self = node._sv_self
+        self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         result1 = node._sv_result1.unpack_data(node) if node._sv_result1 is not None else None
         grad_input_self = None
         if needs[0]:

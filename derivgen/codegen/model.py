@@ -575,9 +575,15 @@ def _lower_bodies(model, entry, parsed, low, scope, graph_exprs=None):
         for s in model.saved_tensors:
             if s.is_output:
                 head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
-            else:  # an input may be kept compactly (derivgen.core.node.saved_data)
-                fn = "_saved_data" if path == "fast" else "_unpack_saved"
-                head.append(f"{s.name} = {fn}(node, node._sv_{s.name}, node._svv_{s.name})")
+            elif path == "fast":  # an input may be kept compactly (derivgen.core.node.saved_data)
+                # the common case inline (a Tensor saved at the version it still has): two calls fewer
+                head.append(f"{s.name} = node._sv_{s.name}")
+                # (derivgen.core.node._compact_intact: a version code below zero is a non-leaf's)
+                n, code = s.name, f"node._svv_{s.name}"
+                head.append(f"{n} = {n}._array if isinstance({n}, _Tensor) and ({n}._vc[0] == {code} or ("
+                            f"{n}._vc[0] == ~{code} and {n}.grad_fn is not None)) else _saved_data(node, {n}, {code})")
+            else:
+                head.append(f"{s.name} = _unpack_saved(node, node._sv_{s.name}, node._svv_{s.name})")
         for v in model.saved_values:
             head.append(f"{v.name} = _saved_list(node, node._v_{v.name})" if v.tensor_list
                         else f"{v.name} = node._v_{v.name}")

@@ -4,8 +4,10 @@ Dependencies are counted per edge from the roots; gradients for the same (node, 
 per-node buffer; ready nodes run from a priority queue, highest sequence number first (AccumulateGrad
 carries UINT64_MAX, so a leaf's gradient is written as soon as it is complete). Each gradient is reduced
 to its input's shape and cast to its dtype before it travels on. Saved values are released after a node
-runs unless the graph is kept. One loop (``_run``) serves every call; ``_General`` adds what ``grad()``,
-``inputs=``, ``create_graph``, anomaly mode and profilers need. Which gradient arrays the engine may
+runs unless the graph is kept. A plain ``backward()`` runs in ``_run_plain``, the loop kept short for
+graphs of many small ops; every other call runs in ``_run``, with ``_General`` adding what ``grad()``,
+``inputs=``, ``create_graph``, anomaly mode and profilers need. Both share the order, the hooks and the
+ownership rules below. Which gradient arrays the engine may
 write into is decided by construction (see "Gradient ownership" below).
 """
 import heapq
@@ -109,7 +111,7 @@ def _execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, ta
     task.root, task.reachable = root, deps
     if not create_graph and inputs is None and not anomaly._state.enabled and not observe.ACTIVE:
         with set_grad_enabled(False):
-            _run(root, buffers, deps, keep_graph, None)
+            _run_plain(root, buffers, deps, keep_graph)
         return []
     general = _General(root, create_graph, inputs, accumulate_grad)
     task.executes = general.runs
@@ -191,9 +193,8 @@ class _General:
 def _run(root, buffers, deps, keep_graph, general):
     """The backward loop: run ``root``, then every node whose gradients are complete, highest sequence
     number first (a heap; a lone ready node runs next without it), handing each output gradient to the
-    buffer of the node it feeds and summing gradients that meet there. ``general`` is None for a plain
-    ``backward()`` (nodes without hooks are called inline, the per-node cost that limits graphs of many
-    small ops) or a ``_General`` for everything else."""
+    buffer of the node it feeds and summing gradients that meet there. ``general``: a ``_General`` (a
+    plain ``backward()`` runs in ``_run_plain``; None here runs the same way, more slowly)."""
     graph = general is not None and general.graph
     fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
     runs = None if general is None else general.runs
@@ -284,7 +285,7 @@ def _run(root, buffers, deps, keep_graph, general):
                     else:
                         m = owned.get(nxt, 0)
                         if m >> nr & 1 and old.shape == g.shape and old.dtype == g.dtype:
-                            np.add(old, g, out=old)
+                            np.add(old, g, old)
                         else:
                             s = b[nr] = old + g
                             if type(s) is np.ndarray:
@@ -307,6 +308,144 @@ def _run(root, buffers, deps, keep_graph, general):
             fn = ready
         elif heap:
             fn = heapq.heappop(heap)[2]
+        else:
+            return
+
+
+def _run_plain(root, buffers, deps, keep_graph):
+    """``_run`` for a plain ``backward()`` (no ``inputs``, ``create_graph``, anomaly mode or profiler):
+    the same order, hooks and gradient ownership, with less work per node, the cost that limits graphs
+    of many small ops. A node whose gradients become complete while the loop hands over gradients and
+    that can run next (no other node is waiting in the heap) keeps its buffer in a local variable instead
+    of ``buffers``; hook-free generated nodes are called inline; the fusion threshold is read once."""
+    fuse = _cfg.fusion_enabled
+    threshold = _cfg.fusion_threshold
+    owned = {}
+    heap = []
+    fn = root
+    buf = buffers.pop(root)
+    while True:
+        if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
+            _run_tensor_pre_hooks(fn, buf, False)
+        if type(fn) is AccumulateGrad:
+            if fn._pre_hooks is None and fn._post_hooks is None:
+                # an owned gradient becomes .grad without a copy (unless a tensor hook was handed it)
+                g = buf[0]
+                if g is not None:
+                    fresh = owned.pop(fn, 0) & 1 == 1 and fn._tensor_pre_hooks is None
+                    accumulate_into_leaf(fn.variable, Tensor._make(g), fresh=fresh)
+            else:
+                _call_function(fn, buf, False, None, 0 if fn._tensor_pre_hooks is not None else owned.pop(fn, 0))
+                if not keep_graph:
+                    fn._release_variables()
+            n = 0
+        else:
+            fused = None
+            if fuse and fn._fusion is not None:
+                g = buf[0]
+                if g is not None and g.size >= threshold:
+                    # fn and the elementwise nodes behind it in one kernel (fusion.py)
+                    fused = run_region(fn, g, deps, buffers, None, None, keep_graph)
+            if fused is not None:
+                fns, nrs, outs = fused
+                n = len(fns)
+                fresh = -1  # every output of a fused region is a new array
+            else:
+                fns = fn._next_fns
+                nrs = fn._next_nrs
+                n = len(fns)
+                if fn._pre_hooks or fn._post_hooks:
+                    outs = _call_function(fn, buf, False, None)
+                    fresh = 0 if fn._post_hooks else fn._fresh_outputs
+                else:
+                    if n == 1:  # fn._needs(), inlined for one and two inputs
+                        needs = _NEEDS[fns[0] is not None]
+                    elif n == 2:
+                        needs = (fns[0] is not None, fns[1] is not None)
+                    else:
+                        needs = fn._needs()
+                    try:
+                        outs = fn._apply_fast(buf, needs)
+                    except Exception as exc:
+                        _raise_backward_error(exc, fn, buf)
+                    if len(outs) != n:
+                        raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
+                                           f"expected {n}, but got {len(outs)}")
+                    fresh = fn._fresh_outputs
+                    # reduce or cast a gradient that does not match its input (unrolled for one and two)
+                    meta = fn._in_meta
+                    k = len(meta)
+                    if k == 1 == n:
+                        g = outs[0]
+                        m = meta[0]
+                        if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
+                            fresh |= _reduce_outputs(fn, outs)
+                    elif k == 2 == n:
+                        g = outs[0]
+                        m = meta[0]
+                        g2 = outs[1]
+                        m2 = meta[1]
+                        if (g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1])) or (
+                                g2 is not None and m2 is not None and (g2.shape != m2[0] or g2.dtype != m2[1])):
+                            fresh |= _reduce_outputs(fn, outs)
+                    else:
+                        for g, m in zip(outs, meta):
+                            if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
+                                fresh |= _reduce_outputs(fn, outs)
+                                break
+                if not keep_graph:
+                    fn._release_variables()
+        # hand each gradient to the buffer of the node it feeds; the first node that becomes ready keeps
+        # its buffer here (``ready``/``ready_buf``) when nothing waits in the heap
+        ready = None
+        for i in range(n):
+            nxt = fns[i]
+            if nxt is None:
+                continue
+            nr = nrs[i]
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            g = outs[i]
+            if d:
+                b = buffers.get(nxt)
+                if b is None:
+                    b = buffers[nxt] = [None] * nxt._n_inputs
+            else:
+                b = buffers.pop(nxt, None)
+                if b is None:
+                    b = [None] * nxt._n_inputs
+            if g is not None:
+                old = b[nr]
+                if old is None:
+                    b[nr] = g
+                    # ownership matters only for a slot that may receive more gradients or a leaf
+                    if fresh >> i & 1 and (d or type(nxt) is AccumulateGrad):
+                        owned[nxt] = owned.get(nxt, 0) | 1 << nr
+                else:
+                    m = owned.get(nxt, 0)
+                    if m >> nr & 1 and old.shape == g.shape and old.dtype == g.dtype:
+                        np.add(old, g, old)
+                    else:
+                        s = b[nr] = old + g
+                        if type(s) is np.ndarray:
+                            owned[nxt] = m | 1 << nr
+            if d == 0:
+                if ready is None and not heap:
+                    ready = nxt
+                    ready_buf = b
+                else:
+                    if ready is not None:
+                        buffers[ready] = ready_buf
+                        heapq.heappush(heap, (-ready._seq, id(ready), ready))
+                        ready = None
+                    buffers[nxt] = b
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+        if ready is not None:
+            fn = ready
+            buf = ready_buf
+        elif heap:
+            fn = heapq.heappop(heap)[2]
+            buf = buffers.pop(fn)
         else:
             return
 
