@@ -89,11 +89,12 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """torch's ``rrelu``: the ``rrelu_with_noise`` row with a fresh noise tensor (RreluWithNoiseBackward0).
-    ``inplace=True`` writes that result into ``input`` (torch records its in-place row instead)."""
+    """torch's ``rrelu``: the ``rrelu_with_noise`` row with a fresh noise tensor (RreluWithNoiseBackward0),
+    in place its ``rrelu_with_noise_`` row (RreluWithNoiseBackward1)."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    return _in_place(input, lambda x: aten.rrelu_with_noise(x, _factories.empty_like(x), lower, upper, training), inplace)
+    op = aten.rrelu_with_noise_ if inplace else aten.rrelu_with_noise
+    return op(input, _factories.empty_like(input), lower, upper, training)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
