@@ -7,6 +7,7 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 
 from derivgen.ops import composites as _c
 from derivgen.ops import factories as _factories
+from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.kernels.dispatch import broadcast_shape
@@ -382,8 +383,17 @@ def one_hot(tensor, num_classes=-1):
     return Tensor._make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
+SPARSE_EMBEDDING_UNSUPPORTED = (
+    "derivgen: embedding with sparse=True makes a sparse gradient for the weight, and derivgen has no sparse "
+    "tensors; use sparse=False (the same values, as a dense gradient)")
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    """torch's ``embedding``. ``sparse=True`` is refused where a gradient for the weight would be made (a
+    sparse tensor); without one (no grad, a frozen weight) it is the dense lookup, as in torch."""
+    if sparse and weight.requires_grad and is_grad_enabled():
+        raise NotImplementedError(SPARSE_EMBEDDING_UNSUPPORTED)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx = weight.shape[0] + padding_idx
