@@ -53,6 +53,14 @@ NUMPY_DTYPES = frozenset(_BY_NP)
 _SUPPORTED = "float32, float64, int64, int32, int16, int8, uint8, bool"
 
 
+def unsupported_dtype(d):
+    """The TypeError for making a tensor of a dtype derivgen names but cannot compute in (float16,
+    bfloat16: numpy has no bfloat16 and no fast half-precision arithmetic; derivgen keeps one clear refusal
+    rather than half-done support)."""
+    return TypeError(f"derivgen: dtype {d!r} is not supported (supported: {_SUPPORTED}); half-precision "
+                     "tensors (float16, bfloat16) are not implemented")
+
+
 def _unsupported(name, itemsize, legacy):
     """A dtype torch has and derivgen names but cannot compute in: using it to make a tensor raises."""
     d = object.__new__(dtype)
@@ -82,6 +90,8 @@ def from_numpy_dtype(np_dtype):
     """The derivgen dtype of a numpy dtype; unsupported dtypes raise a clear TypeError."""
     d = _BY_NP.get(np.dtype(np_dtype))
     if d is None:
+        if np.dtype(np_dtype) == np.float16:
+            raise unsupported_dtype(float16)
         raise TypeError(f"derivgen: unsupported dtype {np.dtype(np_dtype)} (supported: {_SUPPORTED})")
     return d
 
@@ -108,7 +118,7 @@ def to_numpy_dtype(d):
         return None
     if isinstance(d, dtype):
         if d.np is None:
-            raise TypeError(f"derivgen: dtype {d!r} is not supported (supported: {_SUPPORTED})")
+            raise unsupported_dtype(d)
         return d.np
     return np.dtype(d)
 
@@ -118,6 +128,8 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    if d is float16 or d is bfloat16:
+        raise unsupported_dtype(d)
     if d not in (float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _cfg.default_float = d.np

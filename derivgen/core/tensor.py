@@ -430,6 +430,12 @@ class Tensor:
     def double(self):
         return self.to(_dt.float64)
 
+    def half(self):
+        return self.to(_dt.float16)  # refused: derivgen has no half-precision tensors
+
+    def bfloat16(self):
+        return self.to(_dt.bfloat16)
+
     def long(self):
         return self.to(_dt.int64)
 
@@ -537,8 +543,8 @@ def _rebuild(data, requires_grad):
 def _infer_dtype(data):
     """torch.tensor's dtype inference: Python floats -> default dtype, ints -> int64, bools -> bool."""
     if isinstance(data, np.ndarray):
-        if data.dtype == np.float16:
-            return np.float32
+        if data.dtype == np.float16:  # torch would keep float16, which derivgen does not have
+            raise _dt.unsupported_dtype(_dt.float16)
         return None
     if isinstance(data, Tensor):
         return data._array.dtype

@@ -7,6 +7,7 @@ CompositeImplicit code does (``F.l1_loss`` is ``(input - target).abs().mean()``)
 
 from derivgen.ops import composites as _c
 from derivgen.ops import factories as _factories
+from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.kernels.dispatch import broadcast_shape
@@ -89,11 +90,12 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """torch's ``rrelu``: the ``rrelu_with_noise`` row with a fresh noise tensor (RreluWithNoiseBackward0).
-    ``inplace=True`` writes that result into ``input`` (torch records its in-place row instead)."""
+    """torch's ``rrelu``: the ``rrelu_with_noise`` row with a fresh noise tensor (RreluWithNoiseBackward0),
+    in place its ``rrelu_with_noise_`` row (RreluWithNoiseBackward1)."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    return _in_place(input, lambda x: aten.rrelu_with_noise(x, _factories.empty_like(x), lower, upper, training), inplace)
+    op = aten.rrelu_with_noise_ if inplace else aten.rrelu_with_noise
+    return op(input, _factories.empty_like(input), lower, upper, training)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -381,8 +383,17 @@ def one_hot(tensor, num_classes=-1):
     return Tensor._make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
+SPARSE_EMBEDDING_UNSUPPORTED = (
+    "derivgen: embedding with sparse=True makes a sparse gradient for the weight, and derivgen has no sparse "
+    "tensors; use sparse=False (the same values, as a dense gradient)")
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    """torch's ``embedding``. ``sparse=True`` is refused where a gradient for the weight would be made (a
+    sparse tensor); without one (no grad, a frozen weight) it is the dense lookup, as in torch."""
+    if sparse and weight.requires_grad and is_grad_enabled():
+        raise NotImplementedError(SPARSE_EMBEDDING_UNSUPPORTED)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx = weight.shape[0] + padding_idx

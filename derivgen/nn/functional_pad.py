@@ -1,7 +1,6 @@
 """``F.pad``: constant padding is the ``constant_pad_nd`` row; reflection and replication are torch's
-``reflection_pad{1,2,3}d`` / ``replication_pad{1,2,3}d`` rows; circular padding is composed of slices
-and a ``cat`` per padded axis (torch writes slices into a fresh tensor, so its nodes differ, its values
-and gradients do not)."""
+``reflection_pad{1,2,3}d`` / ``replication_pad{1,2,3}d`` rows; circular padding copies slices into a fresh
+tensor, as torch's ``_pad_circular`` does (so its graph is torch's: CopySlices nodes)."""
 from derivgen.core.registry import aten
 
 _ROWS = {"reflect": ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d"),
@@ -20,22 +19,35 @@ def _check_combination(input, pad):
 
 
 def _circular(input, pad):
-    out = input
-    for k in range(len(pad) // 2):
+    """torch's ``_pad_circular``: a fresh tensor of the padded shape, ``input`` (or its cropped part, for
+    negative pads) copied into its middle, then per padded dim, last first, the left pad copied from the
+    right end of the padded tensor and the right pad from its left end (corners are written more than once,
+    as torch's are). The copies into slices give torch's graph, CopySlices over SliceBackward0 nodes."""
+    ndim = input.dim()
+    dims = [ndim - 1 - k for k in range(len(pad) // 2)]
+    out_shape = list(input.shape)
+    for k, dim in enumerate(dims):
         left, right = pad[2 * k], pad[2 * k + 1]
-        dim = input.dim() - 1 - k
         size = input.shape[dim]
         if left > size or right > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + left + right < 0:
-            raise RuntimeError(f"Negative padding value is resulting in an empty dimension.")
-        core = aten.slice(out, dim, max(-left, 0), size - max(-right, 0))
-        pieces = [core]
+            raise RuntimeError("Negative padding value is resulting in an empty dimension.")
+        out_shape[dim] = size + left + right
+    out = input.new_empty(out_shape)
+    out_slice, in_slice = out, input
+    for k, dim in enumerate(dims):
+        left, right = pad[2 * k], pad[2 * k + 1]
+        out_slice = aten.slice(out_slice, dim, max(left, 0), out_shape[dim] - max(right, 0))
+        in_slice = aten.slice(in_slice, dim, max(-left, 0), input.shape[dim] - max(-right, 0))
+    out_slice.copy_(in_slice)
+    for k, dim in enumerate(dims):
+        left, right = pad[2 * k], pad[2 * k + 1]
+        size = out_shape[dim]
         if left > 0:
-            pieces.insert(0, aten.slice(core, dim, core.shape[dim] - left, core.shape[dim]))
+            aten.slice(out, dim, 0, left).copy_(aten.slice(out, dim, size - left - max(right, 0), size - max(right, 0)))
         if right > 0:
-            pieces.append(aten.slice(core, dim, 0, right))
-        out = aten.cat(pieces, dim) if len(pieces) > 1 else core
+            aten.slice(out, dim, size - right, size).copy_(aten.slice(out, dim, max(left, 0), max(left, 0) + right))
     return out
 
 

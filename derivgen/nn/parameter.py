@@ -1,5 +1,7 @@
 """``derivgen.nn.Parameter``: a Tensor that a Module registers as one of its parameters; ``Buffer``; and the
 uninitialized parameters and buffers of lazy modules."""
+import sys
+
 import numpy as np
 
 from derivgen.core import dtypes
@@ -58,17 +60,107 @@ class Buffer(Tensor):
         pass  # everything happened in __new__
 
 
+_ARRAY_SLOT = Tensor._array  # the slot itself, which the mixin's ``_array`` property shadows
+
+
+def _uninitialized_use(what, cls_name):
+    return (f"Attempted to use an uninitialized parameter in {what}. This error happens when you are using a "
+            f"`LazyModule` or explicitly manipulating `derivgen.nn.parameter.{cls_name}` objects. When using "
+            "LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions")
+
+
+def _entry_point(frame, tensor):
+    """Where the program used ``tensor``, for the message: the outermost derivgen frame, as a Tensor method
+    (``<method 'numel' of 'derivgen.Tensor' objects>``, operators by their op: ``__radd__`` is ``add``) when
+    its code is exactly one Tensor attribute's and ``tensor`` is its ``self``, else as a function."""
+    entry = frame
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("derivgen."):
+            entry = frame
+        frame = frame.f_back
+    code = entry.f_code
+    first = entry.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    names = [n for n in dir(Tensor) if getattr(getattr(Tensor, n), "__code__", None) is code]
+    if first is tensor and (code.co_name in names or len(names) == 1):
+        name = code.co_name if code.co_name in names else names[0]
+        if name.startswith("__") and name != "__len__":
+            bare = name.strip("_")
+            name = next((op for op in (bare, bare[1:]) if hasattr(Tensor, op)), name)
+        return f"<method '{name}' of 'derivgen.Tensor' objects>"
+    return f"<function {code.co_name}>"
+
+
 class UninitializedTensorMixin:
     """What ``UninitializedParameter`` and ``UninitializedBuffer`` share: no shape until ``materialize``,
     which gives the tensor its storage and turns it into ``cls_to_become`` in place (so every module that
-    holds it sees the change)."""
+    holds it sees the change).
+
+    Until then every op refuses it with torch's ValueError: ops read a tensor's values through ``_array``,
+    which this class turns into a property that raises, naming the function that tried (a Tensor method
+    by torch's ``<method 'numel' of ...>`` spelling). The few things torch allows on it (``size()``,
+    ``ndim``, ``dtype``, ``data``, ``requires_grad``, repr, the dtype casts a module's ``_apply`` makes)
+    read the slot directly."""
     __slots__ = ()
     cls_to_become = None
 
+    @property
+    def _array(self):
+        raise ValueError(_uninitialized_use(_entry_point(sys._getframe(1), self), type(self).__name__))
+
+    @_array.setter
+    def _array(self, value):
+        _ARRAY_SLOT.__set__(self, value)
+
     def materialize(self, shape, device=None, dtype=None):
-        np_dtype = self._array.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
-        self._array = np.empty(tuple(shape), np_dtype)
+        np_dtype = _ARRAY_SLOT.__get__(self).dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+        _ARRAY_SLOT.__set__(self, np.empty(tuple(shape), np_dtype))
         self.__class__ = self.cls_to_become
+
+    # what torch lets an uninitialized tensor answer: an empty 1-d tensor's metadata
+    def size(self, dim=None):
+        return Tensor.size(self._empty(), dim)
+
+    @property
+    def ndim(self):
+        return 1
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy_dtype(_ARRAY_SLOT.__get__(self).dtype)
+
+    @property
+    def data(self):
+        return Tensor._make(_ARRAY_SLOT.__get__(self))
+
+    def _empty(self):
+        return Tensor._make(_ARRAY_SLOT.__get__(self))
+
+    # torch lets dtype conversions through (a module's ``.double()`` before its first forward): the result
+    # is still uninitialized, of the new dtype
+    def to(self, *args, **kwargs):
+        converted = Tensor.to(self._empty(), *args, **kwargs)
+        if converted.dtype == self.dtype:
+            return self
+        return type(self)(self.requires_grad, dtype=converted.dtype)
+
+    def _cast(self, dtype):
+        return self if dtype == self.dtype else type(self)(self.requires_grad, dtype=dtype)
+
+    def double(self, memory_format=None):
+        return self._cast(dtypes.float64)
+
+    def float(self, memory_format=None):
+        return self._cast(dtypes.float32)
+
+    def cpu(self, memory_format=None):
+        return self
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
 
     @property
     def shape(self):
@@ -92,7 +184,7 @@ class UninitializedTensorMixin:
         return memo[id(self)]
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_uninitialized, (type(self), self.requires_grad, self._array.dtype.str))
+        return (_rebuild_uninitialized, (type(self), self.requires_grad, _ARRAY_SLOT.__get__(self).dtype.str))
 
 
 def _rebuild_uninitialized(cls, requires_grad, np_dtype):

@@ -56,7 +56,9 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(arr):
-    return Tensor._make(np.asarray(arr))
+    arr = np.asarray(arr)
+    _dt.from_numpy_dtype(arr.dtype)  # a dtype derivgen cannot compute in is refused here, not at first use
+    return Tensor._make(arr)
 
 
 def zeros(*args, size=None, dtype=None, requires_grad=False, device=None, out=None):

@@ -26,12 +26,27 @@ def _signed_grad(p, group):
     return -grad if group["maximize"] else grad
 
 
+def _with_weight_decay(grad, p, weight_decay):
+    """L2 weight decay added to the gradient. A learned ``weight_decay`` goes in as torch's
+    ``grad.addcmul_(p.clone(), weight_decay)``: written into ``grad`` (``p.grad`` itself unless negated by
+    ``maximize``), with the gradient reaching ``weight_decay``."""
+    if _learned(weight_decay):
+        return grad.copy_(grad.addcmul(p.clone(), weight_decay))
+    return grad.add(p, alpha=weight_decay)
+
+
+def _over(numerator, tensor):
+    """``numerator / tensor`` as torch computes it: a Python number over a tensor is
+    ``tensor.reciprocal() * number``."""
+    return numerator / tensor if isinstance(numerator, Tensor) else tensor.reciprocal() * numerator
+
+
 def sgd(optimizer, group):
     momentum, lr = group["momentum"], group["lr"]
     for p, _ in params_with_grad(group):
         grad = _signed_grad(p, group)
         if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+            grad = _with_weight_decay(grad, p, group["weight_decay"])
         if momentum != 0:
             state = optimizer.state[p]
             buf = state.get("momentum_buffer")
@@ -61,28 +76,34 @@ def adam(optimizer, group):
             if group["decoupled_weight_decay"]:
                 p.mul_(1 - lr * weight_decay)
             else:
-                grad = grad.add(p, alpha=weight_decay)
+                grad = _with_weight_decay(grad, p, weight_decay)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))
-        exp_avg_sq.copy_(exp_avg_sq.mul(beta2).addcmul(grad, grad, value=1 - beta2))
+        # a learned weight's gradient reads the buffer's old values, which copy_ then overwrites: lerp a
+        # clone (torch's lerp_ saves the original self the same way)
+        exp_avg.copy_((exp_avg.clone() if _learned(beta1) else exp_avg).lerp(grad, 1 - beta1))
+        if _learned(beta2):
+            exp_avg_sq.copy_(exp_avg_sq.clone().lerp(grad.square(), 1 - beta2))
+        else:
+            exp_avg_sq.copy_(exp_avg_sq.mul(beta2).addcmul(grad, grad, value=1 - beta2))
         # torch's differentiable branch computes the bias corrections as 0-dim tensors of the step
-        # dtype; they hold no history, so NumPy scalars of that dtype give the same numbers (a Python
-        # number over a tensor is ``tensor.reciprocal() * number`` in torch)
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2 = 1 - beta2 ** step
-        bias_correction2_sqrt = np.sqrt(bias_correction2)
+        # dtype; with plain betas they hold no history, so NumPy scalars of that dtype give the same
+        # numbers; a learned beta's correction is ``1 - beta ** step.clone()``, with history
+        bias_correction1 = 1 - beta1 ** state["step"].clone() if _learned(beta1) else 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** state["step"].clone() if _learned(beta2) else 1 - beta2 ** step
         second = exp_avg_sq
         if amsgrad:
             max_exp_avg_sq = state["max_exp_avg_sq"]
             max_exp_avg_sq.copy_(max_exp_avg_sq.clone().maximum(exp_avg_sq))
             second = max_exp_avg_sq
-        if _learned(lr):  # the step size is a tensor with history: the same expression, as tensor ops
-            step_size_neg = (lr / Tensor._make(np.array(bias_correction1))).neg()
-            denom = (second.sqrt() / (Tensor._make(np.array(bias_correction2_sqrt)) * step_size_neg)).add(
-                step_size_neg.reciprocal() * eps)
+        if _learned(lr) or _learned(beta1) or _learned(beta2) or _learned(eps):
+            # the step size is a tensor with history: torch's expression, as tensor ops
+            bias_correction1, bias_correction2 = (b if isinstance(b, Tensor) else Tensor._make(np.array(b))
+                                                  for b in (bias_correction1, bias_correction2))
+            step_size_neg = _over(lr, bias_correction1).neg()
+            denom = (second.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add(_over(eps, step_size_neg))
         else:
             step_size_neg = -((1 / bias_correction1) * lr)
-            denom = (second.sqrt() / float(bias_correction2_sqrt * step_size_neg)).add(
+            denom = (second.sqrt() / float(np.sqrt(bias_correction2) * step_size_neg)).add(
                 float((1 / step_size_neg) * eps))
         p.add_(exp_avg.clone() / denom)
 

@@ -1,5 +1,6 @@
 """Devices as a CPU-only PyTorch spells them: device objects, device= on every factory, Tensor.to and
 .cpu/.cuda, the cuda/mps queries, the default device, and the errors for accelerators."""
+import numpy as np
 import pytest
 
 CUDA_ERROR = "Torch not compiled with CUDA enabled"
@@ -122,3 +123,41 @@ def test_half_precision_dtypes_exist_but_are_refused():
                 make()
     with pytest.raises(TypeError):
         derivgen.set_default_dtype(derivgen.float16)
+
+
+HALF_MAKERS = [
+    ("zeros", lambda T, d: T.zeros(2, dtype=d)), ("empty", lambda T, d: T.empty(2, 3, dtype=d)),
+    ("full", lambda T, d: T.full((2,), 1.5, dtype=d)), ("arange", lambda T, d: T.arange(3, dtype=d)),
+    ("tensor", lambda T, d: T.tensor([1.0, 2.0], dtype=d)), ("to", lambda T, d: T.ones(2).to(d)),
+    ("to-kw", lambda T, d: T.ones(2).to(dtype=d)), ("new_zeros", lambda T, d: T.ones(2).new_zeros(2, dtype=d)),
+    ("method", lambda T, d: T.ones(2).half() if d is T.float16 else T.ones(2).bfloat16()),
+    ("type", lambda T, d: T.ones(2).type(d)),
+    ("module", lambda T, d: T.nn.Linear(2, 2).half() if d is T.float16 else T.nn.Linear(2, 2).bfloat16()),
+    ("module-to", lambda T, d: T.nn.Linear(2, 2).to(d)),
+    ("set_default_dtype", lambda T, d: T.set_default_dtype(d)),
+]
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("what,make", HALF_MAKERS, ids=[m[0] for m in HALF_MAKERS])
+def test_every_way_to_make_a_half_precision_tensor_gives_one_clear_error(what, make, name):
+    """derivgen refuses float16 and bfloat16 everywhere with one TypeError naming the dtype (torch makes
+    them); a refused module conversion leaves the module's parameters as they were."""
+    import torch
+    import derivgen
+    make(torch, getattr(torch, name))  # torch makes it
+    torch.set_default_dtype(torch.float32)
+    before = derivgen.get_default_dtype()
+    with pytest.raises(TypeError) as info:
+        make(derivgen, getattr(derivgen, name))
+    assert str(info.value).startswith(f"derivgen: dtype derivgen.{name} is not supported")
+    assert str(info.value).endswith("half-precision tensors (float16, bfloat16) are not implemented")
+    assert derivgen.get_default_dtype() is before
+
+
+def test_numpy_float16_arrays_are_refused_not_converted():
+    import derivgen
+    half = np.ones((2, 3), np.float16)
+    for make in (derivgen.tensor, derivgen.as_tensor, derivgen.from_numpy):
+        with pytest.raises(TypeError, match=r"^derivgen: dtype derivgen.float16 is not supported"):
+            make(half)

@@ -33,8 +33,40 @@ def test_pad_values_gradients_and_node_match_torch(mode, shape, pad):
     d_out, d_grad = _apply(derivgen, x, pad, mode, grad)
     np.testing.assert_array_equal(d_out.detach().numpy(), t_out.detach().numpy())
     np.testing.assert_allclose(d_grad, t_grad, rtol=1e-12, atol=1e-12)
-    if mode != "circular":  # torch's circular pad writes slices into a new tensor (CopySlices); ours is a cat
-        assert d_out.grad_fn.name() == t_out.grad_fn.name()
+    assert _graph(d_out.grad_fn) == _graph(t_out.grad_fn)
+
+
+def _graph(node):
+    """The graph below ``node`` as nested (name, children) tuples, None for an edge to no node."""
+    if node is None:
+        return None
+    name = node.name().replace("torch::", "").replace("derivgen::", "")
+    return name, tuple(_graph(n) for n, _ in node.next_functions)
+
+
+CIRCULAR_GRAPH_CASES = [((1, 2, 5), (2, 1)), ((2, 5), (0, 3)), ((1, 2, 4, 5), (1, 2, 2, 1)),
+                        ((2, 4, 5), (-1, 2, 1, 0)), ((1, 1, 3, 4, 5), (1, 1, 2, 1, 0, 2)),
+                        ((1, 3, 4, 5), (0, 0, 1, 1, -1, 1))]
+
+
+@pytest.mark.parametrize("shape,pad", CIRCULAR_GRAPH_CASES, ids=[str(c[1]) for c in CIRCULAR_GRAPH_CASES])
+def test_circular_pad_builds_torchs_graph_node_by_node(shape, pad):
+    """torch copies the input and then each pad into slices of a fresh tensor: a tree of CopySlices and
+    SliceBackward0 nodes, with an edge to no node for the fresh tensor's base."""
+    x = np.random.default_rng(2).standard_normal(shape)
+    graphs = []
+    for lib in (torch, derivgen):
+        out = lib.nn.functional.pad(lib.tensor(x, requires_grad=True), pad, mode="circular")
+        graphs.append(_graph(out.grad_fn))
+    assert graphs[1] == graphs[0] and graphs[0][0] == "autograd::CopySlices"
+
+
+def test_circular_pad_without_grad_records_nothing():
+    x = derivgen.tensor(np.random.default_rng(3).standard_normal((1, 2, 5)))
+    out = derivgen.nn.functional.pad(x, (2, 1), mode="circular")
+    assert out.grad_fn is None and not out.requires_grad
+    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.pad(torch.tensor(x.numpy()), (2, 1),
+                                                                        mode="circular").numpy())
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -72,10 +72,58 @@ def test_inplace_writes_into_input():
         assert out is x
 
 
+@pytest.mark.parametrize("training", [True, False], ids=["training", "eval"])
+@pytest.mark.parametrize("form", ["functional", "module", "rrelu_"])
+def test_inplace_on_a_non_leaf_records_torchs_in_place_node(form, training):
+    """torch's in-place rrelu records RreluWithNoiseBackward1 over the clone, and its gradient is the slope
+    each element was scaled by (a single-valued range in training, so the draw is known)."""
+    x = np.random.default_rng(5).standard_normal((4, 6))
+    lower, upper = (0.2, 0.2) if training else (0.1, 0.3)
+    results = []
+    for lib in (torch, derivgen):
+        t = lib.tensor(x, requires_grad=True)
+        c = t.clone()
+        if form == "functional":
+            out = lib.nn.functional.rrelu(c, lower, upper, training, inplace=True)
+        elif form == "module":
+            m = lib.nn.RReLU(lower, upper, inplace=True)
+            m.train(training)
+            out = m(c)
+        else:
+            out = lib.nn.functional.rrelu_(c, lower, upper, training)
+        assert out is c and c._version == 1
+        names = (out.grad_fn.name(), [n.name() for n, _ in out.grad_fn.next_functions])
+        out.backward(lib.tensor(x[::-1].copy()))
+        results.append((out.detach().numpy(), t.grad.numpy(), names))
+    (t_out, t_grad, t_names), (d_out, d_grad, d_names) = results
+    assert d_names == t_names == ("RreluWithNoiseBackward1", ["CloneBackward0"])
+    np.testing.assert_allclose(d_out, t_out, rtol=1e-13)
+    np.testing.assert_allclose(d_grad, t_grad, rtol=1e-13)
+
+
+def test_inplace_training_gradient_is_the_drawn_slope():
+    x = derivgen.tensor(np.random.default_rng(6).standard_normal((40, 30)), requires_grad=True)
+    c = x.clone()
+    derivgen.nn.functional.rrelu(c, 0.1, 0.4, training=True, inplace=True)
+    assert c.grad_fn.name() == "RreluWithNoiseBackward1"
+    c.sum().backward()
+    xs, ys = x.detach().numpy(), c.detach().numpy()
+    neg = xs < 0
+    np.testing.assert_allclose(x.grad.numpy()[neg], ys[neg] / xs[neg], rtol=1e-12)
+    np.testing.assert_array_equal(x.grad.numpy()[~neg], 1.0)
+
+
+def test_inplace_on_a_leaf_requiring_grad_is_refused_as_torch():
+    fn = lambda T: T.nn.functional.rrelu(T.ones(3, requires_grad=True), training=True, inplace=True)  # noqa: E731
+    expected = _error(torch, fn)
+    assert expected is not None and _error(derivgen, fn) == expected
+
+
 def test_gradcheck_float64():
     x = derivgen.tensor(np.random.default_rng(4).standard_normal((3, 5)), requires_grad=True)
     F = derivgen.nn.functional
-    for f in (lambda x: F.rrelu(x), lambda x: F.rrelu(x, 0.2, 0.2, training=True)):
+    for f in (lambda x: F.rrelu(x), lambda x: F.rrelu(x, 0.2, 0.2, training=True),
+              lambda x: F.rrelu(x.clone(), inplace=True), lambda x: F.rrelu(x * 1, 0.2, 0.2, True, True)):
         assert derivgen.autograd.gradcheck(f, (x,), check_forward_ad=True)
         assert derivgen.autograd.gradgradcheck(f, (x,))
 

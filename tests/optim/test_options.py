@@ -230,3 +230,73 @@ def test_step_counter_with_history_is_refused_in_differentiable_adam():
         p.grad = lib.ones(2, dtype=lib.float64)
         with pytest.raises(RuntimeError, match="^`requires_grad` is not supported for `step` in differentiable mode$"):
             opt.step()
+
+
+def meta_hyperparameters(lib, name, learned, fixed, steps=2):
+    """Differentiable steps with the hyperparameters in ``learned`` given as 0-dim float64 tensors that
+    require grad (``betas`` a pair of them): the final weights, ``w0``'s gradient and each learned tensor's."""
+    rng = np.random.default_rng(1)
+    w0 = lib.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    x, y = lib.tensor(rng.standard_normal((5, 3))), lib.tensor(rng.standard_normal((5, 2)))
+    leaves, options = [], dict(fixed)
+    for key, value in learned.items():
+        tensors = tuple(lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in np.atleast_1d(value))
+        leaves.extend(tensors)
+        options[key] = tensors if isinstance(value, tuple) else tensors[0]
+    p = w0.clone()
+    opt = getattr(lib.optim, name)([p], differentiable=True, **options)
+    for _ in range(steps):
+        q = p.clone()
+        inner = ((x @ q - y) ** 2).sum() + (q ** 4).sum() * 0.1
+        p.grad, = lib.autograd.grad(inner, q, create_graph=True)
+        opt.step()
+    ((x @ p - y).sin() ** 2).sum().backward()
+    return p.detach().numpy(), w0.grad.numpy(), [t.grad.item() for t in leaves]
+
+
+# what torch 2.13's single-tensor code accepts as tensors with history: SGD's weight_decay; Adam's and
+# AdamW's weight_decay, betas and eps (beside lr, covered above)
+LEARNED_CASES = [
+    ("SGD", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("SGD", {"weight_decay": 0.1}, {"lr": 0.05, "nesterov": True, "momentum": 0.9}),
+    ("SGD", {"weight_decay": 0.1}, {"lr": 0.05, "maximize": True}),
+    ("Adam", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("Adam", {"weight_decay": 0.1}, {"lr": 0.05, "maximize": True}),
+    ("Adam", {"lr": 0.05, "betas": (0.8, 0.9)}, {}),
+    ("Adam", {"betas": (0.8, 0.9)}, {"lr": 0.05}),
+    ("Adam", {"lr": 0.05, "eps": 1e-3}, {}),
+    ("Adam", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.1, "eps": 1e-3}, {}),
+    ("AdamW", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("AdamW", {"lr": 0.05, "weight_decay": 0.1, "betas": (0.8, 0.9)}, {}),
+    ("AdamW", {"betas": (0.7, 0.95)}, {"lr": 0.05, "weight_decay": 0.1}),
+]
+
+
+@pytest.mark.parametrize("name,learned,fixed", LEARNED_CASES, ids=[f"{n}-{sorted(l)}-{f}" for n, l, f in LEARNED_CASES])
+def test_hyperparameter_tensors_get_gradients_through_two_steps(name, learned, fixed):
+    ours = meta_hyperparameters(derivgen, name, learned, fixed)
+    theirs = meta_hyperparameters(torch, name, learned, fixed)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-11, atol=1e-14)
+    assert min(abs(g) for g in theirs[2]) > 1e-5
+
+
+# where torch's update passes the tensor as a Number argument (``alpha=``, ``value=``) it raises TypeError
+REFUSED_CASES = [
+    ("SGD", {"lr": 0.05, "dampening": 0.2}, {"momentum": 0.9}),
+    ("Adagrad", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("RMSprop", {"lr": 0.01, "weight_decay": 0.1}, {}),
+    ("Adadelta", {"lr": 0.5, "weight_decay": 0.1}, {}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("RAdam", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("ASGD", {"lr": 0.05, "weight_decay": 0.1}, {}),
+    ("Adamax", {"lr": 0.05, "weight_decay": 0.1}, {}),
+]
+
+
+@pytest.mark.parametrize("name,learned,fixed", REFUSED_CASES, ids=[f"{n}-{sorted(l)}" for n, l, f in REFUSED_CASES])
+def test_hyperparameter_tensors_torch_refuses_are_refused(name, learned, fixed):
+    for lib in (torch, derivgen):
+        with pytest.raises(TypeError):
+            meta_hyperparameters(lib, name, learned, fixed)

@@ -286,6 +286,9 @@ _simple("rrelu_with_noise", lambda r, d: [
     Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0], "eval"),
     Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), 0.1, 0.3, False), {}, [0], "eval, mean slope"),
     Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), 0.2, 0.2, True), {}, [0], "training, single slope (deterministic)")])
+_simple("rrelu_with_noise_", lambda r, d: [
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0], "eval"),
+    Sample((_t(r, d, 3, 4), _t(r, d, 3, 4), 0.2, 0.2, True), {}, [0], "training, single slope (deterministic)")])
 _simple("adaptive_max_pool3d", lambda r, d: [Sample((_distinct(r, d, 1, 2, 4, 5, 6), [3, 2, 4]), {}, [0]),
                                              Sample((_distinct(r, d, 2, 5, 3, 4), [2, 3, 4]), {}, [0], "unbatched")])
 _simple("native_batch_norm", lambda r, d: [

@@ -500,7 +500,7 @@ class Module:
             with no_grad():
                 applied = fn(param)
             if applied is not param:
-                param._array = applied._array
+                param._array = applied.data._array  # .data: an uninitialized result's (empty) values
                 param._vc = [0]
             if param._grad is not None:
                 with no_grad():

@@ -9,7 +9,8 @@ from derivgen.ops.factories import empty
 
 class Embedding(Module):
     """Weight from ``normal_`` (derivgen's stream), the ``padding_idx`` row zeroed and excluded from the
-    gradient."""
+    gradient. ``sparse=True`` with a trainable weight is refused here, when the module is made: derivgen has
+    no sparse gradients (a frozen ``from_pretrained`` table may say ``sparse=True``: it makes none)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
@@ -28,6 +29,8 @@ class Embedding(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
+        if sparse and not _freeze:
+            raise NotImplementedError(F.SPARSE_EMBEDDING_UNSUPPORTED)
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype), requires_grad=not _freeze)
             self.reset_parameters()

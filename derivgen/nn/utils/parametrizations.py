@@ -83,3 +83,6 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         dim = 1 if getattr(module, "transposed", False) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
+
+
+from derivgen.nn.utils.orthogonal import orthogonal  # noqa: E402,F401 - torch's third parametrization

@@ -40,7 +40,10 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # as torch: a right_inverse that cannot run at registration is the identity
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if not self.is_tensor and not all(isinstance(t, Tensor) for t in new):

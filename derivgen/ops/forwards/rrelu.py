@@ -24,3 +24,9 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, 
     slopes = np.where(self <= 0, slopes, self.dtype.type(1))
     noise[...] = slopes
     return self * slopes
+
+
+def rrelu_with_noise_(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
+    """The in-place row's result (written into ``self`` by the Python-facing op): the same draw and
+    slopes as ``rrelu_with_noise``."""
+    return rrelu_with_noise(self, noise, lower, upper, training, generator)
