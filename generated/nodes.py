@@ -13274,7 +13274,8 @@ class RreluWithNoiseBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        noise = _saved_data(node, node._sv_noise, node._svv_noise)
+        noise = node._sv_noise
+        noise = noise._array if isinstance(noise, _Tensor) and (noise._vc[0] == node._svv_noise or (noise._vc[0] == ~node._svv_noise and noise.grad_fn is not None)) else _saved_data(node, noise, node._svv_noise)
         result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
         lower = node._v_lower
         upper = node._v_upper
