@@ -2,14 +2,17 @@
 order (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``weight_hr_l0``, then the
 ``_reverse`` direction, then the next layer), initialisation, checks, errors and ``PackedSequence`` support.
 
-The recurrence is built from existing ops rather than torch's fused node. Each layer and direction projects
-its whole input with one matrix product before the time loop, so a step costs one ``addmm`` (the hidden
+A float32 LSTM on padded input runs, as torch's does on CPU, one fused ``mkldnn_rnn_layer`` per layer
+and direction (see ``LSTM._takes_fused_path``). Otherwise the recurrence is built from existing ops: each
+layer and direction projects its whole input with one matrix product before the time loop, so a step costs one ``addmm`` (the hidden
 projection added to that step's input projection) plus the gate arithmetic. Padded and packed input go
 through the same loop: a padded batch is a packed one whose steps all hold the full batch."""
 import math
 import numbers
 import warnings
 
+from derivgen.backends import mkldnn
+from derivgen.core.dtypes import float32
 from derivgen.core.registry import aten
 from derivgen.nn import functional as F
 from derivgen.nn import init
@@ -288,9 +291,49 @@ class LSTM(RNNBase):
             else:
                 self.check_input(input, batch_sizes)
             hx = self.permute_hidden(hx, sorted_indices)
-        output, hidden = self._run(input, hx, batch_sizes)
+        if self._takes_fused_path(input, batch_sizes):
+            output, hidden = self._run_fused(input, hx)
+        else:
+            output, hidden = self._run(input, hx, batch_sizes)
         return self._finish(output, hidden, orig_input, batch_sizes, sorted_indices, unsorted_indices,
                             unbatched_dim)
+
+    def _takes_fused_path(self, input, batch_sizes):  # noqa: A002
+        """Where torch's CPU LSTM takes its oneDNN path: float32, padded (not packed) input, the oneDNN flag
+        on, no projections (which torch refuses there with a warning)."""
+        if not (mkldnn.enabled and input.dtype == float32 and batch_sizes is None):
+            return False
+        if self.proj_size > 0:
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default implementation.",
+                          stacklevel=3)
+            return False
+        return True
+
+    def _run_fused(self, input, hx):  # noqa: A002
+        """torch's oneDNN graph: per layer and direction one ``mkldnn_rnn_layer`` over the sequence-major
+        input (``MkldnnRnnLayerBackward0``), directions joined by ``cat``, final states stacked."""
+        if self.batch_first:
+            input = aten.transpose(input, 0, 1)
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self._num_directions):
+                index = layer * self._num_directions + direction
+                params = [getattr(self, n) for n in self._all_weights[index]]
+                w_ih, w_hh = params[0], params[1]
+                b_ih, b_hh = (params[2], params[3]) if self.bias else (zeros(w_ih.shape, dtype=w_ih.dtype),) * 2
+                result = aten.mkldnn_rnn_layer(input, w_ih, w_hh, b_ih, b_hh, aten.select(hx[0], 0, index),
+                                               aten.select(hx[1], 0, index), direction == 1, [], 2,
+                                               self.hidden_size, self.num_layers, self.bias, self.bidirectional,
+                                               self.batch_first, self.training)
+                outputs.append(result[0])
+                hs.append(result[1])
+                cs.append(result[2])
+            input = outputs[0] if len(outputs) == 1 else aten.cat(outputs, 2)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        output = aten.transpose(input, 0, 1) if self.batch_first else input
+        return output, (aten.stack(hs, 0), aten.stack(cs, 0))
 
 
 def _single_state_forward(module, name, input, hx):
