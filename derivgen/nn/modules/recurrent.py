@@ -313,7 +313,7 @@ class LSTM(RNNBase):
         """torch's oneDNN graph: per layer and direction one ``mkldnn_rnn_layer`` over the sequence-major
         input (``MkldnnRnnLayerBackward0``), directions joined by ``cat``, final states stacked."""
         if self.batch_first:
-            input = aten.transpose(input, 0, 1)
+            input = _c.contiguous(aten.transpose(input, 0, 1))
         hs, cs = [], []
         for layer in range(self.num_layers):
             outputs = []
@@ -321,7 +321,8 @@ class LSTM(RNNBase):
                 index = layer * self._num_directions + direction
                 params = [getattr(self, n) for n in self._all_weights[index]]
                 w_ih, w_hh = params[0], params[1]
-                b_ih, b_hh = (params[2], params[3]) if self.bias else (zeros(w_ih.shape, dtype=w_ih.dtype),) * 2
+                b_ih, b_hh = (params[2], params[3]) if self.bias else \
+                    (zeros(w_ih.shape, dtype=w_ih.dtype), zeros(w_hh.shape, dtype=w_hh.dtype))  # torch's fillers
                 result = aten.mkldnn_rnn_layer(input, w_ih, w_hh, b_ih, b_hh, aten.select(hx[0], 0, index),
                                                aten.select(hx[1], 0, index), direction == 1, [], 2,
                                                self.hidden_size, self.num_layers, self.bias, self.bidirectional,

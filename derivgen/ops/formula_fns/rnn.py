@@ -59,7 +59,7 @@ def mkldnn_rnn_layer_backward(input, weight0, weight1, weight2, weight3, hx_, cx
     if grad_input_mask[2]:
         prev = _previous_hidden(result0, hx_, reverse)
         g_w_hh = flat.T @ prev.reshape(steps * batch, hidden)
-    if has_biases and (grad_input_mask[3] or grad_input_mask[4]):
+    if grad_input_mask[3] or grad_input_mask[4]:  # torch returns them even without biases
         g_bias = flat.sum(0)
     g_hx = dh if grad_input_mask[5] else None
     g_cx = dc.copy() if grad_input_mask[6] else None
@@ -104,7 +104,7 @@ def mkldnn_rnn_layer_backward_graph(input, weight0, weight1, weight2, weight3, h
     flat = _c.reshape(dg, [-1, dg.shape[2]])
     g_input = _c.matmul(dg, weight0) if grad_input_mask[0] else None
     g_w_ih = aten.mm(aten.t(flat), _c.reshape(input, [-1, input.shape[2]])) if grad_input_mask[1] else None
-    g_bias = aten.sum(flat, [0]) if has_biases else None
+    g_bias = aten.sum(flat, [0])
     return (g_input, g_w_ih, g_w_hh if grad_input_mask[2] else None, g_bias if grad_input_mask[3] else None,
             g_bias if grad_input_mask[4] else None, dh if grad_input_mask[5] else None,
             dc if grad_input_mask[6] else None)
