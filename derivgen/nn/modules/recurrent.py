@@ -159,7 +159,44 @@ class RNNBase(Module):
         input = input.unsqueeze(batch_dim)
         return input, hx, None, None, None, batch_dim
 
+    def _run_padded(self, input, states):  # noqa: A002
+        """torch's composite CPU graph for padded input, node by node: per layer and direction the input
+        projection ``linear(input, w_ih, b_ih)`` unbound into steps, one cell per step (``_CELLS``), the
+        step outputs stacked (``StackBackward0``), directions joined by ``cat``, final states stacked."""
+        if self.batch_first:
+            input = aten.transpose(input, 0, 1)
+        initial = [s.unbind(0) for s in states]
+        cell = _CELLS[self.mode]
+        finals = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self._num_directions):
+                index = layer * self._num_directions + direction
+                weights = _CellWeights([getattr(self, n) for n in self._all_weights[index]], self.bias,
+                                       self.proj_size > 0)
+                steps = F.linear(input, weights.w_ih, weights.b_ih).unbind(0)
+                state = tuple(s[index] for s in initial)
+                hs = []
+                for x_t in (reversed(steps) if direction == 1 else steps):
+                    state = cell(x_t, state, weights)
+                    hs.append(state[0])
+                if direction == 1:
+                    hs.reverse()
+                outputs.append(aten.stack(hs, 0))
+                finals.append(state)
+            input = outputs[0] if len(outputs) == 1 else aten.cat(outputs, input.dim() - 1)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        final_states = tuple(aten.stack([f[k] for f in finals], 0) for k in range(len(states)))
+        output = aten.transpose(input, 0, 1) if self.batch_first else input
+        return output, final_states
+
     def _run(self, input, states, batch_sizes):
+        if batch_sizes is None:
+            return self._run_padded(input, states)
+        return self._run_packed(input, states, batch_sizes)
+
+    def _run_packed(self, input, states, batch_sizes):
         """The stacked layers over ``input`` (packed data ``(N, I)`` with ``batch_sizes``, or padded) from the
         initial ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output, final states)``.
 
@@ -419,6 +456,50 @@ class _Weights:
     def project_rows(self, data):
         """Packed ``(N, features)`` -> ``(N, gates)``."""
         return F.linear(data, self.w_ih, self.input_bias)
+
+
+class _CellWeights:
+    """One layer and direction's parameters as torch's composite cells use them."""
+
+    def __init__(self, params, bias, projected):
+        self.w_ih, self.w_hh = params[0], params[1]
+        self.b_ih, self.b_hh = (params[2], params[3]) if bias else (None, None)
+        self.w_hr = params[-1] if projected else None
+
+
+def _rnn_cell(activation):
+    def cell(x_t, state, w):
+        return (activation(aten.add(F.linear(state[0], w.w_hh, w.b_hh), x_t)),)
+    return cell
+
+
+def _lstm_cell(x_t, state, w):
+    """torch's LSTMCell: gates ``linear(h, w_hh, b_hh) + x_t`` split four ways (``unsafe_chunk``)."""
+    h, c = state
+    gates = aten.add(F.linear(h, w.w_hh, w.b_hh), x_t)
+    ingate, forgetgate, cellgate, outgate = aten.unsafe_split(gates, gates.size(1) // 4, 1)
+    c = aten.add(aten.mul(aten.sigmoid(forgetgate), c), aten.mul(aten.sigmoid(ingate), aten.tanh(cellgate)))
+    h = aten.mul(aten.sigmoid(outgate), aten.tanh(c))
+    if w.w_hr is not None:
+        h = F.linear(h, w.w_hr)
+    return h, c
+
+
+def _gru_cell(x_t, state, w):
+    """torch's GRUCell: ``r, z`` from the sums of the split projections, ``n = tanh(x_n + r * h_n)``,
+    ``h' = (h - n) * z + n``."""
+    h = state[0]
+    x_r, x_z, x_n = aten.unsafe_split(x_t, x_t.size(1) // 3, 1)
+    hh = F.linear(h, w.w_hh, w.b_hh)
+    h_r, h_z, h_n = aten.unsafe_split(hh, hh.size(1) // 3, 1)
+    reset_gate = aten.sigmoid(aten.add(h_r, x_r))
+    input_gate = aten.sigmoid(aten.add(h_z, x_z))
+    new_gate = aten.tanh(aten.add(x_n, aten.mul(h_n, reset_gate)))
+    return (aten.add(aten.mul(aten.sub(h, new_gate), input_gate), new_gate),)
+
+
+_CELLS = {"RNN_TANH": _rnn_cell(aten.tanh), "RNN_RELU": _rnn_cell(aten.relu), "LSTM": _lstm_cell,
+          "GRU": _gru_cell}
 
 
 def _rnn_step(activation):
