@@ -265,3 +265,47 @@ def test_second_derivative_through_the_layer_matches_torch():
     t_second = torch.autograd.grad((t_g * t_g).sum(), list(t_module.parameters()))
     for ours, theirs in zip(second, t_second):
         np.testing.assert_allclose(to_numpy(ours), theirs.numpy(), rtol=1e-3, atol=1e-4)
+
+
+# ---- the composite path (RNN, GRU, float64 LSTM, projections): torch's per-step graph ----------------
+
+COMPOSITE = [
+    ("RNN", {}, "float32"),
+    ("RNN", {"nonlinearity": "relu", "bias": False, "num_layers": 2}, "float32"),
+    ("RNN", {"bidirectional": True}, "float64"),
+    ("GRU", {}, "float32"),
+    ("GRU", {"num_layers": 2, "bidirectional": True}, "float32"),
+    ("GRU", {"bias": False}, "float64"),
+    ("LSTM", {}, "float64"),
+    ("LSTM", {"num_layers": 2, "bidirectional": True}, "float64"),
+    ("LSTM", {"proj_size": 2}, "float32"),
+    ("LSTM", {"proj_size": 3, "bias": False, "bidirectional": True}, "float64"),
+]
+
+
+@pytest.mark.parametrize("with_states", [False, True], ids=["no_hx", "hx"])
+@pytest.mark.parametrize("name,options,dtype", COMPOSITE, ids=str)
+def test_composite_graph_matches_torch_node_by_node(name, options, dtype, with_states):
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, name)(INPUT, HIDDEN, dtype=getattr(torch, dtype), **options)
+    ours = getattr(derivgen.nn, name)(INPUT, HIDDEN, dtype=getattr(derivgen, dtype), **options)
+    copy_weights(theirs, ours)
+    steps = 3
+    x = np.random.default_rng(5).standard_normal((steps, BATCH, INPUT)).astype(dtype)
+    layers = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
+    sizes = [options.get("proj_size") or HIDDEN] + ([HIDDEN] if name == "LSTM" else [])
+    states = [np.random.default_rng(6 + k).standard_normal((layers, BATCH, size)).astype(dtype)
+              for k, size in enumerate(sizes)]
+    results = []
+    for lib, module in ((derivgen, ours), (torch, theirs)):
+        args = [lib.tensor(x, requires_grad=True)]
+        if with_states:
+            leaves = [lib.tensor(s, requires_grad=True) for s in states]
+            args.append(tuple(leaves) if name == "LSTM" else leaves[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out, hidden = module(*args)
+        results.append([out] + (list(hidden) if name == "LSTM" else [hidden]))
+    for mine, torchs in zip(*results):
+        assert _graph(mine.grad_fn, depth=12) == _graph(torchs.grad_fn, depth=12)
+        np.testing.assert_allclose(to_numpy(mine), torchs.detach().numpy(), rtol=1e-5, atol=1e-6)
