@@ -2,11 +2,11 @@
 order (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``weight_hr_l0``, then the
 ``_reverse`` direction, then the next layer), initialisation, checks, errors and ``PackedSequence`` support.
 
-A float32 LSTM on padded input runs, as torch's does on CPU, one fused ``mkldnn_rnn_layer`` per layer
-and direction (see ``LSTM._takes_fused_path``). Otherwise the recurrence is built from existing ops: each
-layer and direction projects its whole input with one matrix product before the time loop, so a step costs one ``addmm`` (the hidden
-projection added to that step's input projection) plus the gate arithmetic. Padded and packed input go
-through the same loop: a padded batch is a packed one whose steps all hold the full batch."""
+Padded input records torch's CPU graph. A float32 LSTM on padded input runs, as torch's does, one fused
+``mkldnn_rnn_layer`` per layer and direction (see ``LSTM._takes_fused_path``). Other padded input runs
+torch's composite cells (``_CELLS``) node by node. Packed input runs a feature-major loop of table ops
+(``_run_packed``): one input projection per layer and direction, then per step one ``addmm`` plus the gate
+arithmetic on contiguous gate blocks."""
 import math
 import numbers
 import warnings
@@ -196,23 +196,15 @@ class RNNBase(Module):
             return self._run_padded(input, states)
         return self._run_packed(input, states, batch_sizes)
 
-    def _run_packed(self, input, states, batch_sizes):
-        """The stacked layers over ``input`` (packed data ``(N, I)`` with ``batch_sizes``, or padded) from the
-        initial ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output, final states)``.
+    def _run_packed(self, input, states, batch_sizes):  # noqa: A002
+        """The stacked layers over packed data ``input`` (``(N, I)`` with ``batch_sizes``) from the initial
+        ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output data, final states)``.
 
         Inside, every state and step is feature-major, ``(features, batch)``: a step's gates then come out
         of one ``addmm(x_t, W_hh, h)`` as ``(gates * hidden, batch)``, and ``chunk`` along dim 0 splits them
-        into contiguous blocks, on which the elementwise kernels run their fast contiguous loops. A padded
-        layer's input is ``(T, features, batch)`` and its projection one ``matmul`` to ``(T, gates, batch)``."""
-        padded = batch_sizes is None
-        if padded:
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            sizes = [input.size(1)] * input.size(0)
-            data = input.transpose(1, 2)
-        else:
-            sizes = [int(n) for n in batch_sizes._array]
-            data = input
+        into contiguous blocks, on which the elementwise kernels run their fast contiguous loops."""
+        sizes = [int(n) for n in batch_sizes._array]
+        data = input
         step = _STEPS[self.mode]
         initial = [s.unbind(0) for s in states]
         finals = []
@@ -222,20 +214,16 @@ class RNNBase(Module):
                 index = layer * self._num_directions + direction
                 weights = _Weights(self.mode, [getattr(self, n) for n in self._all_weights[index]], self.bias,
                                    self.proj_size > 0)
-                if padded:
-                    inputs = weights.project_steps(data).unbind(0)
-                else:  # packed: steps of different widths, (gates, rows) views of one (N, gates) product
-                    inputs = [aten.t(x) for x in weights.project_rows(data).split(sizes, 0)]
+                # steps of different widths, (gates, rows) views of one (N, gates) product
+                inputs = [aten.t(x) for x in weights.project_rows(data).split(sizes, 0)]
                 state = tuple(aten.t(s[index]) for s in initial)
                 hs, final = _run_direction(step, weights, inputs, sizes, state, reverse=direction == 1)
-                outputs.append(aten.stack(hs, 0) if padded else aten.cat([aten.t(h) for h in hs], 0))
+                outputs.append(aten.cat([aten.t(h) for h in hs], 0))
                 finals.append(tuple(aten.t(f) for f in final))
             data = outputs[0] if len(outputs) == 1 else aten.cat(outputs, 1)
             if self.dropout != 0 and self.training and layer < self.num_layers - 1:
                 data = F.dropout(data, self.dropout, True)
         final_states = tuple(aten.stack([f[k] for f in finals], 0) for k in range(len(states)))
-        if padded:
-            data = _c.contiguous(aten.permute(data, [2, 0, 1] if self.batch_first else [0, 2, 1]))
         return data, final_states
 
     def _finish(self, output, hidden, orig_input, batch_sizes, sorted_indices, unsorted_indices, unbatched_dim):
@@ -426,7 +414,7 @@ def _check_arguments(input_size, hidden_size, num_layers, bias, batch_first, dro
 
 
 class _Weights:
-    """One layer and direction's parameters, as the feature-major time loop uses them."""
+    """One layer and direction's parameters, as the feature-major packed time loop uses them."""
 
     def __init__(self, mode, params, bias, projected):
         self.w_ih, self.w_hh = params[0], params[1]
@@ -447,11 +435,6 @@ class _Weights:
             b_hrz, b_hn = self.b_hh.split([gates, gates // 2], 0)
             self.input_bias = aten.add(self.b_ih, aten.constant_pad_nd(b_hrz, [0, gates // 2], 0.0))
             self.b_hn = aten.unsqueeze(b_hn, 1)
-
-    def project_steps(self, data):
-        """``(T, features, batch)`` -> every step's input projection, ``(T, gates, batch)``."""
-        out = _c.matmul(self.w_ih, data)
-        return out if self.input_bias is None else aten.add(out, aten.unsqueeze(self.input_bias, 1))
 
     def project_rows(self, data):
         """Packed ``(N, features)`` -> ``(N, gates)``."""
