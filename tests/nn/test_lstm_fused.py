@@ -309,3 +309,17 @@ def test_composite_graph_matches_torch_node_by_node(name, options, dtype, with_s
     for mine, torchs in zip(*results):
         assert _graph(mine.grad_fn, depth=12) == _graph(torchs.grad_fn, depth=12)
         np.testing.assert_allclose(to_numpy(mine), torchs.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_forward_mode_refused_as_torch_refuses():
+    x = np.random.default_rng(7).standard_normal((STEPS, BATCH, INPUT)).astype(np.float32)
+    texts = []
+    for lib in (derivgen, torch):
+        torch.manual_seed(0)
+        module = lib.nn.LSTM(INPUT, HIDDEN)
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(lib.tensor(x), lib.ones_like(lib.tensor(x)))
+            with pytest.raises(NotImplementedError) as caught:
+                module(dual)
+        texts.append(str(caught.value))
+    assert texts[0] == texts[1]
