@@ -323,3 +323,16 @@ def test_forward_mode_refused_as_torch_refuses():
                 module(dual)
         texts.append(str(caught.value))
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("name,options", [("LSTM", {}), ("LSTM", {"batch_first": True}), ("GRU", {}),
+                                          ("RNN", {"batch_first": True})], ids=str)
+def test_empty_sequence_refused_like_torch(name, options):
+    texts = []
+    shape = (BATCH, 0, INPUT) if options.get("batch_first") else (0, BATCH, INPUT)
+    for lib in (derivgen, torch):
+        module = getattr(lib.nn, name)(INPUT, HIDDEN, **options)
+        with pytest.raises(RuntimeError) as caught:
+            module(lib.zeros(*shape))
+        texts.append(str(caught.value))
+    assert texts[0] == texts[1]

@@ -193,6 +193,7 @@ class RNNBase(Module):
 
     def _run(self, input, states, batch_sizes):
         if batch_sizes is None:
+            _check_steps(self, input)
             return self._run_padded(input, states)
         return self._run_packed(input, states, batch_sizes)
 
@@ -317,6 +318,7 @@ class LSTM(RNNBase):
                 self.check_input(input, batch_sizes)
             hx = self.permute_hidden(hx, sorted_indices)
         if self._takes_fused_path(input, batch_sizes):
+            _check_steps(self, input)
             output, hidden = self._run_fused(input, hx)
         else:
             output, hidden = self._run(input, hx, batch_sizes)
@@ -439,6 +441,12 @@ class _Weights:
     def project_rows(self, data):
         """Packed ``(N, features)`` -> ``(N, gates)``."""
         return F.linear(data, self.w_ih, self.input_bias)
+
+
+def _check_steps(module, input):  # noqa: A002
+    """torch's refusal of an empty padded sequence."""
+    if input.size(1 if module.batch_first else 0) == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
 
 
 class _CellWeights:

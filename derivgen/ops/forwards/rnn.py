@@ -48,7 +48,8 @@ def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, revers
     steps, batch, features = input.shape
     dtype = np.result_type(input.dtype, weight0.dtype)
     hidden = hidden_size
-    xw = np.matmul(np.ascontiguousarray(input, dtype).reshape(steps * batch, features), weight0.T.astype(dtype))
+    x2d = np.ascontiguousarray(input, dtype).reshape(steps * batch, features)
+    xw = np.matmul(x2d, weight0.T.astype(dtype, copy=False))
     if has_biases:
         xw += weight2 + weight3
     xw = xw.reshape(steps, batch, 4 * hidden)
@@ -56,7 +57,7 @@ def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, revers
     gates, cells = lstm_workspace(workspace, steps, batch, hidden, dtype)
     output = np.empty((steps, batch, hidden), dtype)
     h, c = np.ascontiguousarray(hx_, dtype), np.ascontiguousarray(cx_, dtype)
-    w_hh_t = weight1.T.astype(dtype)
+    w_hh_t = weight1.T.astype(dtype, copy=False)
     hw = np.empty((batch, 4 * hidden), dtype)
     one = dtype.type(1)
     for t in step_order(steps, reverse):
