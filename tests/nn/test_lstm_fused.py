@@ -336,3 +336,13 @@ def test_empty_sequence_refused_like_torch(name, options):
             module(lib.zeros(*shape))
         texts.append(str(caught.value))
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("name,dtype", [("LSTM", "float32"), ("LSTM", "float64"), ("GRU", "float32")])
+def test_dropout_between_layers_graph_matches_torch(name, dtype):
+    x = np.random.default_rng(8).standard_normal((3, BATCH, INPUT)).astype(dtype)
+    graphs = []
+    for lib in (derivgen, torch):
+        module = getattr(lib.nn, name)(INPUT, HIDDEN, num_layers=2, dropout=0.5, dtype=getattr(lib, dtype))
+        graphs.append(_graph(module(lib.tensor(x, requires_grad=True))[0].grad_fn, depth=10))
+    assert graphs[0] == graphs[1]
