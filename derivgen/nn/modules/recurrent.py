@@ -162,7 +162,9 @@ class RNNBase(Module):
     def _run_padded(self, input, states):  # noqa: A002
         """torch's composite CPU graph for padded input, node by node: per layer and direction the input
         projection ``linear(input, w_ih, b_ih)`` unbound into steps, one cell per step (``_CELLS``), the
-        step outputs stacked (``StackBackward0``), directions joined by ``cat``, final states stacked."""
+        step outputs stacked (``StackBackward0``), directions joined by ``cat``, final states stacked. With
+        ``batch_first`` the output's last node is ``TransposeBackward0`` where torch's in-place ``transpose_``
+        records ``TransposeBackward1`` (derivgen has no in-place transpose)."""
         if self.batch_first:
             input = aten.transpose(input, 0, 1)
         initial = [s.unbind(0) for s in states]
