@@ -361,3 +361,13 @@ _simple("random_.from", lambda r, d: [Sample((_t(r, d, 3, 4), -3, 9), _same(), [
                                       Sample((_t(r, d, 3, 4), 5, None), _same(), [0], "to the dtype's end")])
 _simple("random_.to", lambda r, d: [Sample((_t(r, d, 3, 4), 7), _same(), [0])])
 _simple("random_", lambda r, d: [Sample((_t(r, d, 3, 4),), _same(), [0])])
+
+# ---- fused LSTM layer: (input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, batch_sizes, mode, hidden_size,
+# num_layers, has_biases, bidirectional, batch_first, train); without biases the forward ignores weight2/3
+_simple("mkldnn_rnn_layer", lambda r, d: [
+    Sample((_t(r, d, 3, 2, 3), _t(r, d, 8, 3, lo=0.1, hi=0.6), _t(r, d, 8, 2, lo=0.1, hi=0.6), _t(r, d, 8, lo=0.1, hi=0.6),
+            _t(r, d, 8, lo=0.1, hi=0.6), _t(r, d, 2, 2, lo=0.1, hi=0.6), _t(r, d, 2, 2, lo=0.1, hi=0.6),
+            False, [], 2, 2, 1, True, False, False, True), {}, [0, 1, 2, 3, 4, 5, 6], "forward, biases"),
+    Sample((_t(r, d, 4, 1, 2), _t(r, d, 12, 2, lo=0.1, hi=0.6), _t(r, d, 12, 3, lo=0.1, hi=0.6),
+            _t(r, d, 12, 2), _t(r, d, 12, 3), _t(r, d, 1, 3, lo=0.1, hi=0.6), _t(r, d, 1, 3, lo=0.1, hi=0.6),
+            True, [], 2, 3, 2, False, True, False, False), {}, [0, 1, 2, 5, 6], "reverse, no biases")])

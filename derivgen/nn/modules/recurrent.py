@@ -2,14 +2,17 @@
 order (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``weight_hr_l0``, then the
 ``_reverse`` direction, then the next layer), initialisation, checks, errors and ``PackedSequence`` support.
 
-The recurrence is built from existing ops rather than torch's fused node. Each layer and direction projects
-its whole input with one matrix product before the time loop, so a step costs one ``addmm`` (the hidden
-projection added to that step's input projection) plus the gate arithmetic. Padded and packed input go
-through the same loop: a padded batch is a packed one whose steps all hold the full batch."""
+Padded input records torch's CPU graph. A float32 LSTM on padded input runs, as torch's does, one fused
+``mkldnn_rnn_layer`` per layer and direction (see ``LSTM._takes_fused_path``). Other padded input runs
+torch's composite cells (``_CELLS``) node by node. Packed input runs a feature-major loop of table ops
+(``_run_packed``): one input projection per layer and direction, then per step one ``addmm`` plus the gate
+arithmetic on contiguous gate blocks."""
 import math
 import numbers
 import warnings
 
+from derivgen.backends import mkldnn
+from derivgen.core.dtypes import float32
 from derivgen.core.registry import aten
 from derivgen.nn import functional as F
 from derivgen.nn import init
@@ -156,23 +159,55 @@ class RNNBase(Module):
         input = input.unsqueeze(batch_dim)
         return input, hx, None, None, None, batch_dim
 
+    def _run_padded(self, input, states):  # noqa: A002
+        """torch's composite CPU graph for padded input, node by node: per layer and direction the input
+        projection ``linear(input, w_ih, b_ih)`` unbound into steps, one cell per step (``_CELLS``), the
+        step outputs stacked (``StackBackward0``), directions joined by ``cat``, final states stacked. With
+        ``batch_first`` the output's last node is ``TransposeBackward0`` where torch's in-place ``transpose_``
+        records ``TransposeBackward1`` (derivgen has no in-place transpose)."""
+        if self.batch_first:
+            input = aten.transpose(input, 0, 1)
+        initial = [s.unbind(0) for s in states]
+        cell = _CELLS[self.mode]
+        finals = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self._num_directions):
+                index = layer * self._num_directions + direction
+                weights = _CellWeights([getattr(self, n) for n in self._all_weights[index]], self.bias,
+                                       self.proj_size > 0)
+                steps = F.linear(input, weights.w_ih, weights.b_ih).unbind(0)
+                state = tuple(s[index] for s in initial)
+                hs = []
+                for x_t in (reversed(steps) if direction == 1 else steps):
+                    state = cell(x_t, state, weights)
+                    hs.append(state[0])
+                if direction == 1:
+                    hs.reverse()
+                outputs.append(aten.stack(hs, 0))
+                finals.append(state)
+            input = outputs[0] if len(outputs) == 1 else aten.cat(outputs, input.dim() - 1)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        final_states = tuple(aten.stack([f[k] for f in finals], 0) for k in range(len(states)))
+        output = aten.transpose(input, 0, 1) if self.batch_first else input
+        return output, final_states
+
     def _run(self, input, states, batch_sizes):
-        """The stacked layers over ``input`` (packed data ``(N, I)`` with ``batch_sizes``, or padded) from the
-        initial ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output, final states)``.
+        if batch_sizes is None:
+            _check_steps(self, input)
+            return self._run_padded(input, states)
+        return self._run_packed(input, states, batch_sizes)
+
+    def _run_packed(self, input, states, batch_sizes):  # noqa: A002
+        """The stacked layers over packed data ``input`` (``(N, I)`` with ``batch_sizes``) from the initial
+        ``states`` (``(h0,)`` or ``(h0, c0)``); returns ``(output data, final states)``.
 
         Inside, every state and step is feature-major, ``(features, batch)``: a step's gates then come out
         of one ``addmm(x_t, W_hh, h)`` as ``(gates * hidden, batch)``, and ``chunk`` along dim 0 splits them
-        into contiguous blocks, on which the elementwise kernels run their fast contiguous loops. A padded
-        layer's input is ``(T, features, batch)`` and its projection one ``matmul`` to ``(T, gates, batch)``."""
-        padded = batch_sizes is None
-        if padded:
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            sizes = [input.size(1)] * input.size(0)
-            data = input.transpose(1, 2)
-        else:
-            sizes = [int(n) for n in batch_sizes._array]
-            data = input
+        into contiguous blocks, on which the elementwise kernels run their fast contiguous loops."""
+        sizes = [int(n) for n in batch_sizes._array]
+        data = input
         step = _STEPS[self.mode]
         initial = [s.unbind(0) for s in states]
         finals = []
@@ -182,20 +217,16 @@ class RNNBase(Module):
                 index = layer * self._num_directions + direction
                 weights = _Weights(self.mode, [getattr(self, n) for n in self._all_weights[index]], self.bias,
                                    self.proj_size > 0)
-                if padded:
-                    inputs = weights.project_steps(data).unbind(0)
-                else:  # packed: steps of different widths, (gates, rows) views of one (N, gates) product
-                    inputs = [aten.t(x) for x in weights.project_rows(data).split(sizes, 0)]
+                # steps of different widths, (gates, rows) views of one (N, gates) product
+                inputs = [aten.t(x) for x in weights.project_rows(data).split(sizes, 0)]
                 state = tuple(aten.t(s[index]) for s in initial)
                 hs, final = _run_direction(step, weights, inputs, sizes, state, reverse=direction == 1)
-                outputs.append(aten.stack(hs, 0) if padded else aten.cat([aten.t(h) for h in hs], 0))
+                outputs.append(aten.cat([aten.t(h) for h in hs], 0))
                 finals.append(tuple(aten.t(f) for f in final))
             data = outputs[0] if len(outputs) == 1 else aten.cat(outputs, 1)
             if self.dropout != 0 and self.training and layer < self.num_layers - 1:
                 data = F.dropout(data, self.dropout, True)
         final_states = tuple(aten.stack([f[k] for f in finals], 0) for k in range(len(states)))
-        if padded:
-            data = _c.contiguous(aten.permute(data, [2, 0, 1] if self.batch_first else [0, 2, 1]))
         return data, final_states
 
     def _finish(self, output, hidden, orig_input, batch_sizes, sorted_indices, unsorted_indices, unbatched_dim):
@@ -288,9 +319,51 @@ class LSTM(RNNBase):
             else:
                 self.check_input(input, batch_sizes)
             hx = self.permute_hidden(hx, sorted_indices)
-        output, hidden = self._run(input, hx, batch_sizes)
+        if self._takes_fused_path(input, batch_sizes):
+            _check_steps(self, input)
+            output, hidden = self._run_fused(input, hx)
+        else:
+            output, hidden = self._run(input, hx, batch_sizes)
         return self._finish(output, hidden, orig_input, batch_sizes, sorted_indices, unsorted_indices,
                             unbatched_dim)
+
+    def _takes_fused_path(self, input, batch_sizes):  # noqa: A002
+        """Where torch's CPU LSTM takes its oneDNN path: float32, padded (not packed) input, the oneDNN flag
+        on, no projections (which torch refuses there with a warning)."""
+        if not (mkldnn.enabled and input.dtype == float32 and batch_sizes is None):
+            return False
+        if self.proj_size > 0:
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default implementation.",
+                          stacklevel=3)
+            return False
+        return True
+
+    def _run_fused(self, input, hx):  # noqa: A002
+        """torch's oneDNN graph: per layer and direction one ``mkldnn_rnn_layer`` over the sequence-major
+        input (``MkldnnRnnLayerBackward0``), directions joined by ``cat``, final states stacked."""
+        if self.batch_first:
+            input = _c.contiguous(aten.transpose(input, 0, 1))
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self._num_directions):
+                index = layer * self._num_directions + direction
+                params = [getattr(self, n) for n in self._all_weights[index]]
+                w_ih, w_hh = params[0], params[1]
+                b_ih, b_hh = (params[2], params[3]) if self.bias else \
+                    (zeros(w_ih.shape, dtype=w_ih.dtype), zeros(w_hh.shape, dtype=w_hh.dtype))  # torch's fillers
+                result = aten.mkldnn_rnn_layer(input, w_ih, w_hh, b_ih, b_hh, aten.select(hx[0], 0, index),
+                                               aten.select(hx[1], 0, index), direction == 1, [], 2,
+                                               self.hidden_size, self.num_layers, self.bias, self.bidirectional,
+                                               self.batch_first, self.training)
+                outputs.append(result[0])
+                hs.append(result[1])
+                cs.append(result[2])
+            input = outputs[0] if len(outputs) == 1 else aten.cat(outputs, 2)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        output = aten.transpose(input, 0, 1) if self.batch_first else input
+        return output, (aten.stack(hs, 0), aten.stack(cs, 0))
 
 
 def _single_state_forward(module, name, input, hx):
@@ -345,7 +418,7 @@ def _check_arguments(input_size, hidden_size, num_layers, bias, batch_first, dro
 
 
 class _Weights:
-    """One layer and direction's parameters, as the feature-major time loop uses them."""
+    """One layer and direction's parameters, as the feature-major packed time loop uses them."""
 
     def __init__(self, mode, params, bias, projected):
         self.w_ih, self.w_hh = params[0], params[1]
@@ -367,14 +440,59 @@ class _Weights:
             self.input_bias = aten.add(self.b_ih, aten.constant_pad_nd(b_hrz, [0, gates // 2], 0.0))
             self.b_hn = aten.unsqueeze(b_hn, 1)
 
-    def project_steps(self, data):
-        """``(T, features, batch)`` -> every step's input projection, ``(T, gates, batch)``."""
-        out = _c.matmul(self.w_ih, data)
-        return out if self.input_bias is None else aten.add(out, aten.unsqueeze(self.input_bias, 1))
-
     def project_rows(self, data):
         """Packed ``(N, features)`` -> ``(N, gates)``."""
         return F.linear(data, self.w_ih, self.input_bias)
+
+
+def _check_steps(module, input):  # noqa: A002
+    """torch's refusal of an empty padded sequence."""
+    if input.size(1 if module.batch_first else 0) == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+
+
+class _CellWeights:
+    """One layer and direction's parameters as torch's composite cells use them."""
+
+    def __init__(self, params, bias, projected):
+        self.w_ih, self.w_hh = params[0], params[1]
+        self.b_ih, self.b_hh = (params[2], params[3]) if bias else (None, None)
+        self.w_hr = params[-1] if projected else None
+
+
+def _rnn_cell(activation):
+    def cell(x_t, state, w):
+        return (activation(aten.add(F.linear(state[0], w.w_hh, w.b_hh), x_t)),)
+    return cell
+
+
+def _lstm_cell(x_t, state, w):
+    """torch's LSTMCell: gates ``linear(h, w_hh, b_hh) + x_t`` split four ways (``unsafe_chunk``)."""
+    h, c = state
+    gates = aten.add(F.linear(h, w.w_hh, w.b_hh), x_t)
+    ingate, forgetgate, cellgate, outgate = aten.unsafe_split(gates, gates.size(1) // 4, 1)
+    c = aten.add(aten.mul(aten.sigmoid(forgetgate), c), aten.mul(aten.sigmoid(ingate), aten.tanh(cellgate)))
+    h = aten.mul(aten.sigmoid(outgate), aten.tanh(c))
+    if w.w_hr is not None:
+        h = F.linear(h, w.w_hr)
+    return h, c
+
+
+def _gru_cell(x_t, state, w):
+    """torch's GRUCell: ``r, z`` from the sums of the split projections, ``n = tanh(x_n + r * h_n)``,
+    ``h' = (h - n) * z + n``."""
+    h = state[0]
+    x_r, x_z, x_n = aten.unsafe_split(x_t, x_t.size(1) // 3, 1)
+    hh = F.linear(h, w.w_hh, w.b_hh)
+    h_r, h_z, h_n = aten.unsafe_split(hh, hh.size(1) // 3, 1)
+    reset_gate = aten.sigmoid(aten.add(h_r, x_r))
+    input_gate = aten.sigmoid(aten.add(h_z, x_z))
+    new_gate = aten.tanh(aten.add(x_n, aten.mul(h_n, reset_gate)))
+    return (aten.add(aten.mul(aten.sub(h, new_gate), input_gate), new_gate),)
+
+
+_CELLS = {"RNN_TANH": _rnn_cell(aten.tanh), "RNN_RELU": _rnn_cell(aten.relu), "LSTM": _lstm_cell,
+          "GRU": _gru_cell}
 
 
 def _rnn_step(activation):

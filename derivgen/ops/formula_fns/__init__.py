@@ -153,6 +153,8 @@ from derivgen.ops.formula_fns.padding import (  # noqa: F401
 )
 from derivgen.ops.formula_fns import rrelu as _rrelu
 from derivgen.ops.formula_fns.rrelu import rrelu_with_noise_backward, rrelu_with_noise_backward_graph  # noqa: F401
+from derivgen.ops.formula_fns import rnn as _rnn
+from derivgen.ops.formula_fns.rnn import mkldnn_rnn_layer_backward, mkldnn_rnn_layer_backward_graph  # noqa: F401
 from derivgen.ops.formula_fns import normalization as _normalization
 from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     batch_norm_backward,
@@ -167,6 +169,6 @@ from derivgen.ops.formula_fns.normalization import (  # noqa: F401
 
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization, _rnn):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

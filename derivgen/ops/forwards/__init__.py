@@ -174,6 +174,7 @@ from derivgen.ops.forwards.padding import (  # noqa: F401
     replication_pad3d,
 )
 from derivgen.ops.forwards.rrelu import rrelu_with_noise, rrelu_with_noise_  # noqa: F401
+from derivgen.ops.forwards.rnn import mkldnn_rnn_layer  # noqa: F401
 from derivgen.ops.forwards.normalization import (  # noqa: F401
     native_batch_norm,
     native_group_norm,
