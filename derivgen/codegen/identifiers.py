@@ -42,7 +42,7 @@ MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 # Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
 # only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
-FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "list", "property", "range",
+FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "isinstance", "list", "property", "range",
                                                   # kernels/__init__.py's loading of modules on first use
                                                   "AttributeError", "frozenset", "getattr", "globals", "set",
                                                   "__name__"})
