@@ -34,6 +34,8 @@ from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
+from derivgen.core.tensor import bump_version as _bump_version
+from derivgen.core.tensor import shared_version as _shared_version
 from derivgen.core.tensor import any_requires_grad as _needs_grad
 
 from . import kernels as _k
@@ -160,7 +162,7 @@ def abs__default(self):
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -173,7 +175,7 @@ def abs__default(self):
     except Exception as _exc:
         _translate(_exc, 'abs_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -204,7 +206,7 @@ def add__Tensor(self, other, *, alpha=1):
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -217,7 +219,7 @@ def add__Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'add_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -361,7 +363,7 @@ def cos__default(self):
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -374,7 +376,7 @@ def cos__default(self):
     except Exception as _exc:
         _translate(_exc, 'cos_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -416,7 +418,7 @@ def div__Tensor(self, other):
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -436,7 +438,7 @@ def div__Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'div_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -525,7 +527,7 @@ def exp__default(self):
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -537,7 +539,7 @@ def exp__default(self):
     except Exception as _exc:
         _translate(_exc, 'exp_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -557,11 +559,11 @@ def expand_default(self, size, *, implicit=False):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
     return result
@@ -630,7 +632,7 @@ def log__default(self):
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -643,7 +645,7 @@ def log__default(self):
     except Exception as _exc:
         _translate(_exc, 'log_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -828,7 +830,7 @@ def mul__Tensor(self, other):
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -848,7 +850,7 @@ def mul__Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'mul_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -936,7 +938,7 @@ def neg__default(self):
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -948,7 +950,7 @@ def neg__default(self):
     except Exception as _exc:
         _translate(_exc, 'neg_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -967,11 +969,11 @@ def permute_default(self, dims):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, permute_default, (dims, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, permute_default, (dims, ), {})
     return result
@@ -1005,7 +1007,7 @@ def pow__Tensor_Scalar(self, exponent):
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1019,7 +1021,7 @@ def pow__Tensor_Scalar(self, exponent):
     except Exception as _exc:
         _translate(_exc, 'pow_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1122,7 +1124,7 @@ def relu__default(self):
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1134,7 +1136,7 @@ def relu__default(self):
     except Exception as _exc:
         _translate(_exc, 'relu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1194,11 +1196,11 @@ def select_int(self, dim, index):
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, select_int, (dim, index, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, select_int, (dim, index, ), {})
     return result
@@ -1246,7 +1248,7 @@ def sigmoid__default(self):
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1258,7 +1260,7 @@ def sigmoid__default(self):
     except Exception as _exc:
         _translate(_exc, 'sigmoid_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1309,7 +1311,7 @@ def sin__default(self):
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1322,7 +1324,7 @@ def sin__default(self):
     except Exception as _exc:
         _translate(_exc, 'sin_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1345,11 +1347,11 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         grad_fn._v_end = end
         grad_fn._v_step = step
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
     return result
@@ -1392,10 +1394,10 @@ def split_Tensor(self, split_size, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1416,10 +1418,10 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1447,7 +1449,7 @@ def sqrt__default(self):
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1459,7 +1461,7 @@ def sqrt__default(self):
     except Exception as _exc:
         _translate(_exc, 'sqrt_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1479,11 +1481,11 @@ def squeeze_default(self):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_default, (), {})
     return result
@@ -1503,11 +1505,11 @@ def squeeze_dim(self, dim):
         grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dim, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dim, (dim, ), {})
     return result
@@ -1555,7 +1557,7 @@ def sub__Tensor(self, other, *, alpha=1):
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1568,7 +1570,7 @@ def sub__Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'sub_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1641,11 +1643,11 @@ def t_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, t_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, t_default, (), {})
     return result
@@ -1674,7 +1676,7 @@ def tanh__default(self):
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1686,7 +1688,7 @@ def tanh__default(self):
     except Exception as _exc:
         _translate(_exc, 'tanh_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1707,11 +1709,11 @@ def transpose_int(self, dim0, dim1):
         grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, transpose_int, (dim0, dim1, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, transpose_int, (dim0, dim1, ), {})
     return result
@@ -1732,10 +1734,10 @@ def unbind_int(self, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1753,11 +1755,11 @@ def unsqueeze_default(self, dim):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, unsqueeze_default, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, unsqueeze_default, (dim, ), {})
     return result
@@ -1776,11 +1778,11 @@ def view_default(self, size):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, view_default, (size, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, view_default, (size, ), {})
     return result
@@ -2378,7 +2380,7 @@ def clamp__default(self, min=None, max=None):
     except Exception as _exc:
         _translate(_exc, 'clamp_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2412,7 +2414,7 @@ def clamp_min__default(self, min):
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2426,7 +2428,7 @@ def clamp_min__default(self, min):
     except Exception as _exc:
         _translate(_exc, 'clamp_min_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2460,7 +2462,7 @@ def clamp_max__default(self, max):
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2474,7 +2476,7 @@ def clamp_max__default(self, max):
     except Exception as _exc:
         _translate(_exc, 'clamp_max_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2552,7 +2554,7 @@ def silu__default(self):
     if _observe.ACTIVE and _observe.wanted(silu__default):
         return _observe.call_op('aten::silu_', silu__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2565,7 +2567,7 @@ def silu__default(self):
     except Exception as _exc:
         _translate(_exc, 'silu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2598,7 +2600,7 @@ def mish__default(self):
     if _observe.ACTIVE and _observe.wanted(mish__default):
         return _observe.call_op('aten::mish_', mish__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2611,7 +2613,7 @@ def mish__default(self):
     except Exception as _exc:
         _translate(_exc, 'mish_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2741,7 +2743,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2756,7 +2758,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     except Exception as _exc:
         _translate(_exc, 'hardtanh_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2789,7 +2791,7 @@ def hardsigmoid__default(self):
     if _observe.ACTIVE and _observe.wanted(hardsigmoid__default):
         return _observe.call_op('aten::hardsigmoid_', hardsigmoid__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2802,7 +2804,7 @@ def hardsigmoid__default(self):
     except Exception as _exc:
         _translate(_exc, 'hardsigmoid_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2835,7 +2837,7 @@ def hardswish__default(self):
     if _observe.ACTIVE and _observe.wanted(hardswish__default):
         return _observe.call_op('aten::hardswish_', hardswish__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2848,7 +2850,7 @@ def hardswish__default(self):
     except Exception as _exc:
         _translate(_exc, 'hardswish_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -3764,11 +3766,11 @@ def squeeze_dims(self, dim):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dims, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dims, (dim, ), {})
     return result
@@ -4068,7 +4070,7 @@ def masked_fill__Scalar(self, mask, value):
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -4085,7 +4087,7 @@ def masked_fill__Scalar(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill_', (self, mask, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -4135,7 +4137,7 @@ def masked_fill__Tensor(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill_', (self, mask, value, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -4230,11 +4232,11 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
     return result
@@ -4939,11 +4941,11 @@ def _reshape_alias_default(self, size, stride):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
     return result
@@ -4983,11 +4985,11 @@ def as_strided_default(self, size, stride, storage_offset=None):
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
     return result
@@ -5095,7 +5097,7 @@ def put__default(self, index, source, accumulate=False):
     except Exception as _exc:
         _translate(_exc, 'put_', (self, index, source, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -5200,7 +5202,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5215,7 +5217,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     except Exception as _exc:
         _translate(_exc, 'elu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5227,7 +5229,7 @@ def celu__default(self, alpha=1.0):
     if _observe.ACTIVE and _observe.wanted(celu__default):
         return _observe.call_op('aten::celu_', celu__default, {'self': self, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5240,7 +5242,7 @@ def celu__default(self, alpha=1.0):
     except Exception as _exc:
         _translate(_exc, 'celu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5252,7 +5254,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5265,7 +5267,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     except Exception as _exc:
         _translate(_exc, 'leaky_relu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5300,7 +5302,7 @@ def threshold__default(self, threshold, value):
     if _observe.ACTIVE and _observe.wanted(threshold__default):
         return _observe.call_op('aten::threshold_', threshold__default, {'self': self, 'threshold': threshold, 'value': value})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5314,7 +5316,7 @@ def threshold__default(self, threshold, value):
     except Exception as _exc:
         _translate(_exc, 'threshold_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
