@@ -151,7 +151,7 @@ def abs_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -267,18 +267,18 @@ def bmm_default(self, mat2):
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
-        if mat2.grad_fn is not None or mat2._requires_grad:
+        if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
-                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
+                grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -352,7 +352,7 @@ def cos_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -396,18 +396,18 @@ def div_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -475,18 +475,18 @@ def dot_default(self, tensor):
     _f1 = tensor.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), _out_meta(result))
-        if tensor.grad_fn is not None or tensor._requires_grad:
+        if _f1 is not None or tensor._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or tensor._inference:
                 grad_fn._sv_tensor = _Saved(tensor)
             else:
                 grad_fn._sv_tensor = tensor
-                grad_fn._svv_tensor = tensor._vc[0] if tensor.grad_fn is None else ~tensor._vc[0]
+                grad_fn._svv_tensor = tensor._vc[0] if _f1 is None else ~tensor._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -621,7 +621,7 @@ def log_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -677,18 +677,18 @@ def maximum_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -747,18 +747,18 @@ def minimum_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -777,18 +777,18 @@ def mm_default(self, mat2):
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
-        if mat2.grad_fn is not None or mat2._requires_grad:
+        if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
-                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
+                grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -808,18 +808,18 @@ def mul_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -887,18 +887,18 @@ def mv_default(self, vec):
     _f1 = vec.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
         grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), _out_meta(result))
-        if vec.grad_fn is not None or vec._requires_grad:
+        if _f1 is not None or vec._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or vec._inference:
                 grad_fn._sv_vec = _Saved(vec)
             else:
                 grad_fn._sv_vec = vec
-                grad_fn._svv_vec = vec._vc[0] if vec.grad_fn is None else ~vec._vc[0]
+                grad_fn._svv_vec = vec._vc[0] if _f1 is None else ~vec._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -995,7 +995,7 @@ def pow_Tensor_Scalar(self, exponent):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1041,18 +1041,18 @@ def pow_Tensor_Tensor(self, exponent):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
         _m = _meta2(self, exponent)
         grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if _saved_hooks_tls.stack or exponent._inference:
                 grad_fn._sv_exponent = _Saved(exponent)
             else:
                 grad_fn._sv_exponent = exponent
-                grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
+                grad_fn._svv_exponent = exponent._vc[0] if _f1 is None else ~exponent._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1075,7 +1075,7 @@ def pow_Scalar(self, exponent):
             grad_fn._sv_exponent = _Saved(exponent)
         else:
             grad_fn._sv_exponent = exponent
-            grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
+            grad_fn._svv_exponent = exponent._vc[0] if _f0 is None else ~exponent._vc[0]
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1300,7 +1300,7 @@ def sin_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1819,7 +1819,7 @@ def where_self(condition, self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or condition._inference:
                 grad_fn._sv_condition = _Saved(condition)
             else:
@@ -1882,7 +1882,7 @@ def log2_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1904,7 +1904,7 @@ def log10_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1926,7 +1926,7 @@ def log1p_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1984,7 +1984,7 @@ def asin_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2006,7 +2006,7 @@ def acos_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2028,7 +2028,7 @@ def atan_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2050,7 +2050,7 @@ def sinh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2072,7 +2072,7 @@ def cosh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2094,7 +2094,7 @@ def asinh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2116,7 +2116,7 @@ def acosh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2138,7 +2138,7 @@ def atanh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2160,7 +2160,7 @@ def erf_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2182,7 +2182,7 @@ def erfc_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2204,7 +2204,7 @@ def logit_default(self, eps=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2355,7 +2355,7 @@ def clamp_default(self, min=None, max=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2402,7 +2402,7 @@ def clamp_min_default(self, min):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2450,7 +2450,7 @@ def clamp_max_default(self, max):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2498,7 +2498,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2520,7 +2520,7 @@ def gelu_default(self, *, approximate='none'):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2543,7 +2543,7 @@ def silu_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2589,7 +2589,7 @@ def mish_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2635,7 +2635,7 @@ def softplus_default(self, beta=1, threshold=20):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
@@ -2659,7 +2659,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -2684,7 +2684,7 @@ def celu_default(self, alpha=1.0):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2707,7 +2707,7 @@ def leaky_relu_default(self, negative_slope=0.01):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2730,7 +2730,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
         result = _Tensor._make(result, grad_fn, 0)
@@ -2780,7 +2780,7 @@ def hardsigmoid_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2826,7 +2826,7 @@ def hardswish_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2869,18 +2869,18 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2919,18 +2919,18 @@ def fmax_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2949,18 +2949,18 @@ def fmin_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2980,18 +2980,18 @@ def atan2_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3011,18 +3011,18 @@ def hypot_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3059,18 +3059,18 @@ def remainder_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3106,18 +3106,18 @@ def fmod_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3290,7 +3290,7 @@ def prod_default(self, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3313,7 +3313,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3361,7 +3361,7 @@ def max_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3408,7 +3408,7 @@ def min_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3431,7 +3431,7 @@ def amax_default(self, dim=(), keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3456,7 +3456,7 @@ def amin_default(self, dim=(), keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3505,7 +3505,7 @@ def logsumexp_default(self, dim, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3531,7 +3531,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3556,7 +3556,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3585,7 +3585,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3614,7 +3614,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3641,7 +3641,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3685,7 +3685,7 @@ def cumprod_default(self, dim, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3882,12 +3882,12 @@ def index_put_default(self, indices, values, accumulate=False):
     _f1 = values.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or values._inference:
                 grad_fn._sv_values = _Saved(values)
             else:
                 grad_fn._sv_values = values
-                grad_fn._svv_values = values._vc[0] if values.grad_fn is None else ~values._vc[0]
+                grad_fn._svv_values = values._vc[0] if _f1 is None else ~values._vc[0]
         grad_fn._v_indices = indices
         grad_fn._v_accumulate = accumulate
         result = _Tensor._make(result, grad_fn, 0)
@@ -3932,7 +3932,7 @@ def scatter_src(self, dim, index, src):
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -3980,7 +3980,7 @@ def scatter_add_default(self, dim, index, src):
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
-        if src.grad_fn is not None or src._requires_grad:
+        if _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -4029,7 +4029,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
-        if source.grad_fn is not None or source._requires_grad:
+        if _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -4106,7 +4106,7 @@ def masked_fill_Tensor(self, mask, value):
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad:
             if _saved_hooks_tls.stack or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
             else:
@@ -4378,18 +4378,18 @@ def xlogy_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4408,18 +4408,18 @@ def mse_loss_default(self, target, reduction='Mean'):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
@@ -4440,18 +4440,18 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4473,18 +4473,18 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4512,7 +4512,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _saved_hooks_tls.stack or target._inference:
             grad_fn._sv_target = _Saved(target)
         else:
@@ -4540,19 +4540,19 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -4573,21 +4573,21 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_pos_weight = None if pos_weight is None else _Saved(pos_weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -4683,7 +4683,7 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4711,7 +4711,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4739,7 +4739,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5050,18 +5050,18 @@ def put_default(self, index, source, accumulate=False):
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or source._inference:
                 grad_fn._sv_source = _Saved(source)
             else:
                 grad_fn._sv_source = source
-                grad_fn._svv_source = source._vc[0] if source.grad_fn is None else ~source._vc[0]
+                grad_fn._svv_source = source._vc[0] if _f1 is None else ~source._vc[0]
         grad_fn._v_accumulate = accumulate
         grad_fn._v_source_sym_sizes = _value(source).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -5290,7 +5290,7 @@ def threshold_default(self, threshold, value):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5336,12 +5336,12 @@ def threshold_backward_default(grad_output, self, threshold):
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if grad_output.grad_fn is not None or grad_output._requires_grad:
+        if _f0 is not None or grad_output._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+                grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5424,12 +5424,12 @@ def bernoulli__Tensor(self, p, *, generator=None):
     _f1 = p.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
         grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ), _meta2(self, p), _out_meta(result))
-        if p.grad_fn is not None or p._requires_grad:
+        if _f1 is not None or p._requires_grad:
             if _saved_hooks_tls.stack or p._inference:
                 grad_fn._sv_p = _Saved(p)
             else:
                 grad_fn._sv_p = p
-                grad_fn._svv_p = p._vc[0] if p.grad_fn is None else ~p._vc[0]
+                grad_fn._svv_p = p._vc[0] if _f1 is None else ~p._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5590,7 +5590,7 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5618,7 +5618,7 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5646,7 +5646,7 @@ def _adaptive_avg_pool3d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5671,7 +5671,7 @@ def adaptive_max_pool2d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         outputs = _adaptive_max_pool2d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
@@ -5694,7 +5694,7 @@ def reflection_pad1d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5717,7 +5717,7 @@ def reflection_pad2d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5740,7 +5740,7 @@ def reflection_pad3d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5763,7 +5763,7 @@ def replication_pad1d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5786,7 +5786,7 @@ def replication_pad2d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5809,7 +5809,7 @@ def replication_pad3d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5832,7 +5832,7 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _saved_hooks_tls.stack or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
@@ -5865,7 +5865,7 @@ def adaptive_max_pool3d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         outputs = _adaptive_max_pool3d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
