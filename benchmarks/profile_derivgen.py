@@ -172,6 +172,15 @@ def micro_costs(dg, torch):
     add("derivgen      any_requires_grad(h, y)", lambda: TT.any_requires_grad(h, y))
     add("derivgen      Tensor._make(array, grad_fn, 0)", lambda: TT.Tensor._make(a, None, 0))
     add("derivgen  h.sigmoid()  (requires_grad)", lambda: h.sigmoid())
+    for label, fn in (("h.sin()", lambda: h.sin()), ("h + y", lambda: h + y), ("h - y", lambda: h - y),
+                      ("h.pow(2)", lambda: h.pow(2)), ("h.clamp(min=0)", lambda: h.clamp(min=0)),
+                      ("h.sum()", lambda: h.sum())):
+        add(f"derivgen  {label}  (requires_grad)", fn)
+    # the floor a recorded op cannot go below in CPython: its pieces, each at its cheapest
+    entry = K.sin_forward._entry[a.dtype]
+    add("floor     np.empty((8,), float32)  (the result's array)", lambda: np.empty(a.shape, a.dtype))
+    add("floor     compiled sin entry point, no typing  (the kernel)", lambda: entry[0](out, a, entry[1]))
+    add("floor     a Python call of a 1-argument function  (the op's frame)", lambda: _noop(h))
     add("derivgen  xc * yc  (no grad: bind + kernel + Tensor)", lambda: xc * yc)
     add("numpy     a * b", lambda: a * b)
     add("numpy     np.multiply(a, b, out=out)", lambda: np.multiply(a, b, out=out))
@@ -184,6 +193,10 @@ def micro_costs(dg, torch):
         add("torch     th * ty  (requires_grad: dispatch + kernel + node)", lambda: th * ty)
         add("torch     tc * tc  (no grad)", lambda: tc * tc)
         add("torch     th.sigmoid()  (requires_grad)", lambda: th.sigmoid())
+        for label, fn in (("th.sin()", lambda: th.sin()), ("th + ty", lambda: th + ty), ("th - ty", lambda: th - ty),
+                          ("th.pow(2)", lambda: th.pow(2)), ("th.clamp(min=0)", lambda: th.clamp(min=0)),
+                          ("th.sum()", lambda: th.sum())):
+            add(f"torch     {label}  (requires_grad)", fn)
 
     # backward through the engine, per node: a chain of 64 muls by a leaf, then sum
     def chain_backward(x0, y0, n=64):
@@ -209,14 +222,19 @@ def micro_costs(dg, torch):
         print(f"  {us:8.2f} us  {label}")
 
 
+def _noop(x):
+    return x
+
+
 def _make_bare_node(O, N, x, y):
     return O.MulBackward0((O._fn(x), O._fn(y)), (O._nr(x), O._nr(y)), ((x._array.shape, x._array.dtype),
-                                                                     (y._array.shape, y._array.dtype)), 1)
+                                                                     (y._array.shape, y._array.dtype)), O._LIKE_FIRST_INPUT)
 
 
 def _make_node(O, N, x, y):
     node = O.MulBackward0((O._fn(x), O._fn(y)), (O._nr(x), O._nr(y)), ((x._array.shape, x._array.dtype),
-                                                                     (y._array.shape, y._array.dtype)), 1)
+                                                                     (y._array.shape, y._array.dtype)),
+                          O._LIKE_FIRST_INPUT)
     node._sv_self = N.SavedVariable(x)
     node._sv_other = N.SavedVariable(y)
     return node

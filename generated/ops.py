@@ -34,6 +34,8 @@ from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
+from derivgen.core.tensor import bump_version as _bump_version
+from derivgen.core.tensor import shared_version as _shared_version
 from derivgen.core.tensor import any_requires_grad as _needs_grad
 
 from . import kernels as _k
@@ -149,7 +151,7 @@ def abs_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -160,7 +162,7 @@ def abs__default(self):
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -173,7 +175,7 @@ def abs__default(self):
     except Exception as _exc:
         _translate(_exc, 'abs_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -204,7 +206,7 @@ def add__Tensor(self, other, *, alpha=1):
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -217,7 +219,7 @@ def add__Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'add_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -265,18 +267,18 @@ def bmm_default(self, mat2):
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
-        if mat2.grad_fn is not None or mat2._requires_grad:
+        if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
-                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
+                grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -350,7 +352,7 @@ def cos_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -361,7 +363,7 @@ def cos__default(self):
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -374,7 +376,7 @@ def cos__default(self):
     except Exception as _exc:
         _translate(_exc, 'cos_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -394,18 +396,18 @@ def div_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -416,7 +418,7 @@ def div__Tensor(self, other):
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -436,7 +438,7 @@ def div__Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'div_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -473,18 +475,18 @@ def dot_default(self, tensor):
     _f1 = tensor.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), _out_meta(result))
-        if tensor.grad_fn is not None or tensor._requires_grad:
+        if _f1 is not None or tensor._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or tensor._inference:
                 grad_fn._sv_tensor = _Saved(tensor)
             else:
                 grad_fn._sv_tensor = tensor
-                grad_fn._svv_tensor = tensor._vc[0] if tensor.grad_fn is None else ~tensor._vc[0]
+                grad_fn._svv_tensor = tensor._vc[0] if _f1 is None else ~tensor._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -525,7 +527,7 @@ def exp__default(self):
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -537,7 +539,7 @@ def exp__default(self):
     except Exception as _exc:
         _translate(_exc, 'exp_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -557,11 +559,11 @@ def expand_default(self, size, *, implicit=False):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
     return result
@@ -619,7 +621,7 @@ def log_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -630,7 +632,7 @@ def log__default(self):
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -643,7 +645,7 @@ def log__default(self):
     except Exception as _exc:
         _translate(_exc, 'log_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -675,18 +677,18 @@ def maximum_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -745,18 +747,18 @@ def minimum_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -775,18 +777,18 @@ def mm_default(self, mat2):
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
-        if mat2.grad_fn is not None or mat2._requires_grad:
+        if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
-                grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
+                grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -806,18 +808,18 @@ def mul_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -828,7 +830,7 @@ def mul__Tensor(self, other):
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -848,7 +850,7 @@ def mul__Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'mul_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -885,18 +887,18 @@ def mv_default(self, vec):
     _f1 = vec.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
         grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), _out_meta(result))
-        if vec.grad_fn is not None or vec._requires_grad:
+        if _f1 is not None or vec._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or vec._inference:
                 grad_fn._sv_vec = _Saved(vec)
             else:
                 grad_fn._sv_vec = vec
-                grad_fn._svv_vec = vec._vc[0] if vec.grad_fn is None else ~vec._vc[0]
+                grad_fn._svv_vec = vec._vc[0] if _f1 is None else ~vec._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -936,7 +938,7 @@ def neg__default(self):
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -948,7 +950,7 @@ def neg__default(self):
     except Exception as _exc:
         _translate(_exc, 'neg_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -967,11 +969,11 @@ def permute_default(self, dims):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, permute_default, (dims, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, permute_default, (dims, ), {})
     return result
@@ -993,7 +995,7 @@ def pow_Tensor_Scalar(self, exponent):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_exponent = exponent
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1005,7 +1007,7 @@ def pow__Tensor_Scalar(self, exponent):
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1019,7 +1021,7 @@ def pow__Tensor_Scalar(self, exponent):
     except Exception as _exc:
         _translate(_exc, 'pow_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1039,18 +1041,18 @@ def pow_Tensor_Tensor(self, exponent):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
         _m = _meta2(self, exponent)
         grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or exponent.grad_fn is not None or exponent._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if _saved_hooks_tls.stack or exponent._inference:
                 grad_fn._sv_exponent = _Saved(exponent)
             else:
                 grad_fn._sv_exponent = exponent
-                grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
+                grad_fn._svv_exponent = exponent._vc[0] if _f1 is None else ~exponent._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1073,7 +1075,7 @@ def pow_Scalar(self, exponent):
             grad_fn._sv_exponent = _Saved(exponent)
         else:
             grad_fn._sv_exponent = exponent
-            grad_fn._svv_exponent = exponent._vc[0] if exponent.grad_fn is None else ~exponent._vc[0]
+            grad_fn._svv_exponent = exponent._vc[0] if _f0 is None else ~exponent._vc[0]
         grad_fn._v_self = self
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1122,7 +1124,7 @@ def relu__default(self):
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1134,7 +1136,7 @@ def relu__default(self):
     except Exception as _exc:
         _translate(_exc, 'relu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1194,11 +1196,11 @@ def select_int(self, dim, index):
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, select_int, (dim, index, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, select_int, (dim, index, ), {})
     return result
@@ -1246,7 +1248,7 @@ def sigmoid__default(self):
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1258,7 +1260,7 @@ def sigmoid__default(self):
     except Exception as _exc:
         _translate(_exc, 'sigmoid_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1298,7 +1300,7 @@ def sin_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1309,7 +1311,7 @@ def sin__default(self):
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1322,7 +1324,7 @@ def sin__default(self):
     except Exception as _exc:
         _translate(_exc, 'sin_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1345,11 +1347,11 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         grad_fn._v_end = end
         grad_fn._v_step = step
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
     return result
@@ -1392,10 +1394,10 @@ def split_Tensor(self, split_size, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1416,10 +1418,10 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1447,7 +1449,7 @@ def sqrt__default(self):
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1459,7 +1461,7 @@ def sqrt__default(self):
     except Exception as _exc:
         _translate(_exc, 'sqrt_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1479,11 +1481,11 @@ def squeeze_default(self):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_default, (), {})
     return result
@@ -1503,11 +1505,11 @@ def squeeze_dim(self, dim):
         grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dim, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dim, (dim, ), {})
     return result
@@ -1555,7 +1557,7 @@ def sub__Tensor(self, other, *, alpha=1):
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1568,7 +1570,7 @@ def sub__Tensor(self, other, *, alpha=1):
     except Exception as _exc:
         _translate(_exc, 'sub_', (self, other, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -1641,11 +1643,11 @@ def t_default(self):
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, t_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, t_default, (), {})
     return result
@@ -1674,7 +1676,7 @@ def tanh__default(self):
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -1686,7 +1688,7 @@ def tanh__default(self):
     except Exception as _exc:
         _translate(_exc, 'tanh_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -1707,11 +1709,11 @@ def transpose_int(self, dim0, dim1):
         grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, transpose_int, (dim0, dim1, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, transpose_int, (dim0, dim1, ), {})
     return result
@@ -1732,10 +1734,10 @@ def unbind_int(self, dim=0):
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, self._vc) for i, r in enumerate(result))
+        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, self._vc) for r in result)
+    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1753,11 +1755,11 @@ def unsqueeze_default(self, dim):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, unsqueeze_default, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, unsqueeze_default, (dim, ), {})
     return result
@@ -1776,11 +1778,11 @@ def view_default(self, size):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, view_default, (size, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, view_default, (size, ), {})
     return result
@@ -1817,7 +1819,7 @@ def where_self(condition, self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or condition._inference:
                 grad_fn._sv_condition = _Saved(condition)
             else:
@@ -1880,7 +1882,7 @@ def log2_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1902,7 +1904,7 @@ def log10_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1924,7 +1926,7 @@ def log1p_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1982,7 +1984,7 @@ def asin_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2004,7 +2006,7 @@ def acos_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2026,7 +2028,7 @@ def atan_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2048,7 +2050,7 @@ def sinh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2070,7 +2072,7 @@ def cosh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2092,7 +2094,7 @@ def asinh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2114,7 +2116,7 @@ def acosh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2136,7 +2138,7 @@ def atanh_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2158,7 +2160,7 @@ def erf_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2180,7 +2182,7 @@ def erfc_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2202,7 +2204,7 @@ def logit_default(self, eps=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_eps = eps
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2353,7 +2355,7 @@ def clamp_default(self, min=None, max=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
@@ -2378,7 +2380,7 @@ def clamp__default(self, min=None, max=None):
     except Exception as _exc:
         _translate(_exc, 'clamp_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2400,7 +2402,7 @@ def clamp_min_default(self, min):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2412,7 +2414,7 @@ def clamp_min__default(self, min):
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2426,7 +2428,7 @@ def clamp_min__default(self, min):
     except Exception as _exc:
         _translate(_exc, 'clamp_min_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2448,7 +2450,7 @@ def clamp_max_default(self, max):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_max = max
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2460,7 +2462,7 @@ def clamp_max__default(self, max):
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2474,7 +2476,7 @@ def clamp_max__default(self, max):
     except Exception as _exc:
         _translate(_exc, 'clamp_max_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2496,7 +2498,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2518,7 +2520,7 @@ def gelu_default(self, *, approximate='none'):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_approximate = approximate
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2541,7 +2543,7 @@ def silu_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2552,7 +2554,7 @@ def silu__default(self):
     if _observe.ACTIVE and _observe.wanted(silu__default):
         return _observe.call_op('aten::silu_', silu__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2565,7 +2567,7 @@ def silu__default(self):
     except Exception as _exc:
         _translate(_exc, 'silu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2587,7 +2589,7 @@ def mish_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2598,7 +2600,7 @@ def mish__default(self):
     if _observe.ACTIVE and _observe.wanted(mish__default):
         return _observe.call_op('aten::mish_', mish__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2611,7 +2613,7 @@ def mish__default(self):
     except Exception as _exc:
         _translate(_exc, 'mish_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2633,7 +2635,7 @@ def softplus_default(self, beta=1, threshold=20):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
@@ -2657,7 +2659,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -2682,7 +2684,7 @@ def celu_default(self, alpha=1.0):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2705,7 +2707,7 @@ def leaky_relu_default(self, negative_slope=0.01):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2728,7 +2730,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
         result = _Tensor._make(result, grad_fn, 0)
@@ -2741,7 +2743,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2756,7 +2758,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     except Exception as _exc:
         _translate(_exc, 'hardtanh_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2778,7 +2780,7 @@ def hardsigmoid_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2789,7 +2791,7 @@ def hardsigmoid__default(self):
     if _observe.ACTIVE and _observe.wanted(hardsigmoid__default):
         return _observe.call_op('aten::hardsigmoid_', hardsigmoid__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2802,7 +2804,7 @@ def hardsigmoid__default(self):
     except Exception as _exc:
         _translate(_exc, 'hardsigmoid_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2824,7 +2826,7 @@ def hardswish_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2835,7 +2837,7 @@ def hardswish__default(self):
     if _observe.ACTIVE and _observe.wanted(hardswish__default):
         return _observe.call_op('aten::hardswish_', hardswish__default, {'self': self})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -2848,7 +2850,7 @@ def hardswish__default(self):
     except Exception as _exc:
         _translate(_exc, 'hardswish_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -2867,18 +2869,18 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -2917,18 +2919,18 @@ def fmax_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2947,18 +2949,18 @@ def fmin_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2978,18 +2980,18 @@ def atan2_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3009,18 +3011,18 @@ def hypot_default(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3057,18 +3059,18 @@ def remainder_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3104,18 +3106,18 @@ def fmod_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
-        if other.grad_fn is not None or other._requires_grad:
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3288,7 +3290,7 @@ def prod_default(self, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3311,7 +3313,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3359,7 +3361,7 @@ def max_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3406,7 +3408,7 @@ def min_default(self):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -3429,7 +3431,7 @@ def amax_default(self, dim=(), keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3454,7 +3456,7 @@ def amin_default(self, dim=(), keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         result = _Tensor._make(result, grad_fn, 0)
@@ -3503,7 +3505,7 @@ def logsumexp_default(self, dim, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -3529,7 +3531,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3554,7 +3556,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3583,7 +3585,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3612,7 +3614,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
@@ -3639,7 +3641,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
@@ -3683,7 +3685,7 @@ def cumprod_default(self, dim, *, dtype=None):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -3764,11 +3766,11 @@ def squeeze_dims(self, dim):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dims, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dims, (dim, ), {})
     return result
@@ -3880,12 +3882,12 @@ def index_put_default(self, indices, values, accumulate=False):
     _f1 = values.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or values._inference:
                 grad_fn._sv_values = _Saved(values)
             else:
                 grad_fn._sv_values = values
-                grad_fn._svv_values = values._vc[0] if values.grad_fn is None else ~values._vc[0]
+                grad_fn._svv_values = values._vc[0] if _f1 is None else ~values._vc[0]
         grad_fn._v_indices = indices
         grad_fn._v_accumulate = accumulate
         result = _Tensor._make(result, grad_fn, 0)
@@ -3930,7 +3932,7 @@ def scatter_src(self, dim, index, src):
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -3978,7 +3980,7 @@ def scatter_add_default(self, dim, index, src):
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
-        if src.grad_fn is not None or src._requires_grad:
+        if _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -4027,7 +4029,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
-        if source.grad_fn is not None or source._requires_grad:
+        if _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
@@ -4068,7 +4070,7 @@ def masked_fill__Scalar(self, mask, value):
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -4085,7 +4087,7 @@ def masked_fill__Scalar(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill_', (self, mask, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -4104,7 +4106,7 @@ def masked_fill_Tensor(self, mask, value):
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad:
             if _saved_hooks_tls.stack or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
             else:
@@ -4135,7 +4137,7 @@ def masked_fill__Tensor(self, mask, value):
     except Exception as _exc:
         _translate(_exc, 'masked_fill_', (self, mask, value, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -4230,11 +4232,11 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
     return result
@@ -4376,18 +4378,18 @@ def xlogy_Tensor(self, other):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
-                grad_fn._svv_other = other._vc[0] if other.grad_fn is None else ~other._vc[0]
+                grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4406,18 +4408,18 @@ def mse_loss_default(self, target, reduction='Mean'):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
         result = _Tensor._make(result, grad_fn, 0)
@@ -4438,18 +4440,18 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4471,18 +4473,18 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
         grad_fn._v_self_sym_numel = _value(self).size
@@ -4510,7 +4512,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _saved_hooks_tls.stack or target._inference:
             grad_fn._sv_target = _Saved(target)
         else:
@@ -4538,19 +4540,19 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -4571,21 +4573,21 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
-                grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+                grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
-        if self.grad_fn is not None or self._requires_grad or target.grad_fn is not None or target._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_pos_weight = None if pos_weight is None else _Saved(pos_weight)
         grad_fn._v_reduction = reduction
         result = _Tensor._make(result, grad_fn, 0)
@@ -4681,7 +4683,7 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4709,7 +4711,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -4737,7 +4739,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4939,11 +4941,11 @@ def _reshape_alias_default(self, size, stride):
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
     return result
@@ -4983,11 +4985,11 @@ def as_strided_default(self, size, stride, storage_offset=None):
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, self._vc)
+        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
         return result
-    result = _Tensor._make(result, None, 0, self._vc)
+    result = _Tensor._make(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
     return result
@@ -5048,18 +5050,18 @@ def put_default(self, index, source, accumulate=False):
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
-        if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
+        if _f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
-        if self.grad_fn is not None or self._requires_grad:
+        if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or source._inference:
                 grad_fn._sv_source = _Saved(source)
             else:
                 grad_fn._sv_source = source
-                grad_fn._svv_source = source._vc[0] if source.grad_fn is None else ~source._vc[0]
+                grad_fn._svv_source = source._vc[0] if _f1 is None else ~source._vc[0]
         grad_fn._v_accumulate = accumulate
         grad_fn._v_source_sym_sizes = _value(source).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -5095,7 +5097,7 @@ def put__default(self, index, source, accumulate=False):
     except Exception as _exc:
         _translate(_exc, 'put_', (self, index, source, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -5200,7 +5202,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5215,7 +5217,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     except Exception as _exc:
         _translate(_exc, 'elu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5227,7 +5229,7 @@ def celu__default(self, alpha=1.0):
     if _observe.ACTIVE and _observe.wanted(celu__default):
         return _observe.call_op('aten::celu_', celu__default, {'self': self, 'alpha': alpha})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5240,7 +5242,7 @@ def celu__default(self, alpha=1.0):
     except Exception as _exc:
         _translate(_exc, 'celu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5252,7 +5254,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5265,7 +5267,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     except Exception as _exc:
         _translate(_exc, 'leaky_relu_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
         grad_fn._sv_result = _Saved(self, is_output=True)
@@ -5288,7 +5290,7 @@ def threshold_default(self, threshold, value):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5300,7 +5302,7 @@ def threshold__default(self, threshold, value):
     if _observe.ACTIVE and _observe.wanted(threshold__default):
         return _observe.call_op('aten::threshold_', threshold__default, {'self': self, 'threshold': threshold, 'value': value})
     if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
-        self._vc[0] += 1
+        _bump_version(self)
         return self
     _check_inplace(self)
     grad_fn = None
@@ -5314,7 +5316,7 @@ def threshold__default(self, threshold, value):
     except Exception as _exc:
         _translate(_exc, 'threshold_', (self, ))
         raise
-    self._vc[0] += 1
+    _bump_version(self)
     if grad_fn is not None:
         _set_inplace_history(self, grad_fn)  # rebase_history, or CopySlices on a view's base
     return self
@@ -5334,12 +5336,12 @@ def threshold_backward_default(grad_output, self, threshold):
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
-        if grad_output.grad_fn is not None or grad_output._requires_grad:
+        if _f0 is not None or grad_output._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
-                grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+                grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5422,12 +5424,12 @@ def bernoulli__Tensor(self, p, *, generator=None):
     _f1 = p.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
         grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ), _meta2(self, p), _out_meta(result))
-        if p.grad_fn is not None or p._requires_grad:
+        if _f1 is not None or p._requires_grad:
             if _saved_hooks_tls.stack or p._inference:
                 grad_fn._sv_p = _Saved(p)
             else:
                 grad_fn._sv_p = p
-                grad_fn._svv_p = p._vc[0] if p.grad_fn is None else ~p._vc[0]
+                grad_fn._svv_p = p._vc[0] if _f1 is None else ~p._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5588,7 +5590,7 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5616,7 +5618,7 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_kernel_size = kernel_size
         grad_fn._v_stride = stride
         grad_fn._v_padding = padding
@@ -5644,7 +5646,7 @@ def _adaptive_avg_pool3d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -5669,7 +5671,7 @@ def adaptive_max_pool2d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         outputs = _adaptive_max_pool2d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
@@ -5692,7 +5694,7 @@ def reflection_pad1d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5715,7 +5717,7 @@ def reflection_pad2d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5738,7 +5740,7 @@ def reflection_pad3d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5761,7 +5763,7 @@ def replication_pad1d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5784,7 +5786,7 @@ def replication_pad2d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5807,7 +5809,7 @@ def replication_pad3d_default(self, padding):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5830,7 +5832,7 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _saved_hooks_tls.stack or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
@@ -5863,7 +5865,7 @@ def adaptive_max_pool3d_default(self, output_size):
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
-            grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
+            grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         outputs = _adaptive_max_pool3d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs

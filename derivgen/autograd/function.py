@@ -30,7 +30,7 @@ import numpy as np
 from derivgen.autograd import _forward_rules
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.node import ERR_BACKWARD_TWICE, Node, SavedVariable, gradient_edge
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version, shared_version
 from derivgen.ops.inplace import check_inplace, set_inplace_history
 from derivgen.ops.view_meta import CreationMeta, set_creation_meta
 
@@ -287,7 +287,7 @@ class Function(metaclass=FunctionMeta):
         dirty_ids = {id(t) for t in ctx.dirty_tensors}
         nondiff_ids = {id(t) for t in ctx.non_differentiable}
         for t in ctx.dirty_tensors:
-            t._vc[0] += 1
+            bump_version(t)
         out_ids = {id(o) for o in outs}
         if any(id(t) not in out_ids for t in ctx.dirty_tensors):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
@@ -319,7 +319,7 @@ class Function(metaclass=FunctionMeta):
 
 def _alias(t):
     """A new Tensor over the same data and version counter (torch's ``view_as(self)``)."""
-    a = Tensor._make(t._array, vc=t._vc)
+    a = Tensor._make(t._array, vc=shared_version(t))
     a._base = t
     return a
 

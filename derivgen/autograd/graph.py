@@ -1,7 +1,7 @@
 """``derivgen.autograd.graph``: the Node type, gradient edges and saved-tensor hooks."""
 from derivgen.core.node import GradientEdge, Node, gradient_edge  # noqa: F401
 from derivgen.core.saved_hooks import disable_saved_tensors_hooks, saved_tensors_hooks  # noqa: F401
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu",
            "register_multi_grad_hook"]
@@ -21,7 +21,7 @@ def increment_version(tensor):
     """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an in-place op would."""
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
-        t._vc[0] += 1
+        bump_version(t)
 
 
 class save_on_cpu(saved_tensors_hooks):

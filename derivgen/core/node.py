@@ -17,7 +17,7 @@ from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
 from derivgen.core.pending import Pending
 from derivgen.core.sizes import sum_to
-from derivgen.core.tensor import Size, Tensor
+from derivgen.core.tensor import Size, Tensor, shared_version
 
 UINT64_MAX = 18446744073709551615
 
@@ -82,7 +82,7 @@ class SavedVariable:
                                "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.is_output = is_output
         self.released = False
-        vc = self.vc = t._vc
+        vc = self.vc = shared_version(t)
         self.version = vc[0]
         self.output_nr = t.output_nr
         # a saved non-leaf input detached in place afterwards cannot rejoin the graph (checked on unpack)
@@ -110,7 +110,7 @@ class SavedVariable:
         sv = object.__new__(cls)
         sv.is_output = False
         sv.released = False
-        sv.vc = t._vc
+        sv.vc = shared_version(t)
         sv.saved_nonleaf = version_code < 0
         sv.version = ~version_code if version_code < 0 else version_code
         sv.output_nr = t.output_nr
@@ -225,13 +225,13 @@ class SavedVariable:
             # as torch: the unpacked value keeps the version counter of what the hook returned (versions
             # cannot be tracked through hooks), and comes back as-is when it needs no place in the graph
             if self.is_output:
-                return Tensor._make(t._array, *self._output_grad_fn(node), t._vc)
+                return Tensor._make(t._array, *self._output_grad_fn(node), shared_version(t))
             grad_fn, acc, requires_grad = self.hook_meta
             if grad_fn is not None:
-                return Tensor._make(t._array, grad_fn, self.output_nr, t._vc)
+                return Tensor._make(t._array, grad_fn, self.output_nr, shared_version(t))
             if not requires_grad and not t._requires_grad and t.grad_fn is None:
                 return t
-            out = Tensor._make(t._array, None, 0, t._vc)
+            out = Tensor._make(t._array, None, 0, shared_version(t))
             out._requires_grad = requires_grad
             if acc is not None:
                 out._acc = weakref.ref(acc)

@@ -26,6 +26,31 @@ from derivgen.core.scalars import wrapped_int
 _UNSET = object()
 
 
+# A tensor's version counter is a one-element list, shared by the tensor and its views and aliases
+# (``detach``, a Parameter made from a tensor, a saved tensor's unpacked copy). A new tensor starts with
+# the one immutable FRESH_VERSION instead (``t._vc[0]`` reads 0 either way) and gets a list of its own
+# when it is first bumped or shared: most op outputs are never written in place or viewed, and each such
+# list would be one more object per op for the cyclic GC to track until the graph is freed.
+FRESH_VERSION = (0,)
+
+
+def bump_version(t):
+    """Count one in-place change of ``t`` (seen by every tensor that shares its version counter)."""
+    vc = t._vc
+    if vc is FRESH_VERSION:
+        t._vc = [1]
+    else:
+        vc[0] += 1
+
+
+def shared_version(t):
+    """``t``'s version counter as the list another tensor may share (made on first use)."""
+    vc = t._vc
+    if vc is FRESH_VERSION:
+        vc = t._vc = [0]
+    return vc
+
+
 def _undeletable_attribute(self):
     # torch refuses to delete a Tensor's autograd attributes; property deleters say so. (A ``__delattr__``
     # would too, but it routes every attribute store through a Python-level lookup: slot stores on the
@@ -61,7 +86,7 @@ class Tensor:
         self.grad_fn = grad_fn
         self.output_nr = output_nr
         self._grad = None
-        self._vc = vc if vc is not None else [0]
+        self._vc = vc if vc is not None else FRESH_VERSION
         self._acc = None
         self._hooks = None
         self._retains_grad = False
@@ -79,7 +104,7 @@ class Tensor:
         t.grad_fn = grad_fn
         t.output_nr = output_nr
         t._grad = None
-        t._vc = vc if vc is not None else [0]
+        t._vc = vc if vc is not None else FRESH_VERSION
         t._acc = None
         t._hooks = None
         t._retains_grad = False
@@ -257,7 +282,7 @@ class Tensor:
         return handle
 
     def detach(self):
-        t = Tensor._make(self._array, vc=self._vc)
+        t = Tensor._make(self._array, vc=shared_version(self))
         return t
 
     @property

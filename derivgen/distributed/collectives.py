@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.distributed.process_group import _check_group, default_world
 from derivgen.distributed.reduce_op import ReduceOp, mpi_op
 
@@ -98,7 +98,7 @@ def _writable(tensor, op_name, arg="tensor"):
 def _modified(*tensors):
     def bump():
         for t in tensors:
-            t._vc[0] += 1
+            bump_version(t)
     return bump
 
 

@@ -9,7 +9,7 @@ from derivgen.ops import composites as _c
 from derivgen.ops import factories as _factories
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.kernels.dispatch import broadcast_shape
 
 
@@ -415,7 +415,7 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
     if over.any():
         scale = max_norm / (norms[over] + 1e-7)
         w[rows[over]] = (w[rows[over]] * scale[:, None]).astype(w.dtype)
-        weight._vc[0] += 1
+        bump_version(weight)
 
 
 from derivgen.nn.functional_pad import pad  # noqa: E402,F401 - constant, reflect, replicate, circular

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 
 from derivgen.core import dtypes
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, shared_version
 
 
 class Parameter(Tensor):
@@ -16,7 +16,7 @@ class Parameter(Tensor):
         if data is None:
             data = Tensor._make(np.empty((0,), dtypes.get_default_dtype().np))
         p = object.__new__(cls)
-        p._init(data._array, vc=data._vc)
+        p._init(data._array, vc=shared_version(data))
         p.requires_grad = requires_grad
         return p
 
@@ -51,7 +51,7 @@ class Buffer(Tensor):
         if data is None:
             data = Tensor._make(np.empty((0,), dtypes.get_default_dtype().np))
         b = object.__new__(cls)
-        b._init(data._array, vc=data._vc)
+        b._init(data._array, vc=shared_version(data))
         b._requires_grad = data.requires_grad
         b.persistent = persistent
         return b

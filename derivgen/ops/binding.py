@@ -184,6 +184,8 @@ def dispatch(name, overloads, args, kwargs):
         if key is not None:
             route = _routes.get(key)
             if route is not None:
+                if route.direct:
+                    return route.overload.fn(*args, **kwargs)
                 values = route.values(args, kwargs)
                 if values is not None:
                     return route.overload.call(values)
@@ -255,6 +257,13 @@ _UNROUTED = object()
 def _route_key(overloads, args, kwargs):
     key = [id(overloads), len(args)]
     for a in args:
+        if type(a) is Tensor:  # _value_key's most common case, inlined
+            try:
+                d = _RAW_DATA.__get__(a)
+            except AttributeError:
+                return None
+            key.append(Tensor if d.ndim else (Tensor, a._wrapped, d.dtype.kind))
+            continue
         k = _value_key(a)
         if k is _UNROUTED:
             return None
@@ -272,8 +281,10 @@ def _route_key(overloads, args, kwargs):
 class _Route:
     """The row a call shape binds to, and for each of its parameters where the value comes from: a
     positional index, a keyword name, or the default; values whose type the row takes as it is are passed
-    without conversion."""
-    __slots__ = ("overload", "plan", "strict")
+    without conversion. ``direct``: every given value passes as it is and every keyword is the row
+    function's own parameter name, so ``overload.fn(*args, **kwargs)`` is the call (the row functions'
+    defaults are the schema's)."""
+    __slots__ = ("overload", "plan", "strict", "direct")
 
     def __init__(self, overload, strict, args, kwargs):
         self.overload = overload
@@ -300,6 +311,7 @@ class _Route:
             v = args[src] if type(src) is int else kwargs[src]
             plan.append((src, p, not _passes_as_is(p, v), i == 0))
         self.plan = plan
+        self.direct = not any(convert for _, _, convert, _ in plan) and _takes_schema_call(overload, kwargs)
 
     def values(self, args, kwargs):
         values = []
@@ -321,6 +333,24 @@ class _Route:
                     return None
             values.append(v)
         return values
+
+
+def _takes_schema_call(overload, kwargs):
+    """Whether the row function's own signature binds a call as the schema does: every keyword given
+    is one of its parameter names, and every parameter's default is the schema's."""
+    fn = overload.fn
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    if tuple(p.name for p in overload.params) != names or any(n not in names for n in kwargs):
+        return False
+    defaults = dict(zip(code.co_varnames[code.co_argcount - len(fn.__defaults__ or ()):code.co_argcount],
+                        fn.__defaults__ or ()))
+    defaults.update(fn.__kwdefaults__ or {})
+    return all(p.default is _MISSING if p.name not in defaults else defaults[p.name] is p.default
+               or (type(defaults[p.name]) is type(p.default) and defaults[p.name] == p.default)
+               for p in overload.params)
 
 
 class _NotRoutable(Exception):

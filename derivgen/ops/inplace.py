@@ -5,7 +5,7 @@ from derivgen.core.pending import LIVE, flush
 from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.ops.view_meta import (CreationMeta, RecordedView, check_view_meta, mode_meta, register_view,
                                     VIEWS_OF_ROOT, view_entry)
 
@@ -73,7 +73,7 @@ def commit_inplace(t, out):
     if out._array.shape == t._array.shape:
         if out._array is not t._array and not _same_memory(out._array, t._array):
             t._array[...] = out._array
-            t._vc[0] += 1
+            bump_version(t)
     else:
         t._array = out._array
     if out.grad_fn is not None:

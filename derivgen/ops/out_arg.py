@@ -3,7 +3,7 @@ differentiable: with grad mode on, an input or ``out`` that requires grad is an 
 import numpy as np
 
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 
 
 def _requires_grad(values):
@@ -35,5 +35,5 @@ def call_with_out(name, compute, args, kwargs):
         np.copyto(out._array, data, casting="unsafe")
     else:  # torch resizes an out tensor of the wrong shape
         out._array = data.astype(out._array.dtype, copy=True)
-    out._vc[0] += 1
+    bump_version(out)
     return out

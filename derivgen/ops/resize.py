@@ -3,6 +3,7 @@ row-major order (new trailing elements are uninitialised, as torch's). Not diffe
 to resize a tensor that requires grad. The version counter moves only when the shape changes."""
 import numpy as np
 
+from derivgen.core.tensor import bump_version
 from derivgen.ops.inplace import check_inplace
 
 
@@ -23,7 +24,7 @@ def resize_(self, *sizes, memory_format=None):
     keep = min(n, flat.size)
     data[:keep] = flat[:keep]
     self._array = data.reshape(shape)
-    self._vc[0] += 1
+    bump_version(self)
     return self
 
 

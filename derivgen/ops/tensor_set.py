@@ -18,7 +18,7 @@ import numpy as np
 
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import Node, gradient_edge, rebase_history
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.ops.forwards._common import _tn
 from derivgen.ops.inplace import check_inplace
 
@@ -65,7 +65,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     record = is_grad_enabled() and any(t.requires_grad for t in inputs)
     node = NotImplementedBackward("set_", inputs) if record else None
     self._array = data
-    self._vc[0] += 1
+    bump_version(self)
     if node is not None:
         rebase_history(self, node)
     elif self.grad_fn is None:

@@ -6,7 +6,7 @@ torch's (``_kernels.lerp_into``); the norms are NumPy's, whose summation order c
 in the last bit, so results agree with torch's to rounding."""
 import numpy as np
 
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.optim import _kernels
 from derivgen.optim.optimizer import Flat, Optimizer, advance, check_tensor_lr, new_step, params_with_grad
 
@@ -16,7 +16,7 @@ def _lerp_(target, end, weight):
     arr = target._array
     w = arr.dtype.type(weight)
     _kernels.lerp_into(arr.reshape(-1), np.ascontiguousarray(end, arr.dtype).reshape(-1), w, arr.dtype.type(1) - w)
-    target._vc[0] += 1
+    bump_version(target)
 
 
 def _norm(arr, **axes):

@@ -4,7 +4,7 @@ step as torch's are, and the update reads them back as Python floats, as torch's
 import numpy as np
 
 from derivgen.core import dtypes as _dt
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.optim import _kernels_more, differentiable
 from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_nonnegative, param_state,
                                       params_with_grad, scalar_dtype, typed)
@@ -18,7 +18,7 @@ def _set_scalar_state(tensor, value):
     """torch's ``tensor.copy_(torch.as_tensor(value))``: the value is rounded to the default dtype first
     (which matters once a float64 parameter's loaded state holds float64 ``eta`` / ``mu``)."""
     tensor._array[...] = _dt.get_default_dtype().np.type(value)
-    tensor._vc[0] += 1
+    bump_version(tensor)
 
 
 class ASGD(Optimizer):

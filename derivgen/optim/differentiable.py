@@ -12,7 +12,7 @@ In-place ops that derivgen's Tensor does not have (``lerp_``, ``addcmul_``) are 
 """
 import numpy as np
 
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.optim.optimizer import advance, new_mu_product, param_state, params_with_grad
 
 
@@ -200,7 +200,7 @@ def nadam(optimizer, group):
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product_t = state["mu_product"]
         mu_product_t._array *= mu_product_t._array.dtype.type(mu)
-        mu_product_t._vc[0] += 1
+        bump_version(mu_product_t)
         mu_product = mu_product_t._array[()]  # torch's 0-dim tensor: the coefficients round in its dtype
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.copy_(exp_avg.lerp(grad, 1 - beta1))

@@ -11,7 +11,7 @@ NumPy's, whose summation order can differ from torch's in the last bit."""
 import numpy as np
 
 from derivgen.core.grad_mode import enable_grad, no_grad
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.optim import _kernels
 from derivgen.optim.optimizer import Optimizer, check_nonnegative
 
@@ -157,7 +157,7 @@ class LBFGS(Optimizer):
             _kernels.add_scaled(flat, np.ascontiguousarray(update[offset:offset + numel]), arr.dtype.type(step_size))
             if not np.shares_memory(flat, arr):
                 p._array[...] = flat.reshape(arr.shape)
-            p._vc[0] += 1
+            bump_version(p)
             offset += numel
 
     def _clone_param(self):
@@ -166,7 +166,7 @@ class LBFGS(Optimizer):
     def _set_param(self, params_data):
         for p, data in zip(self._params, params_data):
             p._array[...] = data
-            p._vc[0] += 1
+            bump_version(p)
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)

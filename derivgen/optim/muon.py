@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.optim import _kernels
 from derivgen.optim.optimizer import Flat, Optimizer, check_tensor_lr, params_with_grad
 
@@ -96,7 +96,7 @@ class Muon(Optimizer):
             dtype = grad.dtype.type
             w = dtype(1 - momentum)
             _kernels.lerp_into(buf._array.reshape(-1), grad.reshape(-1), w, dtype(1) - w)
-            buf._vc[0] += 1
+            bump_version(buf)
             if group["nesterov"]:
                 update = grad.copy()
                 w = dtype(momentum)

@@ -3,6 +3,7 @@ implementations. NAdam's ``mu_product`` is a 0-dim tensor of the step dtype, mul
 each step as torch's is."""
 import math
 
+from derivgen.core.tensor import bump_version
 from derivgen.optim import _kernels_more, differentiable
 from derivgen.optim.adam import decay_and_moment_scalars
 from derivgen.optim.optimizer import (Flat, Optimizer, advance, check_adam_args, check_nonnegative,
@@ -48,7 +49,7 @@ class NAdam(Optimizer):
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             mu_product_t = state["mu_product"]
             mu_product_t._array *= mu_product_t._array.dtype.type(mu)  # the step dtype's rounding, as torch
-            mu_product_t._vc[0] += 1
+            bump_version(mu_product_t)
             mu_product = float(mu_product_t._array)
             mu_product_next = mu_product * mu_next
             flat = Flat()

@@ -16,7 +16,7 @@ from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE as _LIVE_PENDING
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 
 
 class _RequiredParameter:
@@ -190,7 +190,7 @@ class Optimizer:
                         arr[...] = 0
                     else:
                         g._array = np.zeros_like(arr)
-                    g._vc[0] += 1
+                    bump_version(g)
 
     @_hooked_step
     def step(self, closure=None):
@@ -339,7 +339,7 @@ def new_mu_product():
 def advance(step):
     """``step += 1`` on a 0-dim step tensor, and its new value as a Python float."""
     step._array += 1  # in place: a 0-dim array stays one
-    step._vc[0] += 1
+    bump_version(step)
     return float(step._array)
 
 
@@ -361,7 +361,7 @@ class Flat:
         else:
             flat = np.ascontiguousarray(arr).reshape(-1).copy()
             self._writebacks.append((t, flat))
-        t._vc[0] += 1
+        bump_version(t)
         return flat
 
     @staticmethod

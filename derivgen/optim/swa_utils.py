@@ -12,7 +12,7 @@ from copy import deepcopy
 import numpy as np
 
 from derivgen.core.grad_mode import no_grad
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.nn.modules.batchnorm import _BatchNorm
 from derivgen.nn.modules.module import Module
 from derivgen.optim import _kernels
@@ -36,7 +36,7 @@ def _lerp_all(starts, ends, weight):
         _kernels.lerp_into(flat, np.ascontiguousarray(end._array, dtype=arr.dtype).reshape(-1), w, arr.dtype.type(1) - w)
         if not np.shares_memory(flat, arr):
             start._array[...] = flat.reshape(arr.shape)
-        start._vc[0] += 1
+        bump_version(start)
 
 
 def get_ema_multi_avg_fn(decay=0.999):

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, bump_version
 from derivgen.distributed.collectives import wait_for
 from derivgen.engine.execute import queue_callback
 from derivgen.nn.parallel.buckets import assign_buckets
@@ -138,7 +138,7 @@ def _write_grad(param, averaged):
     g = param.grad
     if g is not None and g._array.flags.writeable and g._array.shape == averaged.shape:
         np.copyto(g._array, averaged)
-        g._vc[0] += 1
+        bump_version(g)
     else:
         param.grad = Tensor._make(averaged.copy())
 
