@@ -121,7 +121,7 @@ def commit_view_inplace(t, out, name, rows, args, kwargs):
         # once the version it was made at has moved on
         _regenerate_view_grad_fn(t, t._base, view_chain(t))
     if _tangent_commit[0] is not None and getattr(out, "_fw_grads", None):
-        _tangent_commit[0](t, out)
+        _tangent_commit[0](t, out, True)
     return t
 
 

@@ -223,6 +223,28 @@ def test_forward_mode_tangent_follows_the_view():
     np.testing.assert_allclose(d["v_tangent"], t["v_tangent"], rtol=1e-12)
 
 
+def test_forward_mode_tangent_takes_the_new_layout():
+    # a square transpose_ keeps the shape: the tangent must take the new strides, not the values transposed
+    # into its old layout; the tangent given to make_dual is the tensor that changes, as torch's
+    def case(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            tangent = lib.tensor(W[:9].reshape(3, 3), dtype=lib.float64)
+            x = fwAD.make_dual(lib.tensor(np.resize(A, (3, 3)), dtype=lib.float64), tangent)
+            x.t_()
+            x.mul_(2)
+            y = fwAD.make_dual(lib.tensor(W[3:12].reshape(3, 3), dtype=lib.float64), tangent.clone())
+            v = y[0:2, 0:2]
+            v.transpose_(0, 1)
+            v.mul_(lib.tensor(W[:4].reshape(2, 2), dtype=lib.float64))
+            return [fwAD.unpack_dual(x).tangent.numpy().copy(), tangent.numpy().copy(), tangent.stride(),
+                    fwAD.unpack_dual(y).tangent.numpy().copy(), fwAD.unpack_dual(v).tangent.numpy().copy()]
+    d, t = case(derivgen), case(torch)
+    assert d[2] == t[2]
+    for a, b in zip(d[:2] + d[3:], t[:2] + t[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 # ---- creation meta: what the view remembers about how it was made stays with it ---------------------------
 
 def test_multi_output_view_refuses_in_place_view_op():
