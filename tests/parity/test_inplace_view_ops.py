@@ -271,7 +271,15 @@ def test_in_place_view_op_in_no_grad_keeps_the_view_refused():
 
 # ---- errors ------------------------------------------------------------------------------------------------
 
+def _inference_tensor(lib, *shape):
+    with lib.inference_mode():
+        return lib.ones(*shape)
+
+
 ERRORS = {
+    "inference_t_": lambda lib: _inference_tensor(lib, 2, 3).t_(),
+    "inference_unsqueeze_": lambda lib: _inference_tensor(lib, 2, 3).unsqueeze_(0),
+    "inference_squeeze_": lambda lib: _inference_tensor(lib, 2, 1, 3).squeeze_(),
     "leaf_transpose_": lambda lib: lib.ones(2, 3, requires_grad=True).transpose_(0, 1),
     "leaf_t_": lambda lib: lib.ones(2, 3, requires_grad=True).t_(),
     "leaf_unsqueeze_": lambda lib: lib.ones(3, requires_grad=True).unsqueeze_(0),
