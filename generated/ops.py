@@ -7467,8 +7467,8 @@ def squeeze_(*args, **kwargs):
     """`squeeze_`: squeeze_, squeeze_.dim, squeeze_.dims."""
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
-    return _commit_view_inplace(self, _b.dispatch("squeeze_", _squeeze__rows, args, kwargs), "squeeze_",
-                                _squeeze__rows, args, kwargs)
+    return _commit_view_inplace(self, _b.dispatch("squeeze_", _squeeze__rows, args, kwargs), _b.dispatch,
+                                "squeeze_", _squeeze__rows, args, kwargs)
 
 _repeat_rows = (
     _b.Overload(repeat_default, (_b.Param("self", "Tensor"), _b.Param("repeats", "SymInt[]"), ), "repeat(Tensor self, SymInt[] repeats) -> Tensor"),
@@ -8244,8 +8244,8 @@ def transpose_(*args, **kwargs):
     """`transpose_`: transpose_."""
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
-    return _commit_view_inplace(self, _b.dispatch("transpose_", _transpose__rows, args, kwargs), "transpose_",
-                                _transpose__rows, args, kwargs)
+    return _commit_view_inplace(self, _b.dispatch("transpose_", _transpose__rows, args, kwargs), _b.dispatch,
+                                "transpose_", _transpose__rows, args, kwargs)
 
 _t__rows = (
     _b.Overload(t__default, (_b.Param("self", "Tensor(a!)"), ), "t_(Tensor(a!) self) -> Tensor(a!)"),
@@ -8257,9 +8257,10 @@ def t_(*args, **kwargs):
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
     if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
-        return _commit_view_inplace(self, t__default(*args), "t_", _t__rows, args, kwargs)
-    return _commit_view_inplace(self, _b.dispatch("t_", _t__rows, args, kwargs), "t_",
-                                _t__rows, args, kwargs)
+        return _commit_view_inplace(self, t__default(*args), _b.dispatch, "t_", _t__rows,
+                                    args, kwargs)
+    return _commit_view_inplace(self, _b.dispatch("t_", _t__rows, args, kwargs), _b.dispatch,
+                                "t_", _t__rows, args, kwargs)
 
 _unsqueeze__rows = (
     _b.Overload(unsqueeze__default, (_b.Param("self", "Tensor(a!)"), _b.Param("dim", "int"), ), "unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"),
@@ -8270,8 +8271,8 @@ def unsqueeze_(*args, **kwargs):
     """`unsqueeze_`: unsqueeze_."""
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
-    return _commit_view_inplace(self, _b.dispatch("unsqueeze_", _unsqueeze__rows, args, kwargs), "unsqueeze_",
-                                _unsqueeze__rows, args, kwargs)
+    return _commit_view_inplace(self, _b.dispatch("unsqueeze_", _unsqueeze__rows, args, kwargs), _b.dispatch,
+                                "unsqueeze_", _unsqueeze__rows, args, kwargs)
 
 _as_strided__rows = (
     _b.Overload(as_strided__default, (_b.Param("self", "Tensor(a!)"), _b.Param("size", "SymInt[]"), _b.Param("stride", "SymInt[]"), _b.Param("storage_offset", "SymInt?", None), ), "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)"),
@@ -8282,8 +8283,8 @@ def as_strided_(*args, **kwargs):
     """`as_strided_`: as_strided_."""
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
-    return _commit_view_inplace(self, _b.dispatch("as_strided_", _as_strided__rows, args, kwargs), "as_strided_",
-                                _as_strided__rows, args, kwargs)
+    return _commit_view_inplace(self, _b.dispatch("as_strided_", _as_strided__rows, args, kwargs), _b.dispatch,
+                                "as_strided_", _as_strided__rows, args, kwargs)
 
 
 FUNCTIONS = {

@@ -6,7 +6,6 @@ from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor
-from derivgen.ops.binding import dispatch
 from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step, check_view_meta, mode_meta,
                                     register_view, view_steps, VIEWS_OF_ROOT)
 
@@ -99,12 +98,13 @@ def commit_inplace(t, out):
     return t
 
 
-def commit_view_inplace(t, out, name, rows, args, kwargs):
+def commit_view_inplace(t, out, dispatch, name, rows, args, kwargs):
     """Make ``t`` the result ``out`` of an in-place view row (``transpose_``, ``squeeze_``, ``as_strided_``...)
     computed from it: ``t`` takes ``out``'s shape and strides over the same memory, its version moves (as
     torch's, though no data changed) and ``out``'s node becomes its grad_fn directly (torch sets the history
     of an in-place view op; it does not rebase a view's onto its base). A view keeps the step, so that
-    replaying it from its root (forward-mode tangents, a non-contiguous root) gives its new geometry."""
+    replaying it from its root (forward-mode tangents, a non-contiguous root) gives its new geometry: the
+    op's ``dispatch(name, rows, args, kwargs)`` on the view in place of ``t``."""
     fn = out.grad_fn
     if fn is not None:
         check_view_meta(t)
@@ -112,7 +112,8 @@ def commit_view_inplace(t, out, name, rows, args, kwargs):
     t._vc[0] += 1
     if t._base is not None:
         rest = tuple(args[1:]) if args and args[0] is t else tuple(args)
-        append_view_step(t, replay_view_op, (name, rows, rest, {k: v for k, v in kwargs.items() if v is not t}), {})
+        kwargs = {k: v for k, v in kwargs.items() if v is not t}
+        append_view_step(t, replay_view_op, (dispatch, name, rows, rest, kwargs), {})
     if fn is not None:
         rebase_history(t, fn, out.output_nr)
     elif (t._base is not None and t.__class__ is not RecordedView and t._base.requires_grad
@@ -125,7 +126,7 @@ def commit_view_inplace(t, out, name, rows, args, kwargs):
     return t
 
 
-def replay_view_op(v, name, rows, args, kwargs):
+def replay_view_op(v, dispatch, name, rows, args, kwargs):
     """One in-place view op step of a view's replay: the op's row, computed out of place from ``v``."""
     return dispatch(name, rows, (v,) + args, kwargs)
 
