@@ -180,13 +180,19 @@ def write_inplace_tangent(t, new):
     set_tangent(t, new)
 
 
-def _commit(t, out):
-    """``ops.inplace.commit_inplace``'s hook: a row computed out of place (``copy_``, ``squeeze_``,
-    ``fill_``) hands its result's tangent to ``t``."""
+def _commit(t, out, view_op=False):
+    """``ops.inplace.commit_inplace``'s hook: a row computed out of place (``copy_``, ``fill_``, or an in-place
+    view op such as ``squeeze_``) hands its result's tangent to ``t``. A view op's result tangent is the same
+    view of ``t``'s tangent: as torch applies the op to the tangent itself, that tangent tensor takes the new
+    shape and strides (never the values written into the old layout)."""
     new = tangent_of(out)
     if new is None:
         return
-    if new._array.shape == t._array.shape:
+    old = tangent_of(t)
+    if view_op and old is not None:
+        old._array = new._array
+        return
+    if new._array.shape == t._array.shape and not view_op:
         write_inplace_tangent(t, new)
     else:  # a shape change (squeeze_): the tangent is rebound with the value
         set_tangent(t, new)

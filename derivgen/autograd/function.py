@@ -320,7 +320,7 @@ class Function(metaclass=FunctionMeta):
 def _alias(t):
     """A new Tensor over the same data and version counter (torch's ``view_as(self)``)."""
     a = Tensor._make(t._array, vc=shared_version(t))
-    a._base = t
+    a._base = t if t._base is None else t._base  # a view's base is the root, as torch's
     return a
 
 

@@ -78,6 +78,9 @@ class _Op:
         # rows named like torch's in-place ops (``squeeze_.dim``, ``zero_``): the row function computes the
         # result out of place (with its node); the Python-facing function commits it into ``self``
         self.commit = name.endswith("_") and not inplace
+        # such a row whose out-of-place op is a view row (``transpose_``, ``squeeze_``) changes self's
+        # shape and strides, not its data: set in ``render_models``
+        self.view_commit = False
 
 
 class Generation(NamedTuple):
@@ -148,7 +151,9 @@ def render_models(models, table_file, table_sha, library=None):
         registered.setdefault(op.name, op.name)
         for ov in op.overloads:
             registered.setdefault(ov.fn, ov.fn)
+    view_ops = {row.entry.schema.base for row in models if row.view}
     for op in ops:
+        op.view_commit = op.commit and op.name[:-1] in view_ops
         first = op.overloads[0]
         op.method = op.name not in _FUNCTION_ONLY and not first.params[0].startswith('"tensors"')
     files["kernels/__init__.py"] = env.get_template("kernels_init.py.j2").render(

@@ -347,6 +347,13 @@ class Tensor:
     def is_contiguous(self):
         return bool(self._array.flags.c_contiguous)
 
+    def storage_offset(self):
+        """Elements from the start of the memory this tensor shares (its ``_base``'s, the root's) to its first."""
+        if self._base is None:
+            return 0
+        start = self._base._array.__array_interface__["data"][0]
+        return (self._array.__array_interface__["data"][0] - start) // self._array.itemsize
+
     @property
     def is_floating_point_(self):
         return self.dtype.is_floating_point

@@ -15,7 +15,7 @@ from derivgen.kernels.dispatch import broadcast_shape
 
 def _in_place(input, fn, inplace):
     """``fn(input)``, or with torch's ``inplace=True`` that result written into ``input``, which is
-    returned (dropout: computed on a clone, then a copy_, so CloneBackward0 and CopyBackward0 nodes where
+    returned (dropout: computed on a clone, then a copy_, so CloneBackward0 and CopyBackwards nodes where
     torch's dropout_ records one MulBackward0)."""
     if not inplace:
         return fn(input)

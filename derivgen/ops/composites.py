@@ -537,6 +537,16 @@ max_or_maximum = _binary_or_reduction("max", "maximum")
 min_or_minimum = _binary_or_reduction("min", "minimum")
 
 
+def swapdims(self, dim0, dim1):
+    """torch's alias of ``transpose`` (TransposeBackward0); ``swapaxes`` is another name for it."""
+    return aten.transpose(self, dim0, dim1)
+
+
+def swapdims_(self, dim0, dim1):
+    """torch's alias of ``transpose_`` (TransposeBackward1)."""
+    return aten.transpose_(self, dim0, dim1)
+
+
 # Composite functions exposed as ``derivgen.<name>`` and as Tensor methods (installed by operators.install).
 FUNCTIONS = {
     "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "selu_": selu_,
@@ -547,6 +557,7 @@ FUNCTIONS = {
     "dstack": dstack, "atleast_3d": atleast_3d,
     "outer": outer, "einsum": einsum, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "dropout": dropout,
     "softmax": softmax, "log_softmax": log_softmax, "max": max_or_maximum, "min": min_or_minimum,
+    "swapdims": swapdims, "swapaxes": swapdims,
 }
 from derivgen.ops.resize import resize_, resize_as_  # noqa: E402  (Tensor methods only)
 from derivgen.ops.tensor_set import set_  # noqa: E402  (a Tensor method only)
@@ -560,6 +571,7 @@ METHODS = {
     "unsafe_chunk": unsafe_chunk,
     "tensor_split": tensor_split, "narrow": narrow, "unflatten": unflatten, "outer": outer,
     "softmax": softmax, "log_softmax": log_softmax, "where": where_method, "max": max_or_maximum, "min": min_or_minimum,
+    "swapdims": swapdims, "swapaxes": swapdims, "swapdims_": swapdims_, "swapaxes_": swapdims_,
 }
 METHODS.update(NEW_METHODS)
 

@@ -6,8 +6,8 @@ from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor, bump_version
-from derivgen.ops.view_meta import (CreationMeta, RecordedView, check_view_meta, mode_meta, register_view,
-                                    VIEWS_OF_ROOT, view_entry)
+from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step, check_view_meta, mode_meta,
+                                    register_view, view_steps, VIEWS_OF_ROOT)
 
 
 def check_inplace(t):
@@ -17,15 +17,7 @@ def check_inplace(t):
     if 0 in t._array.strides and has_internal_overlap(t._array):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
-    grad_enabled = is_grad_enabled()
-    if grad_enabled and t.__class__ is RecordedView and t.requires_grad:
-        check_view_meta(t)  # before the leaf checks, as torch's check_inplace
-    if grad_enabled and t.grad_fn is None and (t._requires_grad or (t._inference and t.requires_grad)):
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if t._inference and not is_inference_mode_enabled():
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                           "a clone to get a normal tensor before doing inplace update.See "
-                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    grad_enabled = _check_history_rules(t)
     if not grad_enabled:
         return
     if t._base is None:
@@ -39,6 +31,29 @@ def check_inplace(t):
         if chain is None:
             raise RuntimeError("derivgen: this view cannot be modified in place (it does not record how it was "
                                "made from its base); apply the operation out of place.")
+
+
+def check_inplace_view(t):
+    """``check_inplace`` for an in-place view op (``t_``, ``unsqueeze_``, ...): it writes no data, so overlapping
+    memory is fine and a view needs no replay of its own (its history is set, not moved to its base)."""
+    if LIVE:
+        flush()
+    if _check_history_rules(t) and t._base is not None and t._base.requires_grad and t._base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _check_history_rules(t):
+    """The creation-meta, leaf and inference-tensor refusals every in-place op shares; whether grad mode is on."""
+    grad_enabled = is_grad_enabled()
+    if grad_enabled and t.__class__ is RecordedView and t.requires_grad:
+        check_view_meta(t)  # before the leaf checks, as torch's check_inplace
+    if grad_enabled and t.grad_fn is None and (t._requires_grad or (t._inference and t.requires_grad)):
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._inference and not is_inference_mode_enabled():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                           "a clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    return grad_enabled
 
 
 def original_self(t):
@@ -65,9 +80,9 @@ def write_inplace(t, result):
 
 
 def commit_inplace(t, out):
-    """Make ``t`` the result ``out`` of a functional row computed from it (``squeeze_``, ``zero_``,
-    ``fill_``): the data is written through (views of ``t`` see it) or, for a metadata-only change of
-    shape, rebound; the history is rewritten to ``out``'s node and the version bumped when data changed."""
+    """Make ``t`` the result ``out`` of a functional row computed from it (``zero_``, ``fill_``, ``copy_``):
+    the data is written through (views of ``t`` see it) or, for a change of shape, rebound; the history is
+    rewritten to ``out``'s node and the version bumped when data changed."""
     if out.grad_fn is not None:
         check_view_meta(t)  # before anything is written
     if out._array.shape == t._array.shape:
@@ -81,6 +96,39 @@ def commit_inplace(t, out):
     if _tangent_commit[0] is not None and getattr(out, "_fw_grads", None):
         _tangent_commit[0](t, out)  # forward mode: ``t`` takes the result's tangent with its value
     return t
+
+
+def commit_view_inplace(t, out, dispatch, name, rows, args, kwargs):
+    """Make ``t`` the result ``out`` of an in-place view row (``transpose_``, ``squeeze_``, ``as_strided_``...)
+    computed from it: ``t`` takes ``out``'s shape and strides over the same memory, its version moves (as
+    torch's, though no data changed) and ``out``'s node becomes its grad_fn directly (torch sets the history
+    of an in-place view op; it does not rebase a view's onto its base). A view keeps the step, so that
+    replaying it from its root (forward-mode tangents, a non-contiguous root) gives its new geometry: the
+    op's ``dispatch(name, rows, args, kwargs)`` on the view in place of ``t``."""
+    fn = out.grad_fn
+    if fn is not None:
+        check_view_meta(t)
+    t._array = out._array
+    bump_version(t)
+    if t._base is not None:
+        rest = tuple(args[1:]) if args and args[0] is t else tuple(args)
+        kwargs = {k: v for k, v in kwargs.items() if v is not t}
+        append_view_step(t, replay_view_op, (dispatch, name, rows, rest, kwargs), {})
+    if fn is not None:
+        rebase_history(t, fn, out.output_nr)
+    elif (t._base is not None and t.__class__ is not RecordedView and t._base.requires_grad
+          and not t._base._inference):
+        # made without recording (no_grad): the view's grad_fn is regenerated from its root, as torch's is
+        # once the version it was made at has moved on
+        _regenerate_view_grad_fn(t, t._base, view_chain(t))
+    if _tangent_commit[0] is not None and getattr(out, "_fw_grads", None):
+        _tangent_commit[0](t, out, True)
+    return t
+
+
+def replay_view_op(v, dispatch, name, rows, args, kwargs):
+    """One in-place view op step of a view's replay: the op's row, computed out of place from ``v``."""
+    return dispatch(name, rows, (v,) + args, kwargs)
 
 
 # Forward mode registers here how a committed result hands its tangent to ``t`` (written through into
@@ -112,22 +160,13 @@ def record_multi_output_views(outputs, base):
     inference = base._inference
     meta = CreationMeta.DEFAULT if inference else mode_meta(base, multiple=True)
     for view in outputs:
-        view._base = base
         view._inference = inference
         register_view(view, base, meta=meta)
 
 
 def view_chain(t):
     """``[root, (fn, args, kwargs), ...]`` replaying ``t`` from the tensor that owns its memory, or None."""
-    steps = []
-    cur = t
-    while cur._base is not None:
-        entry = view_entry(cur)
-        if entry is None or entry[1] is None:
-            return None
-        steps.append((entry[1], entry[2], entry[3]))
-        cur = cur._base
-    return [cur] + steps[::-1]
+    return view_steps(t)
 
 
 def set_inplace_history(t, fn, output_nr=0):

@@ -1,8 +1,8 @@
 """How a view was made (torch's ``CreationMeta``) and the in-place changes that this forbids.
 
-Every view (a tensor with a ``_base``) is listed in ``VIEWS`` with how to replay it from its base (when a
-generated view row made it), its creation meta and the version of its memory when its ``grad_fn`` was
-last set. A view whose creation meta is not DEFAULT is a ``RecordedView``: torch refuses to rebuild its
+Every view (a tensor with a ``_base``, which is always the root tensor owning the memory, as torch's) is
+listed in ``VIEWS`` with how to replay it from that root (when generated view rows made every step), its
+creation meta and the version of its memory when its ``grad_fn`` was last set. A view whose creation meta is not DEFAULT is a ``RecordedView``: torch refuses to rebuild its
 history, so
 
 - an in-place op on it that autograd would record raises (``check_view_meta``), and
@@ -29,16 +29,13 @@ class CreationMeta(enum.IntEnum):
 
 
 # id(view) -> [weakref to the view, row function or None, positional args, keyword args, CreationMeta,
-#              version of the view's memory when its grad_fn was last set]
+#              version of the view's memory when its grad_fn was last set,
+#              the (fn, args, kwargs) steps from the root to the tensor the last step applies to, or None]
+# The steps are captured when the view is made (torch's view_fn): a later in-place view op on an
+# intermediate view does not change how its earlier views replay.
 VIEWS = {}
 VIEWS_OF_ROOT = {}  # id(root) -> {id(view): weakref to the view}: the live views of each base, at any depth
-_REF, _FN, _ARGS, _KWARGS, _META, _VERSION = range(6)
-
-
-def root_of(t):
-    while t._base is not None:
-        t = t._base
-    return t
+_REF, _FN, _ARGS, _KWARGS, _META, _VERSION, _PREFIX = range(7)
 
 
 def view_entry(t):
@@ -51,8 +48,18 @@ def view_entry(t):
 
 def register_view(view, base, fn=None, args=(), kwargs=None, meta=CreationMeta.DEFAULT):
     """List ``view`` (``fn(base, *args, **kwargs)`` when a row made it) under its root, weakly: the entries
-    go when the view dies. The root outlives its views (``_base`` holds it), so its id stays its own."""
-    root = root_of(base)
+    go when the view dies, and make the root its ``_base``. The root outlives its views (``_base`` holds
+    it), so its id stays its own."""
+    root = base._base
+    if root is None:
+        root, prefix = base, ()
+    else:
+        parent = view_entry(base)
+        if parent is None or parent[_FN] is None or parent[_PREFIX] is None:
+            prefix = None
+        else:
+            prefix = parent[_PREFIX] + ((parent[_FN], parent[_ARGS], parent[_KWARGS]),)
+    view._base = root
     key, root_key = id(view), id(root)
 
     def forget(_ref):
@@ -65,7 +72,7 @@ def register_view(view, base, fn=None, args=(), kwargs=None, meta=CreationMeta.D
 
     ref = weakref.ref(view, forget)
     VIEWS_OF_ROOT.setdefault(root_key, {})[key] = ref
-    VIEWS[key] = [ref, fn, args, kwargs, meta, view._vc[0]]
+    VIEWS[key] = [ref, fn, args, kwargs, meta, view._vc[0], prefix]
     if meta is not CreationMeta.DEFAULT and view.__class__ is Tensor:
         view.__class__ = RecordedView
 
@@ -98,6 +105,27 @@ def set_creation_meta(view, meta):
     entry[_META] = meta
     if meta is not CreationMeta.DEFAULT and view.__class__ is Tensor:
         view.__class__ = RecordedView
+
+
+def view_steps(t):
+    """``[root, (fn, args, kwargs), ...]`` replaying the view ``t`` from its root, or None when a step was not
+    made by a view row (a custom Function's output, a multi-output view op)."""
+    entry = view_entry(t)
+    if entry is None or entry[_FN] is None or entry[_PREFIX] is None:
+        return None
+    return [t._base, *entry[_PREFIX], (entry[_FN], entry[_ARGS], entry[_KWARGS])]
+
+
+def append_view_step(t, fn, args, kwargs):
+    """An in-place view op turned the view ``t`` into ``fn(t, *args, **kwargs)``: replays add that step."""
+    entry = view_entry(t)
+    if entry is None:
+        return
+    if entry[_FN] is not None and entry[_PREFIX] is not None:
+        entry[_PREFIX] = entry[_PREFIX] + ((entry[_FN], entry[_ARGS], entry[_KWARGS]),)
+        entry[_FN], entry[_ARGS], entry[_KWARGS] = fn, args, kwargs
+    else:
+        entry[_FN] = None
 
 
 def creation_meta(view):

@@ -1,5 +1,6 @@
 """Load ``formulas.yaml`` into validated ``Entry`` objects, with a file/line/entry for every error."""
 import os
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -8,7 +9,7 @@ from .errors import TableError
 from .text import compose_table, decode_table, entry_at
 from .schema import SchemaError, node_prefix, parse_schema
 
-ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc"}
+ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc", "node_class"}
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Entry:
     jvp_outputs: dict = field(default_factory=dict)  # several outputs: {output name: (formula, line)}
     source: str = ""                 # the row's text, as written in the table
     class_name: str = None           # *Backward<N>, or None when nothing is differentiable
+    node_class: str = None           # a node torch names by hand (CopyBackwards), instead of the counter
 
     @property
     def name(self):
@@ -155,6 +157,11 @@ def _load_entry(item, file, lines, seen):
             entry.inplace = value.lower() == "true"
         elif key == "doc":
             entry.doc = _scalar(vnode, file, entry.name)
+        elif key == "node_class":
+            value = _scalar(vnode, file, entry.name)
+            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Backwards?[0-9]*", value):
+                raise entry.error(f"node_class takes a class name like CopyBackwards, not '{value}'", kline)
+            entry.node_class = value
         elif key in schema.return_names and len(schema.returns) > 1:
             entry.jvp_outputs[key] = (_scalar(vnode, file, entry.name), kline)
         elif key in schema.return_names and len(schema.returns) == 1:
@@ -242,6 +249,9 @@ def _assign_class_names(entries):
     counters = {}
     for e in entries:
         if not e.formulas:
+            continue
+        if e.node_class is not None:  # named by hand in torch: not counted with the generated names
+            e.class_name = e.node_class
             continue
         prefix = node_prefix(e.schema.base.rstrip("_") if e.schema.base.endswith("_") else e.schema.base)
         n = counters.get(prefix, 0)

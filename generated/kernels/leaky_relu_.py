@@ -3,7 +3,7 @@
 # row sha256: 1c5e3c19d96cf3f7
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Numba kernels of `leaky_relu_` (formulas.yaml, line 925).
+"""Numba kernels of `leaky_relu_` (formulas.yaml, line 926).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

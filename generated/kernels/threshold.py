@@ -3,7 +3,7 @@
 # row sha256: b9da61b9d2586d65
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Numba kernels of `threshold` (formulas.yaml, line 929).
+"""Numba kernels of `threshold` (formulas.yaml, line 930).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: 9bae6316429bc3f3
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Numba kernels of `threshold_` (formulas.yaml, line 933).
+"""Numba kernels of `threshold_` (formulas.yaml, line 934).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

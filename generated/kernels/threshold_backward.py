@@ -3,7 +3,7 @@
 # row sha256: ba29c0942eeb4ed3
 # runtime helpers sha256: 349f88811a5cfc5f2068f763c4aa849711bd706ec79215485e4e0533df985580
 
-"""Numba kernels of `threshold_backward` (formulas.yaml, line 937).
+"""Numba kernels of `threshold_backward` (formulas.yaml, line 938).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -17,11 +17,10 @@ try:  # the oracle; the test modules skip loudly without it
 except ImportError:  # pragma: no cover - exercised only without torch
     torch = None
 
-# derivgen's runtime nodes carry derivgen's namespace where torch's carry torch's. copy_ is a table row in
-# derivgen (CopyBackward0) where torch hand-writes CopyBackwards: the one node name that differs.
+# derivgen's hand-named nodes carry derivgen's namespace where torch's carry torch's.
 ACC_NAMES = {"derivgen::autograd::AccumulateGrad": "torch::autograd::AccumulateGrad",
              "derivgen::autograd::CopySlices": "torch::autograd::CopySlices",
-             "CopyBackward0": "torch::autograd::CopyBackwards"}
+             "derivgen::autograd::CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
 @dataclass

@@ -152,6 +152,13 @@ _simple("squeeze.dims", lambda r, d: [Sample((_t(r, d, 1, 3, 1, 4), [0, 2]), {},
 _simple("squeeze_", lambda r, d: [Sample((_t(r, d, 3, 1, 4),), {}, [0])])
 _simple("squeeze_.dim", lambda r, d: [Sample((_t(r, d, 3, 1, 4), 1), {}, [0])])
 _simple("squeeze_.dims", lambda r, d: [Sample((_t(r, d, 1, 3, 1), [0, 2]), {}, [0])])
+# in-place view rows: the row functions compute self's new view out of place (the gradcheck's input)
+_simple("transpose_", lambda r, d: [Sample((_t(r, d, 2, 3, 4), 0, 2), {}, [0]),
+                                    Sample((_t(r, d, 3, 4), -1, 0), {}, [0], "negative dim")])
+_simple("t_", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 4),), {}, [0], "1-D")])
+_simple("unsqueeze_", lambda r, d: [Sample((_t(r, d, 3, 4), 1), {}, [0]), Sample((_t(r, d, 3, 4), -1), {}, [0])])
+_simple("as_strided_", lambda r, d: [Sample((_t(r, d, 3, 4), [2, 2], [4, 1], 1), {}, [0]),
+                                     Sample((_t(r, d, 3, 4), [2, 3], [1, 1]), {}, [0], "overlapping windows")])
 _simple("_reshape_alias", lambda r, d: [Sample((_t(r, d, 3, 4), [4, 3], [3, 1]), {}, [0])])
 _simple("repeat", lambda r, d: [Sample((_t(r, d, 3, 4), [2, 1]), {}, [0]),
                                 Sample((_t(r, d, 3), [2, 2]), {}, [0], "new leading dim")])

@@ -98,8 +98,10 @@ from derivgen.ops.forwards.shapes import (  # noqa: F401
     stack,
     sum_ints,
     t,
+    t_,
     take,
     topk,
+    transpose_,
     transpose_int,
     tril,
     triu,
@@ -107,6 +109,7 @@ from derivgen.ops.forwards.shapes import (  # noqa: F401
     unsafe_split_Tensor,
     unsafe_split_with_sizes,
     unsqueeze,
+    unsqueeze_,
     view,
 )
 from derivgen.ops.forwards.pointwise import (  # noqa: F401
@@ -184,6 +187,7 @@ from derivgen.ops.forwards.inplace import (  # noqa: F401
     _fill_value,
     _reshape_alias,
     as_strided,
+    as_strided_,
     copy_,
     fill_Scalar,
     fill_Tensor,

@@ -73,5 +73,21 @@ def as_strided(self, size, stride, storage_offset=None):
         raise RuntimeError("derivgen: as_strided needs a contiguous tensor")
     flat = self.reshape(-1)
     off = storage_offset or 0
+    _check_in_bounds(self, size, stride, off)
     return np.lib.stride_tricks.as_strided(flat[off:] if flat.size else flat, tuple(size),
                                            tuple(s * self.itemsize for s in stride))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    return as_strided(self, size, stride, storage_offset)
+
+
+def _check_in_bounds(self, size, stride, offset):
+    """torch's refusal of a geometry reaching past the memory (here ``self``'s elements)."""
+    itemsize = self.itemsize
+    last = 0 if any(n == 0 for n in size) else sum((n - 1) * st for n, st in zip(size, stride)) + 1
+    needed = 0 if last == 0 else (offset + last) * itemsize
+    if needed > self.nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage "
+                           f"of size {self.nbytes}")

@@ -11,9 +11,9 @@ from derivgen.core.tensor import promote_types
 
 # ---- views and shape ops --------------------------------------------------------------------
 
-def t(self):
+def t(self, _name="t()"):
     if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        raise RuntimeError(f"{_name} expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     return self.T
 
 
@@ -22,6 +22,18 @@ def transpose_int(self, dim0, dim1):
     if self.ndim == 0:
         return self
     return np.swapaxes(self, d0, d1)
+
+
+def t_(self):
+    return t(self, "t_()")
+
+
+def transpose_(self, dim0, dim1):
+    return transpose_int(self, dim0, dim1)
+
+
+def unsqueeze_(self, dim):
+    return unsqueeze(self, dim)
 
 
 def permute(self, dims):

@@ -7,16 +7,11 @@ import pytest
 from tests.support.torch_assert import assert_equal
 
 
-# derivgen's copy_ is a table row (CopyBackward0) where torch hand-writes CopyBackwards: the one node name
-# that differs (tests/support/parity.py maps it the same way)
-_NODE_NAMES = {"CopyBackward0": "CopyBackwards"}
-
-
 def graph_desc(fn):
     if fn is None:
         return "None"
     name = type(fn).__name__
-    result = _NODE_NAMES.get(name, name) + "("
+    result = name + "("
     next_functions = fn.next_functions
     for next_fn, _ in next_functions:
         result += graph_desc(next_fn)

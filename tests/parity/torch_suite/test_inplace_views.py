@@ -945,4 +945,11 @@ def test_autograd_inplace_views_creation_meta(torch):
                                     error2 = custom_err
                         run_test(fn, fn_type, grad_mode_view, grad_mode_iview, requires_grad, error1, error2)
 
+    # every in-place view op, as upstream
+    run_tests(lambda v: v.as_strided_((1, 0), (2, 2)))
+    run_tests(lambda v: v.transpose_(0, 0))
+    run_tests(lambda v: v.t_())
     run_tests(lambda v: v.squeeze_(0))
+    run_tests(lambda v: v.unsqueeze_(0))
+    run_tests(lambda v: v.swapdims_(0, 0))
+    run_tests(lambda v: v.swapaxes_(0, 0))
