@@ -25,6 +25,12 @@ CASES = {
     "hardswish": (lambda t, x: t.nn.functional.hardswish(x), "HardswishBackwardBackward0"),
     "elu_module": (lambda t, x: t.nn.ELU(1.3)(x), "EluBackwardBackward0"),
     "leaky_relu_module": (lambda t, x: t.nn.LeakyReLU()(x), "LeakyReluBackwardBackward0"),
+    # in place: the backward reads the result (is_result / self_is_result true), the node is still torch's
+    "leaky_relu_": (lambda t, x: t.nn.functional.leaky_relu(x * 1.5, 0.2, inplace=True), "LeakyReluBackwardBackward0"),
+    "elu_": (lambda t, x: t.nn.functional.elu(x * 1.5, 0.8, inplace=True), "EluBackwardBackward0"),
+    "celu_": (lambda t, x: t.nn.functional.celu(x * 1.5, 0.7, inplace=True), "EluBackwardBackward0"),
+    "selu_": (lambda t, x: t.nn.functional.selu(x * 1.5, inplace=True), "EluBackwardBackward0"),
+    "hardtanh_": (lambda t, x: t.nn.functional.hardtanh(x * 1.5, inplace=True), "HardtanhBackwardBackward0"),
 }
 
 
@@ -53,8 +59,9 @@ def _run(t, name, dtype_name="float64"):
 def test_first_gradient_graph_is_torch_s(name):
     g, _ = _run(derivgen, name)
     tg, _ = _run(real, name)
-    assert _name(g.grad_fn) == CASES[name][1]
-    assert _graph(g.grad_fn, 3) == _graph(tg.grad_fn, 3)
+    fn = g.grad_fn.next_functions[0][0] if name.endswith("_") else g.grad_fn  # in place: under x * 1.5's Mul
+    assert _name(fn) == CASES[name][1]
+    assert _graph(g.grad_fn, 4) == _graph(tg.grad_fn, 4)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -69,7 +76,7 @@ def test_values_through_create_graph_match_torch(name, dtype_name):
     assert_equal(gg, tgg, exact_dtype=True)
 
 
-@pytest.mark.parametrize("name", ["elu", "celu", "gelu", "gelu_tanh", "softplus"])
+@pytest.mark.parametrize("name", ["elu", "celu", "gelu", "gelu_tanh", "softplus", "elu_", "celu_"])
 def test_third_derivative_matches_torch(name):
     # the *_backward rows' own `self` formulas (elu_double_backward, gelu_double_backward, ...) differentiated
     out = []

@@ -187,7 +187,8 @@ def zero_if_rounding_graph(x, rounding_mode):
 
 # ---- in-place activations (elu_, celu_, leaky_relu_): the backward reads the result, as torch's
 # ``elu_backward(..., is_result=true, result)``. With a negative slope the result no longer tells which side of
-# zero the input was on, so torch refuses the backward; so do these.
+# zero the input was on, so torch refuses the backward; so do these. The graph versions call the rows
+# elu_backward / leaky_relu_backward, so create_graph records torch's EluBackwardBackward0 / LeakyReluBackwardBackward0.
 
 _NEGATIVE_SLOPE = ("In-place {op} backward calculation is triggered with a negative slope which is not supported. "
                    "This is caused by calling in-place forward function with a negative slope, please call "
@@ -210,8 +211,7 @@ def elu_result_backward(grad, result, alpha, scale, input_scale):
 
 def elu_result_backward_graph(grad, result, alpha, scale, input_scale):
     _check_slope(alpha, "elu")
-    mask = _mask_tensor(result._array <= 0)
-    return aten.where(mask, grad * ((result + alpha * scale) * input_scale), grad * scale)
+    return aten.elu_backward(grad, alpha, scale, input_scale, True, result)
 
 
 def leaky_relu_result_backward(grad, result, negative_slope):
@@ -221,7 +221,7 @@ def leaky_relu_result_backward(grad, result, negative_slope):
 
 def leaky_relu_result_backward_graph(grad, result, negative_slope):
     _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
-    return aten.where(_mask_tensor(result._array > 0), grad, grad * negative_slope)
+    return aten.leaky_relu_backward(grad, result, negative_slope, True)
 
 
 TENSOR_FUNCTIONS = {
