@@ -358,3 +358,6 @@ _simple("random_.from", lambda r, d: [Sample((_t(r, d, 3, 4), -3, 9), _same(), [
                                       Sample((_t(r, d, 3, 4), 5, None), _same(), [0], "to the dtype's end")])
 _simple("random_.to", lambda r, d: [Sample((_t(r, d, 3, 4), 7), _same(), [0])])
 _simple("random_", lambda r, d: [Sample((_t(r, d, 3, 4),), _same(), [0])])
+_simple("gelu_backward", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0, 1]),
+                                       Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {"approximate": "tanh"}, [0, 1],
+                                              "tanh")])
