@@ -41,6 +41,7 @@ else:
     from derivgen import tensor_methods as _tensor_methods
     from derivgen.ops import closeness as _closeness
     from derivgen.ops import sorting as _sorting
+    from derivgen.ops import bitwise as _bitwise
     from derivgen.ops import type_promotion as _type_promotion
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
@@ -52,6 +53,7 @@ else:
     globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _composites.FUNCTIONS.items()})
     globals().update(_closeness.FUNCTIONS)
     globals().update(_sorting.FUNCTIONS)
+    globals().update(_bitwise.FUNCTIONS)
     globals().update(_type_promotion.FUNCTIONS)
     is_tensor = _composites.is_tensor
     numel = _composites.numel

@@ -7,7 +7,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor, wrap_scalar
 from derivgen.engine.api import backward as _backward
-from derivgen.ops import closeness, composites, division, sorting
+from derivgen.ops import bitwise, closeness, composites, division, sorting
 from derivgen.ops.indexing import getitem, setitem
 
 
@@ -111,6 +111,8 @@ def install(ops):
     for name, fn in closeness.METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in sorting.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in bitwise.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(composites.T)
 

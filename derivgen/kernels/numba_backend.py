@@ -146,7 +146,8 @@ def _ol_fma(a, b, c):
 @overload(_h._pow, inline="always")
 def _ol_pow(x, e):
     """``x ** e`` for a loop-invariant exponent: small integer and half exponents become multiplications
-    and square roots (vectorizable, and exact where powf is not), the rest stays ``**``."""
+    and square roots (vectorizable, exact where powf is not, and rounded as torch's CPU kernel rounds
+    them: ``1 / (x * x)`` for -2, ``1 / sqrt(x)`` for -0.5), the rest stays ``**``."""
     if isinstance(x, types.Float) and isinstance(e, (types.Float, types.Integer)):
         xt, et = x, e  # numba types are casts: every constant below is typed like its operand
 
@@ -158,11 +159,16 @@ def _ol_pow(x, e):
             if e == et(3):
                 return x * x * x
             if e == et(0):
-                return x * xt(0) + xt(1)
+                return xt(1)  # torch: x ** 0 is 1 for every x, NaN and infinities included
             if e == et(0.5):
                 return math.sqrt(x)
             if e == et(-1):
                 return xt(1) / x
+            # torch's CPU kernel computes these two as written here (its rounding, not powf's)
+            if e == et(-2):
+                return xt(1) / (x * x)
+            if e == et(-0.5):
+                return xt(1) / math.sqrt(x)
             return x ** xt(e)
         return impl
     return lambda x, e: x ** e

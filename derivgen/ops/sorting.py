@@ -18,6 +18,7 @@ from derivgen.core.tensor import Tensor
 from derivgen.ops.errors import forward_ad_unsupported
 from derivgen.ops.forwards import stable_argsort
 from derivgen.ops.forwards._common import _scalar_type_name
+from derivgen.ops.inplace import check_inplace
 from derivgen.ops.tensor_set import NotImplementedBackward
 
 
@@ -109,7 +110,43 @@ def _search(boundaries, values, side, out_int32):
     return Tensor._make(np.array(out, dtype=np.int32 if out_int32 else np.int64, order="C"))
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):  # noqa: A002
+_OUT_DTYPES = {False: np.dtype(np.int64), True: np.dtype(np.int32)}
+
+
+def _check_out(out, out_int32):
+    """searchsorted's and bucketize's ``out=``: torch checks its dtype against ``out_int32`` first."""
+    if out is None:
+        return
+    if not isinstance(out, Tensor):
+        raise TypeError(f"searchsorted(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._array.dtype != _OUT_DTYPES[bool(out_int32)]:
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                           f"{_scalar_type_name(out._array)} and out_int32 flag is {bool(out_int32)}")
+
+
+def _write_out(result, out):
+    """The positions written into ``out`` (resized when its shape differs, as torch does); positions have no
+    gradient, so inputs that require grad are fine here, unlike other ``out=`` ops."""
+    if out is None:
+        return result
+    check_inplace(out)
+    data = result._array
+    if data.shape == out._array.shape:
+        np.copyto(out._array, data)
+    else:
+        out._array = data.copy()
+    out._vc[0] += 1
+    return out
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,  # noqa: A002
+                 out=None):
+    _check_out(out, out_int32)
+    return _write_out(_searchsorted(sorted_sequence, input, out_int32, right, side, sorter), out)
+
+
+def _searchsorted(sorted_sequence, input, out_int32, right, side, sorter):  # noqa: A002 - torch spelling
     side = _side(side, right)
     boundaries = sorted_sequence._array
     values = _as_tensor_arg(input, "searchsorted")
@@ -132,11 +169,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(boundaries, values, side, out_int32)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002 - torch spelling
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):  # noqa: A002 - torch spelling
+    _check_out(out, out_int32)
     b = boundaries._array
     if b.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
-    return _search(b, _as_tensor_arg(input, "bucketize"), "right" if right else "left", out_int32)
+    return _write_out(_search(b, _as_tensor_arg(input, "bucketize"), "right" if right else "left", out_int32), out)
 
 
 # ---- unique ---------------------------------------------------------------------------------------------------

@@ -378,3 +378,6 @@ _simple("mkldnn_rnn_layer", lambda r, d: [
     Sample((_t(r, d, 4, 1, 2), _t(r, d, 12, 2, lo=0.1, hi=0.6), _t(r, d, 12, 3, lo=0.1, hi=0.6),
             _t(r, d, 12, 2), _t(r, d, 12, 3), _t(r, d, 1, 3, lo=0.1, hi=0.6), _t(r, d, 1, 3, lo=0.1, hi=0.6),
             True, [], 2, 3, 2, False, True, False, False), {}, [0, 1, 2, 5, 6], "reverse, no biases")])
+_simple("gelu_backward", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0, 1]),
+                                       Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {"approximate": "tanh"}, [0, 1],
+                                              "tanh")])

@@ -7,6 +7,7 @@ points of the op's domain (``probe_equal``), also with every Scalar argument pin
 at build time: a wrong formula in a temporary table must fail the build with a TableError naming the
 file, the formula's line and the entry.
 """
+import itertools
 import os
 import re
 
@@ -136,6 +137,18 @@ def test_there_are_formulas_to_prove():
 @pytest.mark.parametrize("entry,formula", PROVABLE, ids=[f"{e.name}:{','.join(f.names)}" for e, f in PROVABLE])
 def test_formula_matches_derivative_of_forward(entry, formula):
     hand, derived = hand_and_derived(entry, formula)
+    # a bool argument (elu_backward's is_result) selects a branch: prove each branch
+    flags = [a.name for a in entry.schema.args if a.type.rstrip("?") == "bool"
+             and _sym(a.name) in hand.free_symbols | derived.free_symbols]
+    if flags:
+        for values in itertools.product((sp.true, sp.false), repeat=len(flags)):
+            pin = {_sym(n): v for n, v in zip(flags, values)}
+            _prove(entry, formula, sp.sympify(hand.xreplace(pin)), sp.sympify(derived.xreplace(pin)))
+        return
+    _prove(entry, formula, hand, derived)
+
+
+def _prove(entry, formula, hand, derived):
     opaque = {type(n).__name__ for n in sp.preorder_traversal(hand) if isinstance(n, sp.core.function.AppliedUndef)}
     assert not opaque, f"{entry.name}: formula for {formula.names[0]} uses {sorted(opaque)}, which cannot be probed"
     symbols = sorted(hand.free_symbols | derived.free_symbols, key=lambda s: s.name)

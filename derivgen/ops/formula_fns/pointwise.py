@@ -4,7 +4,7 @@ the arithmetic on ``grad`` goes through ops."""
 import numpy as np
 
 from derivgen.core.registry import aten
-from derivgen.kernels.loops import clamp_grad as _clamp_grad, erf
+from derivgen.kernels.loops import clamp_grad as _clamp_grad
 from derivgen.ops.formula_fns.shapes import zeros_like_graph
 from derivgen.core.tensor import Tensor
 
@@ -145,33 +145,35 @@ def logit_backward_graph(grad, self, eps):
     return aten.where(_mask_tensor(mask), fill, grad / (self * (1 - self)))
 
 
-_SQRT1_2 = 0.7071067811865476
-_INV_SQRT_2PI = 0.3989422804014327
 _GELU_BETA = 0.7978845608028654   # sqrt(2 / pi)
 _GELU_KAPPA = 0.044715
+_INV_SQRT_2PI = 0.3989422804014327
 
 
-def gelu_backward(grad, self, approximate):
-    """torch's gelu_backward for approximate='none' (erf) and 'tanh'."""
+def gelu_double_backward(ggI, gO, self, approximate):
+    """torch's gelu_double_backward: d gelu_backward(gO, self) / d self, times ``ggI``."""
     if approximate == "tanh":
         inner = _GELU_BETA * (self + _GELU_KAPPA * self * self * self)
         t = np.tanh(inner)
-        right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
-        return grad * (0.5 * (1 + t) + right)
-    cdf = 0.5 * (1 + erf(self * self.dtype.type(_SQRT1_2)))
-    pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
-    return grad * (cdf + self * pdf)
+        g = 1 - t * t
+        h = _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+        f = 0.5 * self
+        return ggI * gO * (g * h - 2 * f * h * h * g * t + f * g * (6 * _GELU_KAPPA * _GELU_BETA) * self)
+    sq = self * self
+    pdf = _INV_SQRT_2PI * np.exp(-0.5 * sq)
+    return ggI * gO * (2 * pdf - sq * pdf)
 
 
-def gelu_backward_graph(grad, self, approximate):
-    ops = aten
+def gelu_double_backward_graph(ggI, gO, self, approximate):
     if approximate == "tanh":
-        t = ops.tanh(_GELU_BETA * (self + _GELU_KAPPA * self * self * self))
-        right = (0.5 * self) * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
-        return grad * (0.5 * (1 + t) + right)
-    cdf = 0.5 * (1 + ops.erf(self * _SQRT1_2))
-    pdf = ops.exp(-0.5 * self * self) * _INV_SQRT_2PI
-    return grad * (cdf + self * pdf)
+        t = aten.tanh(_GELU_BETA * (self + _GELU_KAPPA * self * self * self))
+        g = 1 - t * t
+        h = _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+        f = 0.5 * self
+        return ggI * gO * (g * h - 2 * f * h * h * g * t + f * g * (6 * _GELU_KAPPA * _GELU_BETA) * self)
+    sq = self * self
+    pdf = _INV_SQRT_2PI * aten.exp(-0.5 * sq)
+    return ggI * gO * (2 * pdf - sq * pdf)
 
 
 def zero_if_rounding(x, rounding_mode):
@@ -185,7 +187,8 @@ def zero_if_rounding_graph(x, rounding_mode):
 
 # ---- in-place activations (elu_, celu_, leaky_relu_): the backward reads the result, as torch's
 # ``elu_backward(..., is_result=true, result)``. With a negative slope the result no longer tells which side of
-# zero the input was on, so torch refuses the backward; so do these.
+# zero the input was on, so torch refuses the backward; so do these. The graph versions call the rows
+# elu_backward / leaky_relu_backward, so create_graph records torch's EluBackwardBackward0 / LeakyReluBackwardBackward0.
 
 _NEGATIVE_SLOPE = ("In-place {op} backward calculation is triggered with a negative slope which is not supported. "
                    "This is caused by calling in-place forward function with a negative slope, please call "
@@ -208,8 +211,7 @@ def elu_result_backward(grad, result, alpha, scale, input_scale):
 
 def elu_result_backward_graph(grad, result, alpha, scale, input_scale):
     _check_slope(alpha, "elu")
-    mask = _mask_tensor(result._array <= 0)
-    return aten.where(mask, grad * ((result + alpha * scale) * input_scale), grad * scale)
+    return aten.elu_backward(grad, alpha, scale, input_scale, True, result)
 
 
 def leaky_relu_result_backward(grad, result, negative_slope):
@@ -219,7 +221,7 @@ def leaky_relu_result_backward(grad, result, negative_slope):
 
 def leaky_relu_result_backward_graph(grad, result, negative_slope):
     _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
-    return aten.where(_mask_tensor(result._array > 0), grad, grad * negative_slope)
+    return aten.leaky_relu_backward(grad, result, negative_slope, True)
 
 
 TENSOR_FUNCTIONS = {
@@ -231,6 +233,6 @@ TENSOR_FUNCTIONS = {
     "clamp_backward_min_max": (clamp_backward_min_max, clamp_backward_min_max_graph),
     "clamp_jvp": (clamp_jvp, clamp_jvp_graph),
     "logit_backward": (logit_backward, logit_backward_graph),
-    "gelu_backward": (gelu_backward, gelu_backward_graph),
+    "gelu_double_backward": (gelu_double_backward, gelu_double_backward_graph),
     "zero_if_rounding": (zero_if_rounding, zero_if_rounding_graph),
 }

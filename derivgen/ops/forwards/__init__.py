@@ -130,6 +130,7 @@ from derivgen.ops.forwards.pointwise import (  # noqa: F401
     fmod_Tensor,
     frac,
     gelu,
+    gelu_backward,
     logit,
     nan_to_num,
     remainder_Scalar,

@@ -1,6 +1,7 @@
 """Forwards of the torch.nn.functional rows: softmax, log_softmax, losses, layer_norm, embedding."""
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.sizes import wrap_dim
 from derivgen.ops.forwards._common import _legacy_type_name
 from derivgen.ops.forwards import _nn_kernels
@@ -8,7 +9,18 @@ from derivgen.ops.forwards import _nn_kernels
 
 # ---- torch.nn.functional rows ------------------------------------------------------------
 
+def _check_floating(self, dim, op):
+    """torch's softmax kernels are defined for floating types only: its error names the kernel (the last-dim
+    one for the last dim or a 0-dim tensor). An empty tensor never reaches a kernel."""
+    if self.dtype.kind == "f" or self.size == 0:
+        return
+    last = self.ndim == 0 or wrap_dim(dim, self.ndim) == self.ndim - 1
+    kernel = f"{op}_lastdim_kernel_impl" if last else f"{op}_kernel_impl"
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(self.dtype)}\'')
+
+
 def _softmax(self, dim, half_to_float):
+    _check_floating(self, dim, "softmax")
     if self.ndim == 0:
         return np.ones_like(self)
     d = wrap_dim(dim, self.ndim)
@@ -20,6 +32,7 @@ def _softmax(self, dim, half_to_float):
 
 
 def _log_softmax(self, dim, half_to_float):
+    _check_floating(self, dim, "log_softmax")
     if self.ndim == 0:
         return np.zeros_like(self)
     d = wrap_dim(dim, self.ndim)

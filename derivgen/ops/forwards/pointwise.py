@@ -107,6 +107,20 @@ def gelu(self, *, approximate="none"):
     return self.dtype.type(0.5) * self * (1 + _erf(self * self.dtype.type(0.7071067811865476)))
 
 
+def gelu_backward(grad_output, self, approximate="none"):
+    """torch's gelu_backward: the gradient of gelu (erf or tanh form) times ``grad_output``."""
+    if approximate == "tanh":
+        beta, kappa = 0.7978845608028654, 0.044715  # sqrt(2 / pi) and the cubic term's coefficient
+        t = np.tanh(beta * (self + kappa * self * self * self))
+        right = (0.5 * self) * (1 - t * t) * beta * (1 + 3 * kappa * self * self)
+        return grad_output * (0.5 * (1 + t) + right)
+    if approximate != "none":
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    cdf = 0.5 * (1 + _erf(self * self.dtype.type(0.7071067811865476)))
+    pdf = np.exp(-0.5 * self * self) * 0.3989422804014327  # 1 / sqrt(2 pi)
+    return grad_output * (cdf + self * pdf)
+
+
 def _div_round(q, rounding_mode):
     if rounding_mode is None:
         return q
