@@ -166,8 +166,10 @@ def _jvp_scope(scope, schema, diff):
     import copy
     s = copy.copy(scope)
     # a forward-mode formula sees primals, tangents, inputs and results; the backward's incoming
-    # gradients (grad, grads, grad_<output>) do not exist there
-    incoming = {n for n in scope.tensors if n == "grad" or n.startswith("grad_")}
+    # gradients (grad, grads, grad_<output>) do not exist there; an input of the row named like one
+    # (the grad_output of a *_backward row) stays a tensor
+    inputs = {a.name for a in schema.args}
+    incoming = {n for n in scope.tensors if (n == "grad" or n.startswith("grad_")) and n not in inputs}
     s.tensors = (set(scope.tensors) - incoming) | {tangent_name(a) for a in diff} | {primal_name(a) for a in diff}
     s.lists = set(scope.lists) - {"grads"}
     s.metadata = set()

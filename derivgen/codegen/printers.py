@@ -26,7 +26,7 @@ class KernelPrinter(PythonCodePrinter):
         "tanh": "_tanh", "asinh": "math.asinh", "acosh": "math.acosh", "atanh": "math.atanh",
         "erf": "math.erf", "erfc": "math.erfc", "log1p": "math.log1p", "expm1": "math.expm1",
         "log2": "math.log2", "log10": "math.log10", "floor": "np.floor", "ceiling": "np.ceil",
-        "sign": "np.sign", "atan2": "math.atan2",
+        "sign": "_sign", "atan2": "math.atan2",
     }
 
     def __init__(self, names, zero="_zero"):

@@ -1,5 +1,5 @@
 """The helpers the generated kernels' loops call, as plain Python: ``prange``, ``_l`` (a literal in the
-kernel's dtype), ``_exp``/``_log``/``_tanh``, ``_pow``, ``_max``/``_min``. numba_backend overloads
+kernel's dtype), ``_exp``/``_log``/``_tanh``, ``_pow``, ``_max``/``_min``, ``_sign``. numba_backend overloads
 each for compiled code, so kernel modules can be imported without importing Numba; in Python they give
 the same results (``prange`` is ``range``, ``_l`` the value itself).
 """
@@ -14,7 +14,8 @@ def prange(*args):
 
 # The helpers below are what they say in Python; numba_backend overloads each for compiled code:
 # ``_l`` casts a literal to the kernel's dtype, ``_exp``/``_log``/``_tanh`` pick vectorizable float32
-# versions, ``_pow`` unrolls small constant exponents, ``_max``/``_min`` propagate NaN as torch does.
+# versions, ``_pow`` unrolls small constant exponents, ``_max``/``_min`` propagate NaN as torch does, ``_sign`` maps
+# NaN to 0 as torch does.
 
 def _l(value, like):
     """A literal typed like ``like`` (so float32 kernels never compute in float64)."""
@@ -35,6 +36,11 @@ def _tanh(x):
 
 def _pow(x, e):
     return x ** e
+
+
+def _sign(x):
+    """torch's sign: 0 for NaN (numpy's sign propagates it)."""
+    return type(x)(1 if x > 0 else (-1 if x < 0 else 0))
 
 
 def _max(a, b):

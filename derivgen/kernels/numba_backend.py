@@ -180,6 +180,13 @@ def _ol_max(a, b):
     return lambda a, b: a if (a != a or a >= b) else b
 
 
+@overload(_h._sign, inline="always")
+def _ol_sign(x):
+    """torch's sign: NaN gives 0 (``(x > 0) - (x < 0)``, as torch's CPU kernel computes it)."""
+    xt = x
+    return lambda x: xt(x > 0) - xt(x < 0)
+
+
 @overload(_h._min, inline="always")
 def _ol_min(a, b):
     """torch's minimum: a NaN in either operand is the result."""

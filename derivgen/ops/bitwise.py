@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name
-from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
+from derivgen.core.tensor import Tensor, bump_version, result_dtype, wrap_scalar
 from derivgen.kernels.promotion import can_cast
 from derivgen.ops.inplace import check_inplace
 from derivgen.ops.out_arg import call_with_out
@@ -71,7 +71,7 @@ def _write_into(self, result):
     _check_cast(result.dtype, self)
     check_inplace(self)
     np.copyto(self._array, result, casting="unsafe")
-    self._vc[0] += 1
+    bump_version(self)
     return self
 
 

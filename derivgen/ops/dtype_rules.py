@@ -7,6 +7,7 @@ import numpy as np
 from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
 from derivgen.ops.forwards._common import _tn
+from derivgen.ops.scalar_checks import ARG_RULES
 
 _SUB_TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
@@ -135,12 +136,6 @@ def _float_only(kernel):
     return rule
 
 
-def _celu_alpha(tensors, scalars, out):
-    """torch divides by alpha in CELU's kernel and refuses 0 first (its text: the C++ ZeroDivisionError)."""
-    if scalars and scalars[0] == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-
-
 def relu(tensors, scalars, out):
     if _is_bool(tensors[0]):
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -229,13 +224,9 @@ def _chain(first, second):
     return rule
 
 
-for _name in ("celu_forward", "celu__forward"):
-    RULES[_name] = _chain(_celu_alpha, RULES[_name])
-
-
 def attach(*kernels):
-    """Give each generated forward kernel its rule, if it has one: the refusals first, then (``.Scalar``
-    rows) the promotion of the Python number. Each generated kernel module calls this for its kernels
+    """Give each generated forward kernel its rules, if it has them: the dtype refusals first, then
+    (``.Scalar`` rows) the promotion of the Python number; and the check of its Scalar arguments' values. Each generated kernel module calls this for its kernels
     when it is imported, so a kernel has its rule from its first use."""
     for k in kernels:
         name = k.name
@@ -244,3 +235,4 @@ def attach(*kernels):
             rule = _scalar_operand(k) if rule is None else _chain(rule, _scalar_operand(k))
         if rule is not None:
             k.dtype_rule = rule
+        k.arg_rule = ARG_RULES.get(name)

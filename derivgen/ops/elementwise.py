@@ -26,7 +26,7 @@ def _plain(scalars):
 
 
 class ElementwiseOp(Elementwise):
-    __slots__ = ("dtype_rule",)
+    __slots__ = ("dtype_rule", "arg_rule")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -35,11 +35,16 @@ class ElementwiseOp(Elementwise):
         # to run the kernel. Set by derivgen.ops.dtype_rules; consulted only off the same-dtype float
         # fast paths, where no rule applies.
         self.dtype_rule = None
+        # ``rule(scalars)`` raises torch's error for refused Scalar argument values (CELU's alpha of 0);
+        # set by derivgen.ops.dtype_rules from derivgen.ops.scalar_checks, checked on every path
+        self.arg_rule = None
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
     def forward1(self, t, scalars=()):
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars)
         if not t._lazy:
             a = t._array
             entry = self._entry.get(a.dtype)
@@ -58,6 +63,8 @@ class ElementwiseOp(Elementwise):
     def forward2(self, t, u, scalars=()):
         """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
         broadcasting, deferred or large inputs take the general path."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars)
         if not t._lazy and not u._lazy:
             a = t._array
             b = u._array
@@ -94,6 +101,8 @@ class ElementwiseOp(Elementwise):
     # operand is self's array or both own their memory. Returns False when the general path is needed.
     def into1(self, t, scalars=()):
         """``t = op(t, *scalars)`` in place; False when the general path must run."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars)
         if _LIVE_PENDING or t._lazy or t._inference or t._base is not None or not _plain(scalars):
             return False
         a = t._array
@@ -105,6 +114,8 @@ class ElementwiseOp(Elementwise):
 
     def into2(self, t, u, scalars=()):
         """``t = op(t, u, *scalars)`` in place; False when the general path must run."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars)
         if (_LIVE_PENDING or t._lazy or u._lazy or t._inference or t._base is not None
                 or not _plain(scalars)):
             return False
@@ -126,6 +137,8 @@ class ElementwiseOp(Elementwise):
         Large float inputs (or a deferred one) may get a ``Pending`` back instead of an array: the op
         is deferred and fused with the elementwise ops around it (fusion.py); the caller's
         ``Tensor._make`` turns it into a LazyTensor."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars)
         t0 = tensors[0]
         if out is None and (t0._lazy or t0._array.size >= _cfg.fusion_threshold) and self.scalar is not None:
             pending = defer(self, tensors, scalars)

@@ -1,5 +1,6 @@
 """NaN and infinity: torch propagates NaN through relu, maximum/minimum, clamp, hardtanh, max/min
-reductions and their backward; infinities through exp, sigmoid, tanh, softmax, logsumexp."""
+reductions and their backward; infinities through exp, sigmoid, tanh, softmax, logsumexp. sign(NaN) is 0,
+so abs's gradient at NaN is 0."""
 import math
 
 import pytest
@@ -48,6 +49,8 @@ CASES = [
     Case("logsumexp_inf", lambda t: t.tensor([INF, INF]).logsumexp(0)),
     Case("logsumexp_neg_inf", lambda t: t.tensor([-INF, -INF]).logsumexp(0)),
     Case("div_by_zero_float", lambda t: t.tensor([1., -1., 0.]) / 0),
+    Case("sign_nan", lambda t: t.sign(t.tensor([NAN, -2., 0., 3.]))),
+    Case("abs_backward_nan", lambda t: grad_of(t, lambda x: x.abs(), [NAN, -1., 2.])),
 ]
 
 EXPECTED = {
@@ -87,6 +90,8 @@ EXPECTED = {
     'logsumexp_inf': ok(('float32', [], inf)),
     'logsumexp_neg_inf': ok(('float32', [], -inf)),
     'div_by_zero_float': ok(('float32', [3], [inf, -inf, nan])),
+    'sign_nan': ok(('float32', [4], [0.0, -1.0, 0.0, 1.0])),
+    'abs_backward_nan': ok(('float64', [3], [nan, 1.0, 2.0]), ('float64', [3], [0.0, -1.0, 1.0])),
 }
 
 

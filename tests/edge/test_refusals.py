@@ -1,5 +1,6 @@
 """Where torch refuses: bool subtraction and negation, integers to negative integer powers, alpha of
-the wrong kind, integer tensors requiring grad, mean of integers, shape and dtype mismatches."""
+the wrong kind, integer tensors requiring grad, mean of integers, shape and dtype mismatches, refused Scalar
+values (CELU's alpha of 0, the negative slope of an in-place activation's backward)."""
 import pytest
 
 from tests.support.edge import Case, check, ok, raises
@@ -36,6 +37,11 @@ CASES = [
     Case("item_of_many", lambda t: t.ones(2).item()),
     Case("backward_of_non_scalar", lambda t: t.ones(2, requires_grad=True).mul(2).backward()),
     Case("abs_bool", lambda t: t.tensor([True]).abs()),
+    # called twice: the second call takes the dispatcher's compiled fast path, which must refuse too
+    Case("celu_alpha_zero", lambda t: [t.celu(t.ones(3), alpha=0.) for _ in range(2)]),
+    Case("celu_inplace_alpha_zero", lambda t: [t.nn.functional.celu_(t.ones(3), alpha=0.) for _ in range(2)]),
+    Case("leaky_relu_inplace_negative_slope_backward", lambda t: t.nn.functional.leaky_relu_(
+        t.ones(2, requires_grad=True) * 1, -0.5).sum().backward()),
 ]
 
 EXPECTED = {
@@ -70,6 +76,9 @@ EXPECTED = {
     'item_of_many': raises('RuntimeError', 'a Tensor with 2 elements cannot be converted to Scalar'),
     'backward_of_non_scalar': raises('RuntimeError', 'grad can be implicitly created only for scalar outputs'),
     'abs_bool': raises('NotImplementedError', '"abs_cpu" not implemented for \'Bool\''),
+    'celu_alpha_zero': raises('RuntimeError', 'ZeroDivisionError: alpha cannot be 0 for CELU'),
+    'celu_inplace_alpha_zero': raises('RuntimeError', 'ZeroDivisionError: alpha cannot be 0 for CELU'),
+    'leaky_relu_inplace_negative_slope_backward': raises('RuntimeError', 'In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward calculation with negative slope'),
 }
 
 

@@ -7,6 +7,7 @@ from derivgen.core.registry import aten
 from derivgen.kernels.loops import clamp_grad as _clamp_grad
 from derivgen.ops.formula_fns.shapes import zeros_like_graph
 from derivgen.core.tensor import Tensor
+from derivgen.ops.scalar_checks import check_elu_slope, check_leaky_relu_slope
 
 
 def _mask_tensor(m):
@@ -188,39 +189,26 @@ def zero_if_rounding_graph(x, rounding_mode):
 # ---- in-place activations (elu_, celu_, leaky_relu_): the backward reads the result, as torch's
 # ``elu_backward(..., is_result=true, result)``. With a negative slope the result no longer tells which side of
 # zero the input was on, so torch refuses the backward; so do these. The graph versions call the rows
-# elu_backward / leaky_relu_backward, so create_graph records torch's EluBackwardBackward0 / LeakyReluBackwardBackward0.
-
-_NEGATIVE_SLOPE = ("In-place {op} backward calculation is triggered with a negative slope which is not supported. "
-                   "This is caused by calling in-place forward function with a negative slope, please call "
-                   "out-of-place version instead.")
-_LEAKY_TAIL = (" File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
-               "backward calculation with negative slope")
-
-
-def _check_slope(value, op, tail=""):
-    if float(value) < 0:
-        raise RuntimeError(_NEGATIVE_SLOPE.format(op=op) + tail)
-
+# elu_backward / leaky_relu_backward (which refuse it themselves), so create_graph records torch's
+# EluBackwardBackward0 / LeakyReluBackwardBackward0.
 
 def elu_result_backward(grad, result, alpha, scale, input_scale):
     """d elu / d x from the result: ``input_scale * (result + alpha * scale)`` where result <= 0."""
-    _check_slope(alpha, "elu")
+    check_elu_slope(alpha)
     return np.where(result <= 0, grad * (input_scale * (result + alpha * scale)), grad * scale).astype(grad.dtype,
                                                                                                          copy=False)
 
 
 def elu_result_backward_graph(grad, result, alpha, scale, input_scale):
-    _check_slope(alpha, "elu")
     return aten.elu_backward(grad, alpha, scale, input_scale, True, result)
 
 
 def leaky_relu_result_backward(grad, result, negative_slope):
-    _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
+    check_leaky_relu_slope(negative_slope)
     return np.where(result > 0, grad, grad * negative_slope).astype(grad.dtype, copy=False)
 
 
 def leaky_relu_result_backward_graph(grad, result, negative_slope):
-    _check_slope(negative_slope, "leakyReLu", _LEAKY_TAIL)
     return aten.leaky_relu_backward(grad, result, negative_slope, True)
 
 

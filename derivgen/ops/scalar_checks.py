@@ -1,0 +1,48 @@
+"""torch's refusals of Scalar argument values in elementwise ops (CELU's zero alpha, the negative slope of an
+in-place activation's backward). Unlike the dtype rules these depend on values, not dtypes, so each is
+attached to its row's forward kernel as ``ElementwiseOp.arg_rule`` and runs on every call, fast paths
+included; only the few rows listed here pay for it."""
+
+# With a negative slope an in-place activation's result no longer tells which side of zero the input was on,
+# so torch refuses the backward that reads the result (``elu_backward(..., is_result=True, result)``).
+_NEGATIVE_SLOPE = ("In-place {op} backward calculation is triggered with a negative slope which is not supported. "
+                   "This is caused by calling in-place forward function with a negative slope, please call "
+                   "out-of-place version instead.")
+_LEAKY_TAIL = (" File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+               "backward calculation with negative slope")
+
+
+def check_elu_slope(alpha):
+    if float(alpha) < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(op="elu"))
+
+
+def check_leaky_relu_slope(negative_slope):
+    if float(negative_slope) < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(op="leakyReLu") + _LEAKY_TAIL)
+
+
+def _celu_alpha(scalars):
+    """torch divides by alpha in CELU's kernel and refuses 0 first (its text: the C++ ZeroDivisionError)."""
+    if scalars and scalars[0] == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+
+
+def _elu_backward(scalars):
+    """elu_backward's scalars: (alpha, scale, input_scale, is_result)."""
+    if scalars[3]:
+        check_elu_slope(scalars[0])
+
+
+def _leaky_relu_backward(scalars):
+    """leaky_relu_backward's scalars: (negative_slope, self_is_result)."""
+    if scalars[1]:
+        check_leaky_relu_slope(scalars[0])
+
+
+# forward kernel name -> check(scalars), raising torch's error
+ARG_RULES = {
+    "celu_forward": _celu_alpha, "celu__forward": _celu_alpha,
+    "elu_backward_forward": _elu_backward,
+    "leaky_relu_backward_forward": _leaky_relu_backward,
+}
