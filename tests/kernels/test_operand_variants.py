@@ -213,4 +213,12 @@ def test_tensor_and_number_match_torch(op, fn, label, number, dtype):
         assert results[1] == results[0]
     else:
         assert results[1].dtype == results[0].dtype
-        np.testing.assert_array_equal(results[1], results[0])
+        if op == "pow" and label == "float64 0-d":
+            # x ** 2.5: torch's kernel calls SLEEF's pow (1-ulp accurate; its last bit depends on the CPU's
+            # vector width), derivgen's libm's. Infinities and NaNs must agree, finite values within 1 ulp.
+            np.testing.assert_array_equal(np.isfinite(results[1]), np.isfinite(results[0]))
+            np.testing.assert_array_equal(np.isnan(results[1]), np.isnan(results[0]))
+            finite = np.isfinite(results[0])
+            np.testing.assert_array_max_ulp(results[1][finite], results[0][finite], maxulp=1)
+        else:
+            np.testing.assert_array_equal(results[1], results[0])
