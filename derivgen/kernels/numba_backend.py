@@ -19,7 +19,7 @@ import types as _pytypes
 import numba
 from llvmlite import ir
 from numba import types
-from numba.core.caching import CacheImpl, FunctionCache, _CacheLocator, _SourceFileBackedLocatorMixin
+from numba.core.caching import CacheImpl, FunctionCache, _CacheLocator, _hash_source_file, _SourceFileBackedLocatorMixin
 from numba.core.runtime import rtsys
 from numba.extending import intrinsic, overload
 
@@ -31,6 +31,15 @@ from derivgen.kernels import numba_vecmath  # noqa: F401 - gives loop_helpers' _
 from derivgen.kernels import operands as _operands
 
 
+def _content_subpath(py_file):
+    """``<folder>_<file>_<hash of its content>``: the cache folder of one source file's kernels."""
+    path = os.path.abspath(py_file)
+    st = os.stat(path)
+    digest = _hash_source_file(path, st.st_mtime, st.st_size).hex()[:24]
+    folder = os.path.basename(os.path.dirname(path))
+    return f"{folder}_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
+
+
 class _UserCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
     """Numba's cache for every kernel whose source is a file of derivgen (the package, the generated
     library, fused kernels, built op libraries: ``kernel_cache.cache_dirs.sources``): one directory per source
@@ -39,12 +48,15 @@ class _UserCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
 
     An entry is keyed by the source file's content hash and by the hash of derivgen's shared kernel
     helpers (``derivgen/kernels/*.py``): Numba freezes callees from other files into a cached kernel, so
-    an edited helper must invalidate every kernel that may have inlined it."""
+    an edited helper must invalidate every kernel that may have inlined it. Its directory is named by the
+    file's name and content, not by where the file lies (Numba's default): a reinstalled package, a fresh
+    clone or a second checkout with the same generated kernels finds them compiled, and checkouts with
+    different versions of a file keep one entry each instead of overwriting each other's."""
 
     def __init__(self, py_func, py_file):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = os.path.join(kernel_cache.cache_dirs.root, self.get_suitable_cache_subpath(py_file))
+        self._cache_path = os.path.join(kernel_cache.cache_dirs.root, _content_subpath(py_file))
 
     def get_cache_path(self):
         return self._cache_path

@@ -88,3 +88,43 @@ def test_editing_one_row_changes_only_that_rows_kernel_file(tmp_path):
                      and before[rel] != after[rel])
     assert changed == ["kernels/sigmoid.py"]
     assert _stamps(before)["kernels/sigmoid.py"][0] != _stamps(after)["kernels/sigmoid.py"][0]
+
+
+def test_cache_folder_follows_a_files_content_not_its_location(tmp_path):
+    # a fresh clone or a reinstall puts identical kernel files at another path: they must find the kernels
+    # compiled from the first; a different version of the file gets a folder of its own
+    from derivgen.kernels.numba_backend import _content_subpath
+    source = "def f(x):\n    return x + 1\n"
+    first, second, other = (tmp_path / d / "kernels" for d in ("clone1", "clone2", "clone3"))
+    for folder, text in ((first, source), (second, source), (other, source.replace("+ 1", "+ 2"))):
+        folder.mkdir(parents=True)
+        (folder / "add_one.py").write_text(text)
+    assert _content_subpath(str(first / "add_one.py")) == _content_subpath(str(second / "add_one.py"))
+    assert _content_subpath(str(first / "add_one.py")) != _content_subpath(str(other / "add_one.py"))
+    assert _content_subpath(str(first / "add_one.py")).startswith("kernels_add_one_")
+
+
+def test_a_second_checkout_loads_the_kernels_the_first_compiled(tmp_path):
+    # the same generated kernel module imported from two different folders, one cache directory: the
+    # second process compiles nothing
+    import shutil
+    for name in ("a", "b"):
+        (tmp_path / name / "kernels").mkdir(parents=True)
+        shutil.copy(os.path.join(REPO, "generated", "kernels", "sin.py"), tmp_path / name / "kernels" / "sin_kernels.py")
+    code = ("import sys, numpy as np, derivgen, derivgen.kernels.kernel_cache as kc\n"
+            "kc.register_cache_source(sys.argv[1])\n"
+            "sys.path.insert(0, sys.argv[1])\n"
+            "import sin_kernels as m\n"
+            "k = m.sin_forward\n"
+            "out = k((np.linspace(0, 1, 5, dtype=np.float32),), ())\n"
+            "print(len(k.k1d.stats.cache_hits), len(k.k1d.stats.cache_misses), out.sum())\n")
+    env = dict(os.environ, DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
+    runs = []
+    for name in ("a", "b"):
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path / name / "kernels")], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        runs.append(out.stdout.split())
+    assert runs[0][:2] == ["0", "1"], runs   # compiled in the first checkout
+    assert runs[1][:2] == ["1", "0"], runs   # loaded in the second
+    assert runs[0][2] == runs[1][2]
