@@ -171,7 +171,10 @@ def test_fused_region_and_kernel_builds_are_events(tmp_path):
             if e["ph"] == "X" and (e["cat"] == "compile" or "Fused nodes" in e["args"]):
                 print(e["name"], e["args"].get("Fused nodes"))
     """)
-    proc = run_python(code, env={"DERIVGEN_FUSION_DIR": str(tmp_path / "fused")}, timeout=300)
+    # a fresh kernel cache too: kernels are cached by their source's content, so a fused module written
+    # again into a new directory would load what an earlier run compiled
+    proc = run_python(code, env={"DERIVGEN_FUSION_DIR": str(tmp_path / "fused"),
+                                 "DERIVGEN_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert any(line.startswith("derivgen::build_fused_kernel: derivgen_fused_") for line in out.splitlines()), out
