@@ -9,7 +9,9 @@ W7  one Adam step (``optimizer.step()`` alone, default hyper-parameters) over th
 
 Both libraries start from the same numpy weights; the first step's losses are compared before anything
 is timed. Rounds alternate between the libraries in a rotating order, so load from other processes
-hits both alike; the table gives medians and minima of the step time and their ratios.
+hits both alike; a round runs a block of consecutive steps (about 20 ms of the slower library, the same
+count for both), as a training loop does, and the table gives medians and minima of the time per step
+and their ratios.
 
     python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6,W7]
     python benchmarks/models.py --floor [--single-thread]
@@ -145,6 +147,41 @@ def blas_products(wl, rng_seed=0):
     raise ValueError(wl)
 
 
+BLOCK_MS = 20.0
+
+
+def _block_size(steps, clock):
+    """Warm both libraries up, then the number of consecutive steps a timed round runs: enough for about
+    BLOCK_MS of the slower library, the same for both. A training loop runs its steps back to back; a
+    single step timed right after ``gc.collect()`` (which walks the whole heap) would start with cold
+    caches every time and measure that instead."""
+    slowest = 0.0
+    for step in steps.values():
+        for _ in range(3):
+            step()
+        t0 = clock()
+        step()
+        slowest = max(slowest, (clock() - t0) * 1e3)
+    return max(1, int(BLOCK_MS / max(slowest, 1e-3)))
+
+
+def _interleaved(steps, repeats, clock):
+    """Milliseconds per step of each of ``steps`` (name -> callable), ``repeats`` rounds in a rotating order,
+    each round a block of consecutive steps (``_block_size``)."""
+    block = _block_size(steps, clock)
+    times = {name: [] for name in steps}
+    order = list(steps)
+    for r in range(repeats):
+        for name in order[r % 2:] + order[:r % 2]:
+            gc.collect()
+            step = steps[name]
+            t0 = clock()
+            for _ in range(block):
+                step()
+            times[name].append((clock() - t0) * 1e3 / block)
+    return times
+
+
 def floor(args, torch, clock):
     sys.path.insert(0, HERE)
     import run as bench_run
@@ -154,17 +191,7 @@ def floor(args, torch, clock):
             step = bench_run.w3_autograd(bench_run.Autograd("torch", torch))[1]
         else:
             step = WORKLOADS[wl](torch)
-        steps = {"blas": blas_products(wl), "torch": step}
-        for fn in steps.values():
-            for _ in range(3):
-                fn()
-        times = {name: [] for name in steps}
-        for r in range(args.repeats):
-            for name in (["blas", "torch"] if r % 2 == 0 else ["torch", "blas"]):
-                gc.collect()
-                t0 = clock()
-                steps[name]()
-                times[name].append((clock() - t0) * 1e3)
+        times = _interleaved({"blas": blas_products(wl), "torch": step}, args.repeats, clock)
         med = {n: statistics.median(t) for n, t in times.items()}
         low = {n: min(t) for n, t in times.items()}
         print(f"{wl:8} {med['blas']:10.3f} (min {low['blas']:7.3f}) {med['torch']:9.3f} (min {low['torch']:7.3f}) "
@@ -201,17 +228,7 @@ def main(argv=None):
         if not np.isclose(first["derivgen"], first["torch"], rtol=1e-3):
             print(f"{wl}: first losses differ (derivgen {first['derivgen']}, torch {first['torch']}); not timed")
             continue
-        for step in steps.values():
-            for _ in range(3):
-                step()
-        times = {name: [] for name in steps}
-        order = list(steps)
-        for r in range(args.repeats):
-            for name in order[r % 2:] + order[:r % 2]:
-                gc.collect()
-                t0 = clock()
-                steps[name]()
-                times[name].append((clock() - t0) * 1e3)
+        times = _interleaved(steps, args.repeats, clock)
         med = {n: statistics.median(t) for n, t in times.items()}
         low = {n: min(t) for n, t in times.items()}
         ratio, ratio_min = med["derivgen"] / med["torch"], low["derivgen"] / low["torch"]
