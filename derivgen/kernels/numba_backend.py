@@ -170,8 +170,6 @@ def _ol_pow(x, e):
                 return x
             if e == et(3):
                 return x * x * x
-            if e == et(0):
-                return xt(1)  # torch: x ** 0 is 1 for every x, NaN and infinities included
             if e == et(0.5):
                 return math.sqrt(x)
             if e == et(-1):
@@ -181,6 +179,10 @@ def _ol_pow(x, e):
                 return xt(1) / (x * x)
             if e == et(-0.5):
                 return xt(1) / math.sqrt(x)
+            # x ** 0 needs no case of its own: pow returns 1 for every x, NaN and infinities included, as
+            # torch does. Every case is a loop-invariant branch that LLVM must unswitch before it can
+            # vectorize the loop around it, and in a fused loop one more case than these stops it doing so
+            # (a fused W4 backward: 3 ms vectorized, 11 ms not).
             return x ** xt(e)
         return impl
     return lambda x, e: x ** e
