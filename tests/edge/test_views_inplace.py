@@ -25,6 +25,22 @@ def _transpose_write(t):
     return a
 
 
+def _diagonal_writes(t):
+    a = t.zeros(3, 4)
+    a.diagonal().fill_(1)
+    a.diagonal(1).add_(2)
+    a.diagonal(-1).sub_(3)
+    return a
+
+
+def _batched_diagonal_in_graph(t):
+    w = t.arange(8., dtype=t.float64).reshape(2, 2, 2).requires_grad_()
+    y = w * 1
+    y.diagonal(0, 1, 2).mul_(3)
+    y.sum().backward()
+    return y, w.grad
+
+
 CASES = [
     Case("expanded_add_", lambda t: t.zeros(1).expand(3).add_(1)),
     Case("expanded_mul_", lambda t: t.ones(3, 1).expand(3, 3).mul_(2)),
@@ -40,6 +56,8 @@ CASES = [
     Case("inplace_int_into_float", lambda t: t.ones(3).add_(t.ones(3, dtype=t.int64))),
     Case("inplace_float_into_bool", lambda t: t.tensor([True]).mul_(1.5)),
     Case("inplace_float64_into_float32", lambda t: t.ones(2).mul_(t.tensor([2.5, 3.], dtype=t.float64))),
+    Case("diagonal_write_through", _diagonal_writes),
+    Case("batched_diagonal_in_graph", _batched_diagonal_in_graph),
 ]
 
 EXPECTED = {
@@ -57,6 +75,9 @@ EXPECTED = {
     'inplace_int_into_float': ok(('float32', [3], [2.0, 2.0, 2.0])),
     'inplace_float_into_bool': raises('RuntimeError', "result type Float can't be cast to the desired output type Bool"),
     'inplace_float64_into_float32': ok(('float32', [2], [2.5, 3.0])),
+    'diagonal_write_through': ok(('float32', [3, 4], [[1.0, 2.0, 0.0, 0.0], [-3.0, 1.0, 2.0, 0.0], [0.0, -3.0, 1.0, 2.0]])),
+    'batched_diagonal_in_graph': ok(('float64', [2, 2, 2], [[[0.0, 1.0], [2.0, 9.0]], [[12.0, 5.0], [6.0, 21.0]]]),
+                                    ('float64', [2, 2, 2], [[[3.0, 1.0], [1.0, 3.0]], [[3.0, 1.0], [1.0, 3.0]]])),
 }
 
 

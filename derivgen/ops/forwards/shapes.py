@@ -467,7 +467,11 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
     d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return np.diagonal(self, offset, d1, d2)
+    # a writable view (numpy's np.diagonal is read-only), so ``t.diagonal().fill_(1)`` writes into t
+    moved = np.moveaxis(self, (d1, d2), (-2, -1))
+    sub = moved[..., :, offset:] if offset >= 0 else moved[..., -offset:, :]
+    k = min(sub.shape[-2], sub.shape[-1])
+    return np.lib.stride_tricks.as_strided(sub, sub.shape[:-2] + (k,), sub.strides[:-2] + (sub.strides[-2] + sub.strides[-1],))
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
