@@ -242,7 +242,7 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
             # a matrix with row/column/scalar operands (a linear layer's bias): no general broadcasting
             pick(k2d, k2d_parallel, out.size, shape[0])(out, *views, *typed_scalars, zero)
             return out
-    views = [out] + [np.broadcast_to(a, shape) for a in arrs]
+    views = [out] + [a if a.shape == shape else np.broadcast_to(a, shape) for a in arrs]
     collapsed = _collapse_2d(views)
     if collapsed is None:
         flat_out = np.empty(shape, out_dtype) if not out.flags.c_contiguous else out
@@ -334,8 +334,20 @@ def _collapse_2d(views):
         shape.insert(0, 1)
         for st in strides:
             st.insert(0, 0)
-    return [np.lib.stride_tricks.as_strided(v, shape=tuple(shape), strides=tuple(st))
-            for v, st in zip(views, strides)]
+    shape = tuple(shape)
+    return [_view_as(v, shape, tuple(st)) for v, st in zip(views, strides)]
+
+
+def _view_as(v, shape, strides):
+    """``v`` seen with ``shape`` (its dims merged as ``_collapse_2d`` decided): ``v`` itself when nothing
+    merged, else numpy's reshape, which makes the same view without copying where the dims merge; an
+    ``as_strided`` view (about 8 µs against 0.5) only if numpy would copy."""
+    if v.shape == shape:
+        return v
+    r = v.reshape(shape)
+    if not r.flags.owndata:
+        return r
+    return np.lib.stride_tricks.as_strided(v, shape=shape, strides=strides)
 
 
 class Elementwise:
