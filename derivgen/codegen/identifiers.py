@@ -23,7 +23,8 @@ MODULE_NAMES = frozenset({
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     "_LoadedOnFirstUse",
     # kernel modules
-    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
+    "kernel_parallel", "scalar",
     "_attach_dtype_rules",
     # kernels/__init__.py (kernel modules loaded on first use)
     "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",

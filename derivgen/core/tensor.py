@@ -354,10 +354,6 @@ class Tensor:
         start = self._base._array.__array_interface__["data"][0]
         return (self._array.__array_interface__["data"][0] - start) // self._array.itemsize
 
-    @property
-    def is_floating_point_(self):
-        return self.dtype.is_floating_point
-
     def is_floating_point(self):
         return self.dtype.is_floating_point
 

@@ -3,7 +3,7 @@
 # row sha256: 2b7851d5b06017cb
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `erfc` (formulas.yaml, line 371).
+"""Numba kernels of `erfc` (formulas.yaml, line 388).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: 4641728c5bd66698
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `reciprocal` (formulas.yaml, line 177).
+"""Numba kernels of `reciprocal` (formulas.yaml, line 183).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
