@@ -166,7 +166,8 @@ def _load_entry(item, file, lines, seen):
             entry.variants = _variants(vnode, entry, kline)
         elif key == "node_class":
             value = _scalar(vnode, file, entry.name)
-            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Backwards?[0-9]*", value):
+            # torch names a few nodes by hand: CopyBackwards, and the *_copy ops' DiagonalBackward0_copy
+            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Backwards?[0-9]*(_copy)?", value):
                 raise entry.error(f"node_class takes a class name like CopyBackwards, not '{value}'", kline)
             entry.node_class = value
         elif key in schema.return_names and len(schema.returns) > 1:

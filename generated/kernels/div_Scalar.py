@@ -3,7 +3,7 @@
 # row sha256: df34e29cb5dfb482
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `div.Scalar` (formulas.yaml, line 77).
+"""Numba kernels of `div.Scalar` (formulas.yaml, line 83).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

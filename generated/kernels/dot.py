@@ -3,7 +3,7 @@
 # row sha256: 9457b1f19d746e50
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `dot` (formulas.yaml, line 81).
+"""Numba kernels of `dot` (formulas.yaml, line 87).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

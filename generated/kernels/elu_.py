@@ -3,7 +3,7 @@
 # row sha256: dcb3ec2b2e242bc0
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `elu_` (formulas.yaml, line 975).
+"""Numba kernels of `elu_` (formulas.yaml, line 1202).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

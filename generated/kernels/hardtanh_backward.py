@@ -3,7 +3,7 @@
 # row sha256: ca003d707772ef1e
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `hardtanh_backward` (formulas.yaml, line 1190).
+"""Numba kernels of `hardtanh_backward` (formulas.yaml, line 1417).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

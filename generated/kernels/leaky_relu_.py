@@ -3,7 +3,7 @@
 # row sha256: c84e3335103ed8cc
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `leaky_relu_` (formulas.yaml, line 985).
+"""Numba kernels of `leaky_relu_` (formulas.yaml, line 1212).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: e56fcfb5e9f274f2
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `sigmoid` (formulas.yaml, line 213).
+"""Numba kernels of `sigmoid` (formulas.yaml, line 221).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -3,7 +3,7 @@
 # row sha256: 897defa2fde7871a
 # runtime helpers sha256: 8aa478d451062d4db620124090762d03e1abc0233d971f25357254dae042a234
 
-"""Numba kernels of `smooth_l1_loss` (formulas.yaml, line 820).
+"""Numba kernels of `smooth_l1_loss` (formulas.yaml, line 1030).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`
