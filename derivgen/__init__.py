@@ -10,14 +10,16 @@ from derivgen.core.dtypes import int16, int8, short, uint8  # noqa: F401
 from derivgen.core.dtypes import bool_ as bool  # noqa: A001,F401
 from derivgen.core.dtypes import dtype  # noqa: F401
 from derivgen.core.dtypes import bfloat16, float16, half  # noqa: F401
-from derivgen.core.device import device, get_default_device, set_default_device  # noqa: F401
+from derivgen.core.device import device, get_default_device, layout, set_default_device, strided  # noqa: F401
 from derivgen.core.generator import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                                      seed, set_rng_state)
 from derivgen.core.dtypes import float as float  # noqa: A001,F401,PLC0414
 from derivgen.core.dtypes import int as int  # noqa: A001,F401,PLC0414
 from derivgen.ops.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: F401
-                                linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
-                                randn_like, randperm, tensor, zeros, zeros_like)
+                                linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like,
+                                randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
+from derivgen.core.type_info import finfo, iinfo  # noqa: F401
+from derivgen.core.tensor_str import set_printoptions  # noqa: F401
 from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                                 no_grad, set_grad_enabled)
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
@@ -45,6 +47,10 @@ else:
     from derivgen.ops import type_promotion as _type_promotion
     from derivgen.ops.division import floor_divide  # noqa: F401
     from derivgen.ops import composites as _composites
+    from derivgen.ops import aliases as _aliases
+    from derivgen.ops import structural as _structural
+    from derivgen.ops import linalg as _linalg_ops
+    from derivgen.ops import scatter_modes as _scatter_modes
     from derivgen.ops.keywords import accept_input_keyword as _accept_input_keyword
 
     _tensor_methods.install(_generated_ops)
@@ -55,6 +61,10 @@ else:
     globals().update(_sorting.FUNCTIONS)
     globals().update(_bitwise.FUNCTIONS)
     globals().update(_type_promotion.FUNCTIONS)
+    globals().update(_aliases.FUNCTIONS)
+    globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _structural.FUNCTIONS.items()})
+    globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _linalg_ops.FUNCTIONS.items()})
+    globals().update({_name: _accept_input_keyword(_fn) for _name, _fn in _scatter_modes.FUNCTIONS.items()})
     is_tensor = _composites.is_tensor
     numel = _composites.numel
 
@@ -68,7 +78,8 @@ else:
 # pays only for the tensor library: attribute -> (module, name in it or None for the module itself).
 # They register nothing that the core needs.
 _LAZY = {name: (f"derivgen.{name}", None)
-         for name in ("func", "linalg", "nn", "optim", "utils", "distributed", "cuda", "backends", "library")}
+         for name in ("func", "linalg", "nn", "optim", "utils", "distributed", "cuda", "backends", "library",
+                      "accelerator", "return_types")}
 _LAZY.update({"load": ("derivgen.serialization", "load"), "save": ("derivgen.serialization", "save"),
               "vmap": ("derivgen.func", "vmap"),
               "load_library": ("derivgen.library", "load_library")})

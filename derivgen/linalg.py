@@ -1,17 +1,7 @@
-"""``derivgen.linalg``: the vector norms of torch.linalg (LinalgVectorNormBackward0)."""
-from derivgen.ops.composites import vector_norm
+"""``derivgen.linalg``: torch.linalg's functions that derivgen has (``derivgen/ops/linalg.py``): ``norm``,
+``vector_norm``, ``matrix_norm`` ('fro'), ``inv``, ``inv_ex``, ``det``, ``matrix_power``, ``vecdot``, and
+``LinAlgError``."""
+from derivgen.ops.linalg import (LinAlgError, det, inv, inv_ex, matrix_norm, matrix_power, norm, vecdot,  # noqa: F401
+                                 vector_norm)
 
-
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """torch.linalg.norm for vectors and the Frobenius norm (ord None or 'fro'); matrix norms are not
-    supported."""
-    if ord is None or ord == "fro":
-        if ord == "fro" and (dim is None and A.dim() != 2):
-            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D.")
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if isinstance(ord, str) or (dim is None and A.dim() == 2) or (isinstance(dim, (tuple, list)) and len(dim) == 2):
-        raise NotImplementedError("derivgen: matrix norms (ord on 2 dims) are not supported")
-    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
-
-
-__all__ = ["vector_norm", "norm"]
+__all__ = ["LinAlgError", "det", "inv", "inv_ex", "matrix_norm", "matrix_power", "norm", "vecdot", "vector_norm"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from derivgen.core.tensor import Tensor, wrap_scalar
 from derivgen.engine.api import backward as _backward
-from derivgen.ops import bitwise, closeness, composites, division, sorting
+from derivgen.ops import aliases, bitwise, closeness, composites, division, linalg, scatter_modes, sorting, structural
 from derivgen.ops.indexing import getitem, setitem
 
 
@@ -114,6 +114,9 @@ def install(ops):
         setattr(Tensor, name, fn)
     for name, fn in bitwise.METHODS.items():
         setattr(Tensor, name, fn)
+    for module in (aliases, structural, linalg, scatter_modes):
+        for name, fn in module.METHODS.items():
+            setattr(Tensor, name, fn)
     Tensor.T = property(composites.T)
 
     Tensor.__getitem__ = getitem

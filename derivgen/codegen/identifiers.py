@@ -12,18 +12,20 @@ import keyword
 # kernels/__init__.py and each kernel module.
 MODULE_NAMES = frozenset({
     # ops.py
-    "collections", "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
+    "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_commit_view_inplace", "_check_inplace_view",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
     "_meta1", "_meta2", "_SHARED_META2", "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_bump_version", "_shared_version",
+    "_return_type",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     "_LoadedOnFirstUse",
     # kernel modules
-    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
+    "kernel_parallel", "scalar",
     "_attach_dtype_rules",
     # kernels/__init__.py (kernel modules loaded on first use)
     "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",

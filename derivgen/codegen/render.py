@@ -18,7 +18,6 @@ from . import wrappers
 
 _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 _RUNTIME_HELPERS = ("jit.py", "loop_helpers.py", "numba_backend.py", "numba_vecmath.py", "numba_stream.py", "operands.py")
-_FUNCTION_ONLY = {"cat", "stack"}
 
 
 def _env():
@@ -75,6 +74,8 @@ class _Op:
         self.inplace = inplace
         self.overloads = []
         self.method = True
+        self.function = not inplace
+        self.variants_entry = None  # the row whose ``variants:`` decided these two, for errors
         # rows named like torch's in-place ops (``squeeze_.dim``, ``zero_``): the row function computes the
         # result out of place (with its node); the Python-facing function commits it into ``self``
         self.commit = name.endswith("_") and not inplace
@@ -138,14 +139,16 @@ def render_models(models, table_file, table_sha, library=None):
                 row=row, stamp_lines=stamp, **common)
         if row.entry.writes_into_self:
             row.inplace_fn = row.entry.schema.row_name
-            _add_overload(ops, by_name, row.entry.schema.base, row.inplace_fn, row.entry.schema, inplace=True)
+            _add_overload(ops, by_name, row.entry.schema.base, row.inplace_fn, row.entry.schema, inplace=True,
+                          entry=row.entry)
             continue
         _add_overload(ops, by_name, row.entry.schema.base, row.entry.schema.row_name, row.entry.schema,
-                      inplace=False)
+                      inplace=False, entry=row.entry)
         if row.entry.inplace:
             fn_name = wrappers.inplace_fn_name(row.entry.schema)
             row.inplace_fn = fn_name
-            _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True)
+            _add_overload(ops, by_name, row.entry.schema.base + "_", fn_name, row.entry.schema, inplace=True,
+                          entry=row.entry, inplace_form=True)
     registered = {}
     for op in ops:
         registered.setdefault(op.name, op.name)
@@ -155,7 +158,8 @@ def render_models(models, table_file, table_sha, library=None):
     for op in ops:
         op.view_commit = op.commit and op.name[:-1] in view_ops
         first = op.overloads[0]
-        op.method = op.name not in _FUNCTION_ONLY and not first.params[0].startswith('"tensors"')
+        if op.variants_entry is None:
+            op.method = not first.params[0].startswith('"tensors"')
     files["kernels/__init__.py"] = env.get_template("kernels_init.py.j2").render(
         rows=models, stamp_lines=package_stamp, **common)
     files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
@@ -167,11 +171,33 @@ def render_models(models, table_file, table_sha, library=None):
     return files
 
 
-def _add_overload(ops, by_name, name, fn, schema, inplace):
+def _public(entry, inplace_form):
+    """(function, method) for an op made from ``entry``: its ``variants:`` (the in-place form of an
+    ``inplace: true`` row is a method where the row is, and a function with ``inplace_function``), or
+    None for the default."""
+    if entry.variants is None:
+        return None
+    if inplace_form:
+        return "inplace_function" in entry.variants, "method" in entry.variants
+    return "function" in entry.variants, "method" in entry.variants
+
+
+def _add_overload(ops, by_name, name, fn, schema, inplace, entry, inplace_form=False):
     op = by_name.get(name)
     if op is None:
         op = by_name[name] = _Op(name, inplace)
         ops.append(op)
+    public = _public(entry, inplace_form)
+    if op.overloads and (public is None) != (op.variants_entry is None):
+        given = entry if public is not None else op.variants_entry
+        raise given.error(f"variants given here but not on another overload of '{name}' (give them on every "
+                          "overload of an op, or on none)")
+    if public is not None:
+        if op.variants_entry is not None and (op.function, op.method) != public:
+            raise entry.error(f"variants differ from those of '{op.variants_entry.name}', another overload of "
+                              f"'{name}' (every overload of an op is public in the same places)")
+        op.function, op.method = public
+        op.variants_entry = entry
     op.overloads.append(_Ov(fn, schema, [_param_code(a) for a in schema.args]))
 
 

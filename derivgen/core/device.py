@@ -95,3 +95,18 @@ def set_default_device(dev):
 
 def get_default_device():
     return _default[0]
+
+
+class layout:  # noqa: N801 - torch spelling
+    """torch.layout: how a tensor's elements are laid out; derivgen's tensors are all ``strided``."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"derivgen.{self._name}"
+
+
+strided = layout("strided")
+layout.__module__ = "derivgen"  # prints as <class 'derivgen.layout'>, torch's as torch.layout

@@ -10,6 +10,7 @@ import numpy as np
 from derivgen.core import dtypes as _dt
 from derivgen.kernels.promotion import combine, promote_types  # noqa: F401  (promote_types: core's API)
 from derivgen.core.device import CPU as _CPU
+from derivgen.core.device import strided as _strided
 from derivgen.core.device import check_device
 from derivgen.core.grad_mode import _state as _grad_mode_state
 from derivgen.core.grad_mode import inference_contexts as _inference_contexts
@@ -354,10 +355,6 @@ class Tensor:
         start = self._base._array.__array_interface__["data"][0]
         return (self._array.__array_interface__["data"][0] - start) // self._array.itemsize
 
-    @property
-    def is_floating_point_(self):
-        return self.dtype.is_floating_point
-
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
@@ -368,6 +365,32 @@ class Tensor:
     @property
     def is_cuda(self):
         return False
+
+    # where and how the data lives, as a CPU-only torch answers: strided, on the CPU, never sparse,
+    # quantized, meta, MKL-DNN or nested, never pinned
+    is_cpu = True
+    is_sparse = is_quantized = is_meta = is_mkldnn = is_nested = False
+
+    @property
+    def layout(self):
+        return _strided
+
+    @property
+    def nbytes(self):
+        return int(self._array.nbytes)
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    def get_device(self):
+        return -1
+
+    def is_pinned(self, device=None):
+        return False
+
+    def pin_memory(self, device=None):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def cuda(self, device=None, non_blocking=False):
         check_device("cuda")
@@ -493,6 +516,7 @@ class Tensor:
 
 _GRAD_FN_SLOT = Tensor.__dict__["grad_fn"]  # the slot itself, without a view subclass's checking property
 _RAW_DATA = Tensor.__dict__["_array"]  # the slot itself, without LazyTensor's computing property
+Tensor.__module__ = "derivgen"  # the class prints as <class 'derivgen.Tensor'>, as torch's is torch.Tensor
 
 
 class LazyTensor(Tensor):
@@ -564,6 +588,26 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+    # slices, concatenations and repeats of a Size are Sizes, as in torch
+    def __getitem__(self, index):
+        out = tuple.__getitem__(self, index)
+        return Size(out) if isinstance(index, slice) else out
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
 
 
 def _rebuild(data, requires_grad):

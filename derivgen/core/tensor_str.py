@@ -9,6 +9,31 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE = None  # None: chosen per tensor; True / False: always / never scientific notation
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: a profile ('default', 'short', 'full') first, then the options given;
+    ``sci_mode`` is always set (None restores the per-tensor choice), as in torch."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile in _PROFILES:  # another profile name changes nothing, as in torch
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
+
+
+def get_printoptions():
+    return {"precision": PRECISION, "threshold": THRESHOLD, "edgeitems": EDGEITEMS, "linewidth": LINEWIDTH,
+            "sci_mode": SCI_MODE}
 
 
 class _Formatter:
@@ -30,17 +55,15 @@ class _Formatter:
         fmin, fmax = fabs.min(), fabs.max()
         if np.any(finite != np.ceil(finite)):
             self.int_mode = False
-        if self.int_mode:
-            if fmax / fmin > 1000.0 or fmax > 1.0e8:
-                self.sci_mode = True
-                fmt = f"{{:.{PRECISION}e}}"
-                self.max_width = max(len(fmt.format(v)) for v in finite.tolist())
-            else:
-                self.max_width = max(len(f"{v:.0f}") + 1 for v in finite.tolist())
-        elif fmax / fmin > 1000.0 or fmax > 1.0e8 or fmin < 1.0e-4:
-            self.sci_mode = True
+        if SCI_MODE is None:
+            self.sci_mode = bool(fmax / fmin > 1000.0 or fmax > 1.0e8 or fmin < 1.0e-4)
+        else:
+            self.sci_mode = SCI_MODE
+        if self.sci_mode:
             fmt = f"{{:.{PRECISION}e}}"
             self.max_width = max(len(fmt.format(v)) for v in finite.tolist())
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in finite.tolist())
         else:
             fmt = f"{{:.{PRECISION}f}}"
             self.max_width = max(len(fmt.format(v)) for v in finite.tolist())

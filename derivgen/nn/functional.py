@@ -10,7 +10,7 @@ from derivgen.ops import factories as _factories
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor, bump_version
-from derivgen.kernels.dispatch import broadcast_shape
+from derivgen.nn._reduction import _broadcast_target, _reduction  # noqa: F401 - used below and by the loss modules
 
 
 def _in_place(input, fn, inplace):
@@ -199,30 +199,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None:
         out = ops.add(out, bias)
     return _c.reshape(out, batch + (out_f,))
-
-
-def _reduction(reduction, size_average=None, reduce=None):
-    if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    enum = {"none": 0, "mean": 1, "sum": 2}
-    if reduction not in enum:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return enum[reduction]
-
-
-def _broadcast_target(input, target):
-    """torch's pointwise losses: warn when the target's size differs from the input's, then broadcast
-    both (with the broadcast's error when they cannot be)."""
-    if tuple(target.shape) == tuple(input.shape):
-        return input, target
-    import warnings
-    warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
-                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
-                  "size.", stacklevel=3)
-    shape = broadcast_shape([tuple(input.shape), tuple(target.shape)])
-    return aten.expand(input, shape), aten.expand(target, shape)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -442,6 +418,35 @@ from derivgen.nn.functional_conv import (  # noqa: E402,F401 - convolution, pool
     max_pool2d,
     max_pool3d,
 )
+from derivgen.nn.functional_activation import (  # noqa: E402,F401 - activations, channel dropout, rms_norm
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    glu,
+    hardshrink,
+    logsigmoid,
+    prelu,
+    rms_norm,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+)
+from derivgen.nn.functional_loss import (  # noqa: E402,F401 - distances and more losses
+    cosine_embedding_loss,
+    cosine_similarity,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from derivgen.nn.functional_sparse import embedding_bag  # noqa: E402,F401
+from derivgen.nn.functional_vision import (interpolate, upsample, upsample_bilinear,  # noqa: E402,F401
+                                           upsample_nearest)
 from derivgen.nn.functional_attention import (  # noqa: E402,F401 - attention
     _canonical_mask,
     _in_projection,

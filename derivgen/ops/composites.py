@@ -9,6 +9,7 @@ from derivgen.core.registry import aten
 from derivgen.core.sizes import infer_size
 from derivgen.core.sizes import wrap_dim
 from derivgen.core.generator import numpy_generator
+from derivgen.ops.out_arg import with_out as _with_out
 
 
 def _size_args(size):
@@ -376,14 +377,28 @@ def einsum(equation, *operands):
                            if len(operands) > len(op_labels) else
                            "einsum(): fewer operands were provided than specified in the equation")
     counts = {}
+    operands = list(operands)
     for i, (labels, op) in enumerate(zip(op_labels, operands)):
-        if len(set(labels)) != len(labels):
-            raise NotImplementedError("derivgen: einsum with a repeated label in one operand is not supported")
         if len(labels) != op.dim():
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(labels)}) does not match "
                                f"the number of dimensions ({op.dim()}) for operand {i} and no ellipsis was given")
         for c in labels:
             counts[c] = counts.get(c, 0) + 1
+        if len(set(labels)) != len(labels):  # a repeated label takes the diagonal, as torch's einsum
+            seen, j = {}, 0
+            for c in labels:
+                if c in seen:
+                    d = seen[c]
+                    if op.shape[j] != op.shape[d]:
+                        raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes "
+                                           f"don't match, {op.shape[j]} != {op.shape[d]}")
+                    op = aten.diagonal(op, 0, d, j)
+                    op = aten.permute(op, list(range(d)) + [op.dim() - 1] + list(range(d, op.dim() - 1)))
+                else:
+                    seen[c] = j
+                    j += 1
+            operands[i] = op
+            op_labels[i] = "".join(seen)
     order = lambda c: (c.islower(), c)  # noqa: E731 - torch orders labels A-Z then a-z
     out_labels = list(rhs) if arrow else sorted((c for c in counts if counts[c] == 1), key=order)
     perm_index = {c: i for i, c in enumerate(out_labels)}
@@ -549,7 +564,7 @@ def swapdims_(self, dim0, dim1):
 
 # Composite functions exposed as ``derivgen.<name>`` and as Tensor methods (installed by operators.install).
 FUNCTIONS = {
-    "reshape": reshape, "matmul": matmul, "flatten": flatten, "square": square, "selu": selu, "selu_": selu_,
+    "reshape": reshape, "matmul": _with_out("matmul", matmul), "flatten": flatten, "square": square, "selu": selu, "selu_": selu_,
     "var": var,
     "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "split": split, "chunk": chunk,
     "unsafe_chunk": unsafe_chunk,

@@ -26,9 +26,12 @@ def _is_int_number(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _check_alpha(tensors, alpha):
-    """torch's alpha_check: a bool alpha only for bool results, a float alpha never for integral ones."""
-    kind = result_dtype(*tensors).kind
+def _check_alpha(tensors, alpha, other=None):
+    """torch's alpha_check: a bool alpha only for bool results, a float alpha never for integral ones; the
+    result's dtype includes a ``.Scalar`` row's ``other`` as a wrapped number (``int_tensor.sub(0.5,
+    alpha=0.5)`` is float)."""
+    operands = tuple(tensors) + ((wrap_scalar(other),) if other is not None else ())
+    kind = result_dtype(*operands).kind
     if isinstance(alpha, (bool, np.bool_)) and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, (float, np.floating)) and kind in "biu":
@@ -56,12 +59,12 @@ def sub_tensor(tensors, scalars, out):
 def sub_scalar(tensors, scalars, out):
     """sub.Scalar, rsub.Scalar: (self,), scalars (other, alpha)."""
     _sub_check(_scalar_tensor_kinds(tensors, scalars))
-    _check_alpha(tensors, scalars[-1])
+    _check_alpha(tensors, scalars[-1], scalars[0])
 
 
 def add_alpha(tensors, scalars, out):
     """add.Tensor (scalars (alpha,)) and add.Scalar (scalars (other, alpha))."""
-    _check_alpha(tensors, scalars[-1])
+    _check_alpha(tensors, scalars[-1], scalars[0] if len(scalars) == 2 else None)
 
 
 def neg(tensors, scalars, out):
@@ -162,11 +165,38 @@ _FLOAT_ONLY = {
     "elu_forward": "elu_cpu", "celu_forward": "elu_cpu", "leaky_relu_forward": "leaky_relu_cpu",
     "elu__forward": "elu_cpu", "celu__forward": "elu_cpu", "leaky_relu__forward": "leaky_relu_cpu",
     "hardsigmoid_forward": "hardsigmoid_cpu", "hardswish_forward": "hardswish_cpu", "hypot_forward": "hypot_cpu",
+    "logaddexp_forward": "logaddexp_cpu", "hardshrink_forward": "hardshrink_cpu",
+    "softshrink_forward": "softshrink_check", "log_sigmoid_forward": "log_sigmoid_cpu",
+    "leaky_relu_backward_forward": "leaky_relu_backward_cpu", "hardtanh_backward_forward": "hardshrink_backward_cpu",
+    "elu_backward_forward": "elu_backward_cpu", "softplus_backward_forward": "softplus_backward_cpu",
+    "hardswish_backward_forward": "hardswish_backward_cpu",
 }
 
 def hardtanh(tensors, scalars, out):
     if _is_bool(tensors[0]):
         raise RuntimeError("Bool inputs not supported for hardtanh")
+
+
+# the C++ element type names torch's masked_fill error prints for a non-boolean mask
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+
+
+def _boolean_mask(mask):
+    if mask.dtype.kind != "b":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+
+
+def masked_fill_scalar(tensors, scalars, out):
+    _boolean_mask(tensors[1]._array)
+
+
+def where_self(tensors, scalars, out):
+    condition = tensors[0]._array
+    if condition.dtype.kind != "b":
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{scalar_type_name(condition.dtype)}")
 
 
 def masked_fill_tensor(tensors, scalars, out):
@@ -175,6 +205,7 @@ def masked_fill_tensor(tensors, scalars, out):
     if value.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    _boolean_mask(mask)
     if value.dtype != self.dtype:
         return _finish(np.where(mask, value.astype(self.dtype), self), out)
 
@@ -187,6 +218,15 @@ def lerp(tensors, scalars, out):
             raise RuntimeError(f"expected dtype {_tn(self)} for `{name}` but got dtype {_tn(t._array)}")
     if self.dtype.kind in "biu":
         _float_only("lerp_kernel_tensor" if len(tensors) == 3 else "lerp_kernel_scalar")(tensors, scalars, out)
+
+
+def prelu_kernel(tensors, scalars, out):
+    """_prelu_kernel promotes nothing: the weight must have self's dtype."""
+    self, weight = tensors[0]._array, tensors[1]._array
+    if weight.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(weight.dtype)} but expected {scalar_type_name(self.dtype)}")
+    if self.dtype.kind in "biu":
+        _float_only("prelu_cpu")(tensors, scalars, out)
 
 
 def _scalar_operand(kernel):
@@ -213,6 +253,8 @@ RULES = {
     "pow_Tensor_Scalar_forward": pow_tensor_scalar, "pow_Tensor_Tensor_forward": pow_tensor_tensor,
     "pow_Scalar_forward": pow_scalar, "relu_forward": relu, "addcmul_forward": addcmul,
     "addcdiv_forward": addcdiv, "hardtanh_forward": hardtanh, "lerp_Scalar_forward": lerp, "lerp_Tensor_forward": lerp, "masked_fill_Tensor_forward": masked_fill_tensor,
+    "masked_fill_Scalar_forward": masked_fill_scalar, "where_self_forward": where_self,
+    "_prelu_kernel_forward": prelu_kernel,
     **{name: _float_only(kernel) for name, kernel in _FLOAT_ONLY.items()},
 }
 

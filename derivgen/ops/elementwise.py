@@ -35,8 +35,9 @@ class ElementwiseOp(Elementwise):
         # to run the kernel. Set by derivgen.ops.dtype_rules; consulted only off the same-dtype float
         # fast paths, where no rule applies.
         self.dtype_rule = None
-        # ``rule(scalars)`` raises torch's error for refused Scalar argument values (CELU's alpha of 0);
-        # set by derivgen.ops.dtype_rules from derivgen.ops.scalar_checks, checked on every path
+        # ``rule(scalars, first)`` raises torch's error for refused Scalar argument values (CELU's alpha
+        # of 0; ``first`` is the first tensor operand, whose dtype some texts name); set by
+        # derivgen.ops.dtype_rules from derivgen.ops.scalar_checks, checked on every path
         self.arg_rule = None
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
@@ -44,7 +45,7 @@ class ElementwiseOp(Elementwise):
     def forward1(self, t, scalars=()):
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
         if self.arg_rule is not None:
-            self.arg_rule(scalars)
+            self.arg_rule(scalars, t)
         if not t._lazy:
             a = t._array
             entry = self._entry.get(a.dtype)
@@ -64,7 +65,7 @@ class ElementwiseOp(Elementwise):
         """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
         broadcasting, deferred or large inputs take the general path."""
         if self.arg_rule is not None:
-            self.arg_rule(scalars)
+            self.arg_rule(scalars, t)
         if not t._lazy and not u._lazy:
             a = t._array
             b = u._array
@@ -102,7 +103,7 @@ class ElementwiseOp(Elementwise):
     def into1(self, t, scalars=()):
         """``t = op(t, *scalars)`` in place; False when the general path must run."""
         if self.arg_rule is not None:
-            self.arg_rule(scalars)
+            self.arg_rule(scalars, t)
         if _LIVE_PENDING or t._lazy or t._inference or t._base is not None or not _plain(scalars):
             return False
         a = t._array
@@ -115,7 +116,7 @@ class ElementwiseOp(Elementwise):
     def into2(self, t, u, scalars=()):
         """``t = op(t, u, *scalars)`` in place; False when the general path must run."""
         if self.arg_rule is not None:
-            self.arg_rule(scalars)
+            self.arg_rule(scalars, t)
         if (_LIVE_PENDING or t._lazy or u._lazy or t._inference or t._base is not None
                 or not _plain(scalars)):
             return False
@@ -138,7 +139,7 @@ class ElementwiseOp(Elementwise):
         is deferred and fused with the elementwise ops around it (fusion.py); the caller's
         ``Tensor._make`` turns it into a LazyTensor."""
         if self.arg_rule is not None:
-            self.arg_rule(scalars)
+            self.arg_rule(scalars, tensors[0])
         t0 = tensors[0]
         if out is None and (t0._lazy or t0._array.size >= _cfg.fusion_threshold) and self.scalar is not None:
             pending = defer(self, tensors, scalars)

@@ -205,3 +205,68 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 NEW_METHODS = {"new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty, "new_full": new_full,
                "new_tensor": new_tensor}
+
+
+# ---- sampling: normal, multinomial, randint_like (numpy's draws from the generator, not torch's numbers) ----
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+           out=None):
+    """torch.normal's forms: tensor mean and/or std (elementwise, broadcast), or float mean and std with a
+    ``size``. The draw has no history (torch records a NormalBackward node for a mean or std that requires
+    grad)."""
+    check_device(device)
+    rng = numpy_generator(generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._array if isinstance(mean, Tensor) else np.asarray(mean)
+        s = std._array if isinstance(std, Tensor) else np.asarray(std)
+        if (s < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = np.broadcast_shapes(m.shape, s.shape)
+        draw = m + s * rng.standard_normal(shape)
+        return Tensor._make(np.asarray(draw, dtype=ref._array.dtype))
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
+                        "a size")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    draw = mean + std * rng.standard_normal(_size((size,)))
+    return _finish(np.asarray(draw, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):  # noqa: A002
+    """Indices drawn from the rows of ``input`` (non-negative weights, one distribution per row)."""
+    p = input._array.astype(np.float64)
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > p.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not np.isfinite(p).all() or (p < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = p.reshape(-1, p.shape[-1])
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = numpy_generator(generator)
+    picks = []
+    for row in rows:
+        w = row / row.sum()
+        if replacement:
+            picks.append(rng.choice(len(w), size=num_samples, replace=True, p=w))
+        else:
+            nonzero = int((w > 0).sum())
+            first = rng.choice(len(w), size=min(num_samples, nonzero), replace=False, p=w)
+            rest = [i for i in range(len(w)) if i not in set(first.tolist())][:num_samples - len(first)]
+            picks.append(np.concatenate([first, np.asarray(rest, np.int64)]))
+    result = np.stack(picks).astype(np.int64)
+    return Tensor._make(result.reshape(p.shape[:-1] + (num_samples,)))
+
+
+def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """Integers in [low, high) shaped like ``t`` (``randint_like(t, high)`` when one bound is given)."""
+    check_device(device)
+    if high is None:
+        low, high = 0, low
+    np_dtype = _dt.to_numpy_dtype(dtype) or t._array.dtype
+    return _finish(numpy_generator(generator).integers(low, high, size=t._array.shape).astype(np_dtype), requires_grad)

@@ -1,5 +1,7 @@
 """torch's ``out=`` keyword: the op's result written into a given tensor. As in torch, ``out=`` ops are not
 differentiable: with grad mode on, an input or ``out`` that requires grad is an error."""
+import functools
+
 import numpy as np
 
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
@@ -37,3 +39,13 @@ def call_with_out(name, compute, args, kwargs):
         out._array = data.astype(out._array.dtype, copy=True)
     bump_version(out)
     return out
+
+
+def with_out(name, fn):
+    """``fn`` taking torch's ``out=`` keyword too (``torch.matmul(a, b, out=c)``)."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return call_with_out(name, lambda a, k: fn(*a, **k), args, dict(kwargs, out=out))
+    return call

@@ -9,7 +9,11 @@ from .errors import TableError
 from .text import compose_table, decode_table, entry_at
 from .schema import SchemaError, node_prefix, parse_schema
 
-ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc", "node_class"}
+ENTRY_KEYS = {"name", "forward", "inplace", "output_differentiability", "doc", "node_class", "variants"}
+
+# Where an op is public, as native_functions.yaml's ``variants:``: ``function`` (derivgen.<op>), ``method``
+# (Tensor.<op>) and, for an ``inplace: true`` row, ``inplace_function`` (derivgen.<op>_, as torch.exp_).
+VARIANTS = ("function", "method", "inplace_function")
 
 
 @dataclass
@@ -41,6 +45,7 @@ class Entry:
     source: str = ""                 # the row's text, as written in the table
     class_name: str = None           # *Backward<N>, or None when nothing is differentiable
     node_class: str = None           # a node torch names by hand (CopyBackwards), instead of the counter
+    variants: tuple = None           # ``variants:`` (a subset of VARIANTS), or None: function and method
 
     @property
     def name(self):
@@ -157,9 +162,12 @@ def _load_entry(item, file, lines, seen):
             entry.inplace = value.lower() == "true"
         elif key == "doc":
             entry.doc = _scalar(vnode, file, entry.name)
+        elif key == "variants":
+            entry.variants = _variants(vnode, entry, kline)
         elif key == "node_class":
             value = _scalar(vnode, file, entry.name)
-            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Backwards?[0-9]*", value):
+            # torch names a few nodes by hand: CopyBackwards, and the *_copy ops' DiagonalBackward0_copy
+            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Backwards?[0-9]*(_copy)?", value):
                 raise entry.error(f"node_class takes a class name like CopyBackwards, not '{value}'", kline)
             entry.node_class = value
         elif key in schema.return_names and len(schema.returns) > 1:
@@ -199,6 +207,9 @@ def _load_entry(item, file, lines, seen):
             if len(names) > 1 and value.strip() == "derived":
                 raise entry.error("'derived' needs one argument per key", kline)
             entry.formulas.append(_make_formula(names, value, kline))
+    if entry.variants and "inplace_function" in entry.variants and not entry.inplace:
+        raise entry.error("variants: inplace_function needs 'inplace: true' (it names the in-place form)",
+                          _line(keys["variants"][0]))
     overlap = {n for f in entry.formulas for n in f.names} & set(entry.non_differentiable)
     if overlap:
         raise entry.error(f"{sorted(overlap)} have overlapped non_differentiable and differentiable variables")
@@ -206,6 +217,20 @@ def _load_entry(item, file, lines, seen):
         raise entry.error("'derived' formulas need an elementwise 'forward:' expression to derive from")
     _check_grad_usage(entry)
     return entry
+
+
+def _variants(node, entry, line):
+    """``variants: [function, method]``: a list of VARIANTS without repeats (``[]``: neither; the op is
+    then reached through derivgen.nn.functional or the op registry only)."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise entry.error("variants must be a list like [function, method]", line)
+    values = [_scalar(v, entry.file, entry.name) for v in node.value]
+    for v in values:
+        if v not in VARIANTS:
+            raise entry.error(f"variants takes {', '.join(VARIANTS)}, not '{v}'", line)
+    if len(set(values)) != len(values):
+        raise entry.error("variants lists a value twice", line)
+    return tuple(values)
 
 
 def _make_formula(names, value, line):

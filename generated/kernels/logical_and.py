@@ -3,7 +3,7 @@
 # row sha256: c4a764bbc58007a5
 # runtime helpers sha256: 6fdfcbf6199122a0cb00e59379eaa829bf296ef584dd3947020df1dadbd5f76f
 
-"""Numba kernels of `logical_and` (formulas.yaml, line 546).
+"""Numba kernels of `logical_and` (formulas.yaml, line 698).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

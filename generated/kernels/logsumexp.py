@@ -3,7 +3,7 @@
 # row sha256: 3aef6c0a5d226669
 # runtime helpers sha256: 6fdfcbf6199122a0cb00e59379eaa829bf296ef584dd3947020df1dadbd5f76f
 
-"""Numba kernels of `logsumexp` (formulas.yaml, line 593).
+"""Numba kernels of `logsumexp` (formulas.yaml, line 754).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

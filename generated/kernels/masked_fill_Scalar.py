@@ -3,7 +3,7 @@
 # row sha256: e5d8d5ecf8a6c789
 # runtime helpers sha256: 6fdfcbf6199122a0cb00e59379eaa829bf296ef584dd3947020df1dadbd5f76f
 
-"""Numba kernels of `masked_fill.Scalar` (formulas.yaml, line 707).
+"""Numba kernels of `masked_fill.Scalar` (formulas.yaml, line 931).
 
 Each kernel's expression is printed once, as a one-element `_scalar` function that Numba inlines into
 every loop variant; each variant is one fused loop over memory. The `_1d` variant runs on contiguous arrays, the `_2d`

@@ -100,6 +100,13 @@ def _describe(node):
     return f"{row.name}({', '.join(_describe(a) for a in args)})"
 
 
+def _grad_array(g):
+    """A gradient's values; torch's zero tensors (sgn's gradient) have no numpy view: their zeros."""
+    if getattr(g, "_is_zerotensor", None) is not None and g._is_zerotensor():
+        return np.zeros(tuple(g.shape), str(g.dtype).split(".")[-1])
+    return g.detach().numpy().copy()
+
+
 def _run(lib, tree, arrays):
     leaves = []
     for a in arrays:
@@ -118,7 +125,7 @@ def _run(lib, tree, arrays):
         except Exception as exc:  # noqa: BLE001 - an error in backward is an outcome too
             return ("ok", str(out.dtype).split(".")[-1], out.detach().numpy().copy()), \
                 ("raises", type(exc).__name__, str(exc).splitlines()[0])
-        grads = [None if x.grad is None else x.grad.detach().numpy().copy() for x in leaves]
+        grads = [None if x.grad is None else _grad_array(x.grad) for x in leaves]
     return ("ok", str(out.dtype).split(".")[-1], out.detach().numpy().copy()), grads
 
 

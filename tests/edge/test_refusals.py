@@ -1,6 +1,7 @@
 """Where torch refuses: bool subtraction and negation, integers to negative integer powers, alpha of
 the wrong kind, integer tensors requiring grad, mean of integers, shape and dtype mismatches, refused Scalar
-values (CELU's alpha of 0, the negative slope of an in-place activation's backward)."""
+values (CELU's alpha of 0, the negative slope of an in-place activation's backward), integer operands of
+ops torch implements for floating dtypes only, masks and conditions that are not boolean."""
 import pytest
 
 from tests.support.edge import Case, check, ok, raises
@@ -42,6 +43,14 @@ CASES = [
     Case("celu_inplace_alpha_zero", lambda t: [t.nn.functional.celu_(t.ones(3), alpha=0.) for _ in range(2)]),
     Case("leaky_relu_inplace_negative_slope_backward", lambda t: t.nn.functional.leaky_relu_(
         t.ones(2, requires_grad=True) * 1, -0.5).sum().backward()),
+    Case("logaddexp_int", lambda t: t.logaddexp(t.tensor([1, 2]), t.tensor([1, 2]))),
+    Case("logsigmoid_int", lambda t: t.nn.functional.logsigmoid(t.tensor([1, 2]))),
+    Case("softshrink_int", lambda t: t.nn.functional.softshrink(t.tensor([1, 2]))),
+    Case("hardshrink_int", lambda t: t.nn.functional.hardshrink(t.tensor([1, 2]))),
+    Case("where_long_condition", lambda t: t.where(t.tensor([1, 0]), t.tensor([1.]), t.tensor([2.]))),
+    Case("masked_fill_long_mask", lambda t: t.tensor([1., 2.]).masked_fill(t.tensor([1, 0]), 3.)),
+    Case("masked_fill_value_dim_before_mask", lambda t: t.tensor([1., 2.]).masked_fill(
+        t.tensor([1, 0]), t.tensor([3.]))),
 ]
 
 EXPECTED = {
@@ -78,6 +87,13 @@ EXPECTED = {
     'abs_bool': raises('NotImplementedError', '"abs_cpu" not implemented for \'Bool\''),
     'celu_alpha_zero': raises('RuntimeError', 'ZeroDivisionError: alpha cannot be 0 for CELU'),
     'celu_inplace_alpha_zero': raises('RuntimeError', 'ZeroDivisionError: alpha cannot be 0 for CELU'),
+    'logaddexp_int': raises('NotImplementedError', '"logaddexp_cpu" not implemented for \'Long\''),
+    'logsigmoid_int': raises('NotImplementedError', '"log_sigmoid_cpu" not implemented for \'Long\''),
+    'softshrink_int': raises('NotImplementedError', '"softshrink_check" not implemented for \'Long\''),
+    'hardshrink_int': raises('NotImplementedError', '"hardshrink_cpu" not implemented for \'Long\''),
+    'where_long_condition': raises('RuntimeError', 'where expected condition to be a boolean tensor, but got a tensor with dtype Long'),
+    'masked_fill_long_mask': raises('RuntimeError', 'masked_fill_ only supports boolean masks, but got mask with dtype long int'),
+    'masked_fill_value_dim_before_mask': raises('RuntimeError', 'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s).'),
     'leaky_relu_inplace_negative_slope_backward': raises('RuntimeError', 'In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward calculation with negative slope'),
 }
 

@@ -20,7 +20,7 @@ from derivgen.autograd import gradcheck, gradgradcheck
 from derivgen.generated import jvp as generated_jvp
 from derivgen.table import load_table
 from tests.support.paths import REPO
-from tests.support.samples import row_function, samples_for
+from tests.support.samples import row_function, samples_for, suits_inplace
 
 ENTRIES = load_table(os.path.join(REPO, "formulas.yaml"))
 ROWS = [e for e in ENTRIES if e.formulas and e.schema.row_name in generated_jvp.RULES]
@@ -73,17 +73,13 @@ def _inplace_function(entry):
     return fn
 
 
-def _suits_inplace(s):
-    shapes = [a._array.shape for a in s.args if isinstance(a, derivgen.Tensor)]
-    return 0 in s.diff_index and np.broadcast_shapes(*shapes) == s.args[0]._array.shape
-
 
 def row_failures(entry, inplace=False):
     """The failure messages of the row's checked samples (empty when both checks pass on all); with
     ``inplace``, of its ``op_`` variant on the samples that suit it (self not broadcast)."""
     fn = _inplace_function(entry) if inplace else row_function(entry)
     failures = []
-    samples = _smallest_samples(entry, _suits_inplace if inplace else None)
+    samples = _smallest_samples(entry, (lambda s: suits_inplace(entry, s)) if inplace else None)
     assert samples, f"no sample of '{entry.name}' has a differentiable input" + (" and suits op_" if inplace else "")
     for s in samples:
         f, leaves = _as_positional(fn, s)

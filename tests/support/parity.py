@@ -20,7 +20,8 @@ except ImportError:  # pragma: no cover - exercised only without torch
 # derivgen's hand-named nodes carry derivgen's namespace where torch's carry torch's.
 ACC_NAMES = {"derivgen::autograd::AccumulateGrad": "torch::autograd::AccumulateGrad",
              "derivgen::autograd::CopySlices": "torch::autograd::CopySlices",
-             "derivgen::autograd::CopyBackwards": "torch::autograd::CopyBackwards"}
+             "derivgen::autograd::CopyBackwards": "torch::autograd::CopyBackwards",
+             "derivgen::autograd::NotImplemented": "torch::autograd::NotImplemented"}
 
 
 @dataclass

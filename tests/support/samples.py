@@ -154,6 +154,21 @@ def missing_message(entry):
             f"see the docstring of tests/support/samples.py.")
 
 
+def suits_inplace(entry, sample):
+    """Whether ``sample`` can run the row's in-place form: self is differentiable and the result has self's
+    shape (for an elementwise row: the broadcast of the tensor arguments is self's shape; an index row's
+    other arguments have shapes of their own)."""
+    if 0 not in sample.diff_index:
+        return False
+    if not entry.forward:  # the result must have self's shape (addmm's self may be a broadcast bias)
+        with derivgen.no_grad():
+            out = call_row(entry, sample.args, sample.kwargs)
+        first = out[0] if isinstance(out, (tuple, list)) else out
+        return tuple(first.shape) == sample.args[0]._array.shape
+    shapes = [a._array.shape for a in sample.args if isinstance(a, Tensor)]
+    return np.broadcast_shapes(*shapes) == sample.args[0]._array.shape
+
+
 def samples_for(entry, dtype=None):
     dtype = dtype or derivgen.float64
     regs = _REGISTRY.get(entry.name, [])

@@ -381,3 +381,68 @@ _simple("mkldnn_rnn_layer", lambda r, d: [
 _simple("gelu_backward", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {}, [0, 1]),
                                        Sample((_t(r, d, 3, 4), _t(r, d, 3, 4)), {"approximate": "tanh"}, [0, 1],
                                               "tanh")])
+
+# ---- rows without a derivative: any / all over a dim, floating-point class tests ----------------------------
+for _name in ("any", "isnan", "isinf", "isfinite", "isposinf", "isneginf"):
+    _simple(_name, lambda r, d: [Sample((Tensor._make(np.array([[0.0, 1.5, np.nan], [np.inf, -np.inf, -2.0]],
+                                                                 d.np)),), {}, [0])])
+for _name in ("all.dim", "any.dim"):
+    _simple(_name, lambda r, d: [Sample((Tensor._make(np.array([[0.0, 1.5, 2.0], [1.0, 3.0, -2.0]], d.np)), 1), {}, [0]),
+                                 Sample((Tensor._make(np.array([[0.0, 1.5], [1.0, 3.0]], d.np)), 0, True), {}, [0],
+                                        "keepdim")])
+
+# ---- selection and structure rows, linear algebra, embedding bags -----------------------------------------------
+_simple("glu", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 4, 3), 0), {}, [0], "dim 0")])
+_simple("_prelu_kernel", lambda r, d: [Sample((_t(r, d, 3, 4), _t(r, d, 3, 4, lo=0.1, hi=0.5)), {}, [0, 1]),
+                                       Sample((_t(r, d, 2, 3, 4), _t(r, d, 1, 3, 1, lo=0.1, hi=0.5)), {}, [0, 1],
+                                              "a weight per channel"),
+                                       Sample((_t(r, d, 3, 4), _t(r, d, lo=0.1, hi=0.5)), {}, [0, 1], "one weight")])
+for _name in ("cummax", "cummin"):
+    _simple(_name, lambda r, d: [Sample((_distinct(r, d, 3, 4), 1), {}, [0]), Sample((_distinct(r, d, 3, 4), 0), {}, [0])])
+_simple("median", lambda r, d: [Sample((_distinct(r, d, 3, 4),), {}, [0]), Sample((_distinct(r, d, 5),), {}, [0], "odd count")])
+_simple("median.dim", lambda r, d: [Sample((_distinct(r, d, 3, 4), 1), {}, [0]),
+                                    Sample((_distinct(r, d, 3, 5), 0, True), {}, [0], "keepdim")])
+_simple("norm.Scalar", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 3, 4), 3), {}, [0], "3-norm")])
+_simple("norm.ScalarOpt_dim", lambda r, d: [Sample((_t(r, d, 3, 4), 2, [1]), {}, [0]),
+                                            Sample((_t(r, d, 3, 4), 1, [0], True), {}, [0], "1-norm, keepdim"),
+                                            Sample((_t(r, d, 3, 4), None, [1]), {}, [0], "p None")])
+
+
+def _well_conditioned(r, d, *shape):
+    a = r.standard_normal(shape) * 0.3 + np.eye(shape[-1]) * 2.0
+    return Tensor._make(a.astype(d.np))
+
+
+_simple("linalg_inv_ex", lambda r, d: [Sample((_well_conditioned(r, d, 3, 3),), {}, [0]),
+                                       Sample((_well_conditioned(r, d, 2, 3, 3),), {}, [0], "batched")])
+_simple("_linalg_det", lambda r, d: [Sample((_well_conditioned(r, d, 3, 3),), {}, [0]),
+                                     Sample((_well_conditioned(r, d, 2, 2, 2),), {}, [0], "batched")])
+_simple("trace", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0])])
+_simple("diag_embed", lambda r, d: [Sample((_t(r, d, 2, 3),), {}, [0]),
+                                    Sample((_t(r, d, 3), 1, 0, 1), {}, [0], "offset, dims 0 and 1"),
+                                    Sample((_t(r, d, 2, 3), -1, 0, 2), {}, [0], "negative offset")])
+_simple("masked_select", lambda r, d: [Sample((_t(r, d, 3, 4), _mask(r, 3, 4)), {}, [0]),
+                                       Sample((_t(r, d, 3, 4), _mask(r, 4)), {}, [0], "broadcast mask")])
+_simple("_embedding_bag", lambda r, d: [
+    Sample((_t(r, d, 5, 3), _idx([0, 2, 4, 1, 2]), _idx([0, 2])), {}, [0], "sum"),
+    Sample((_t(r, d, 5, 3), _idx([0, 2, 4, 1, 2]), _idx([0, 3, 3])), {"mode": 1}, [0], "mean, an empty bag"),
+    Sample((_distinct(r, d, 5, 3), _idx([0, 2, 4, 1, 2]), _idx([0, 2])), {"mode": 2}, [0], "max"),
+    Sample((_t(r, d, 5, 3), _idx([0, 2, 4, 1]), _idx([0, 2]), False, 0, False, _t(r, d, 4)), {}, [0, 6],
+           "per_sample_weights"),
+    Sample((_t(r, d, 5, 3), _idx([0, 2, 4, 1, 2]), _idx([0, 2])), {"padding_idx": 2}, [0], "padding_idx")])
+_simple("diagonal_copy", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 3, 4), 1), {}, [0], "offset")])
+_simple("nansum", lambda r, d: [Sample((_t(r, d, 3, 4),), {}, [0]), Sample((_t(r, d, 3, 4), [1]), {}, [0], "dim"),
+                                Sample((Tensor._make(np.array([[1.0, np.nan], [0.5, 2.0]], d.np)), [0], True), {}, [0],
+                                       "a NaN, keepdim")])
+_simple("soft_margin_loss", lambda r, d: [
+    Sample((_t(r, d, 3, 4), Tensor._make(np.where(r.random((3, 4)) > 0.5, 1.0, -1.0).astype(d.np))), {}, [0]),
+    Sample((_t(r, d, 3, 4), Tensor._make(np.where(r.random((3, 4)) > 0.5, 1.0, -1.0).astype(d.np)), 2), {}, [0],
+           "sum"),
+    Sample((_t(r, d, 3, 4), Tensor._make(np.where(r.random((3, 4)) > 0.5, 1.0, -1.0).astype(d.np)), 0), {}, [0],
+           "none")])
+_simple("upsample_nearest2d", lambda r, d: [Sample((_t(r, d, 1, 2, 3, 4), [6, 8]), {}, [0], "doubling"),
+                                            Sample((_t(r, d, 2, 1, 3, 4), [5, 7]), {}, [0]),
+                                            Sample((_t(r, d, 1, 1, 3, 4), [4, 6], 1.5, 1.5), {}, [0], "scales")])
+_simple("upsample_bilinear2d", lambda r, d: [Sample((_t(r, d, 1, 2, 3, 4), [5, 7], False), {}, [0]),
+                                             Sample((_t(r, d, 2, 1, 3, 4), [6, 5], True), {}, [0], "align_corners"),
+                                             Sample((_t(r, d, 1, 1, 3, 4), [4, 6], False, 1.5, 1.5), {}, [0], "scales")])

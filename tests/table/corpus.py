@@ -98,8 +98,8 @@ NAMES = [
      "overload name '__init__' is a '__dunder__' name (reserved by Python)"),
     ("op-named-len", row("len(Tensor self) -> Tensor").encode(), 1, "len",
      "generated name 'len' shadows the builtin of that name, which the generated code uses"),
-    ("op-named-collections", row("collections(Tensor self) -> Tensor").encode(), 1, "collections",
-     "generated name 'collections' is a name the generated modules use for themselves"),
+    ("op-named-_return_type", row("_return_type(Tensor self) -> Tensor").encode(), 1, "_return_type",
+     "generated name '_return_type' is a name the generated modules use for themselves"),
     ("op-named-_k", row("_k(Tensor self) -> Tensor").encode(), 1, "_k",
      "generated name '_k' is a name the generated modules use for themselves"),
     ("op-named-FUNCTIONS", row("FUNCTIONS(Tensor self) -> Tensor").encode(), 1, "FUNCTIONS",
@@ -237,6 +237,23 @@ FLAGS = [
     ("formula-for-int-argument", row("mysin(Tensor self, int n) -> Tensor", "sin(self) * n",
                                      self="grad * cos(self) * n", n="grad").encode(), 4, "mysin",
      "'n' has type int: only Tensor arguments can have a formula"),
+    ("variants-not-a-list", (SIN + "  variants: function\n").encode(), 4, "mysin",
+     "variants must be a list like [function, method]"),
+    ("variants-unknown-value", (SIN + "  variants: [function, module]\n").encode(), 4, "mysin",
+     "variants takes function, method, inplace_function, not 'module'"),
+    ("variants-repeated", (SIN + "  variants: [method, method]\n").encode(), 4, "mysin",
+     "variants lists a value twice"),
+    ("variants-inplace-function-without-inplace", (SIN + "  variants: [inplace_function]\n").encode(), 4, "mysin",
+     "variants: inplace_function needs 'inplace: true' (it names the in-place form)"),
+    ("variants-on-one-overload-only",
+     (row("myop.a(Tensor self) -> Tensor", "self * 2", variants="[method]") + "\n" +
+      row("myop.b(Tensor self, Tensor other) -> Tensor", "self * other", doc="two")).encode(), 1, "myop.a",
+     "variants given here but not on another overload of 'myop' (give them on every overload of an op, or on none)"),
+    ("variants-differ-between-overloads",
+     (row("myop.a(Tensor self) -> Tensor", "self * 2", variants="[method]") + "\n" +
+      row("myop.b(Tensor self, Tensor other) -> Tensor", "self * other", variants="[function]")).encode(), 5,
+     "myop.b", "variants differ from those of 'myop.a', another overload of 'myop' (every overload of an op is "
+     "public in the same places)"),
 ]
 
 WHERE = row("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "where(condition, self, other)",

@@ -12,7 +12,9 @@ import derivgen
 from derivgen.viz import make_dot, record_execution, render
 from tests.viz.graphs import PROGRAMS, node_name, walk
 
-NODE_RE = re.compile(r'^\t("?[^\s"]+"?) \[label=(?:"((?:[^"\\]|\\.)*)"|([^\s\]]+))([^\]]*)\]', re.M | re.S)
+# a node's attributes run to the first ] outside a quoted string (a tooltip's table row may hold "[...]")
+NODE_RE = re.compile(r'^\t("?[^\s"]+"?) \[label=(?:"((?:[^"\\]|\\.)*)"|([^\s\]]+))((?:[^\]"]|"(?:[^"\\]|\\.)*")*)\]',
+                     re.M | re.S)
 EDGE_RE = re.compile(r'^\t("?[^\s"]+"?) -> ("?[^\s"]+"?)(?: \[([^\]]*)\])?$', re.M)
 
 

@@ -167,8 +167,43 @@ from derivgen.ops.formula_fns.normalization import (  # noqa: F401
     group_norm_jvp_graph,
 )
 
+from derivgen.ops.formula_fns import selection as _selection
+from derivgen.ops.formula_fns.selection import (  # noqa: F401
+    embedding_bag_backward,
+    embedding_bag_backward_graph,
+    embedding_bag_per_sample_weights_backward,
+    embedding_bag_per_sample_weights_backward_graph,
+    glu_backward,
+    glu_backward_graph,
+    glu_jvp,
+    glu_jvp_graph,
+    linalg_det_backward,
+    linalg_det_backward_graph,
+    linalg_det_jvp,
+    linalg_det_jvp_graph,
+    linalg_inv_backward,
+    linalg_inv_backward_graph,
+    linalg_inv_jvp,
+    linalg_inv_jvp_graph,
+    masked_select_backward,
+    masked_select_backward_graph,
+    norm_backward,
+    norm_backward_graph,
+    trace_backward,
+    trace_backward_graph,
+)
+
+from derivgen.ops.formula_fns import upsample as _upsample
+from derivgen.ops.formula_fns.upsample import (  # noqa: F401
+    upsample_bilinear2d_backward,
+    upsample_bilinear2d_backward_graph,
+    upsample_nearest2d_backward,
+    upsample_nearest2d_backward_graph,
+)
+
 TENSOR_FUNCTIONS = {}
 META_FUNCTIONS = {}
-for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization, _rnn):
+for _module in (_shapes, _pointwise, _reductions, _losses, _conv, _pooling, _padding, _rrelu, _normalization, _rnn,
+                _selection, _upsample):
     TENSOR_FUNCTIONS.update(getattr(_module, "TENSOR_FUNCTIONS", {}))
     META_FUNCTIONS.update(getattr(_module, "META_FUNCTIONS", {}))

@@ -77,6 +77,11 @@ def mse_loss(self, target, reduction=1):
     return _reduce(d * d, reduction)
 
 
+def soft_margin_loss(self, target, reduction=1):
+    """``log(1 + exp(-target * self))`` (torch computes log, not log1p), then the reduction."""
+    return _reduce(np.log(1 + np.exp(-target * self)), reduction)
+
+
 def smooth_l1_loss(self, target, reduction=1, beta=1.0):
     a = np.abs(self - target)
     if beta == 0:

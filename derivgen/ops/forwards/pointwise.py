@@ -194,3 +194,32 @@ def fmod_Scalar(self, other):
 
 def fmod_Tensor(self, other):
     return _modulo(np.fmod, self, other)
+
+
+def _float_test(fn, self):
+    """A floating-point class test (``isnan``, ``isinf``, ...): False everywhere for integer and bool tensors."""
+    if self.dtype.kind != "f":
+        return np.zeros(self.shape, np.bool_)
+    return np.asarray(fn(self))
+
+
+def isnan(self):
+    return _float_test(np.isnan, self)
+
+
+def isinf(self):
+    return _float_test(np.isinf, self)
+
+
+def isposinf(self):
+    return _float_test(np.isposinf, self)
+
+
+def isneginf(self):
+    return _float_test(np.isneginf, self)
+
+
+def isfinite(self):
+    if self.dtype.kind != "f":
+        return np.ones(self.shape, np.bool_)
+    return np.asarray(np.isfinite(self))

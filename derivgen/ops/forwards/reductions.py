@@ -237,6 +237,15 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     return np.asarray(out, dtype=x.dtype)
 
 
+def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    """The sum with NaNs counted as zero (integers have none)."""
+    axes = dims_list(dim, self.ndim) if self.ndim and dim is not None else None
+    if self.ndim and dim is not None and not list(dim):
+        axes = None
+    out_dtype = _reduce_dtype(self, dtype)
+    return np.asarray(np.nansum(self, axis=axes, keepdims=keepdim, dtype=out_dtype), dtype=out_dtype)
+
+
 def cumsum(self, dim, *, dtype=None):
     if self.ndim == 0:
         wrap_dim(dim, 0)

@@ -211,12 +211,31 @@ def stack(tensors, dim=0):
     return np.stack([a.astype(dtype, copy=False) for a in tensors], axis=wrap_dim(dim, ref.ndim + 1))
 
 
+def _logical_reduce(fn, self, dim, keepdim):
+    """``all``/``any`` over everything (dim None) or one dim: bool, or uint8 for uint8 input (torch's)."""
+    out_dtype = np.uint8 if self.dtype == np.uint8 else np.bool_
+    if dim is None:
+        return np.asarray(fn(self), dtype=out_dtype)
+    d = wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return np.asarray(self != 0, dtype=out_dtype)
+    return np.asarray(fn(self, axis=d, keepdims=keepdim), dtype=out_dtype)
+
+
 def all(self):  # noqa: A001 - schema name
-    return np.asarray(np.all(self))
+    return _logical_reduce(np.all, self, None, False)
+
+
+def all_dim(self, dim, keepdim=False):
+    return _logical_reduce(np.all, self, dim, keepdim)
 
 
 def any(self):  # noqa: A001 - schema name
-    return np.asarray(np.any(self))
+    return _logical_reduce(np.any, self, None, False)
+
+
+def any_dim(self, dim, keepdim=False):
+    return _logical_reduce(np.any, self, dim, keepdim)
 
 
 def select_backward(grad_output, input_sizes, dim, index):
@@ -358,9 +377,11 @@ def _check_index_range(index, n, d):
 
 
 def _along(self, dim, index, name):
+    """The dim of a gather/scatter along ``dim``; a 0-dim tensor counts as 1-dim (torch's rule)."""
     d = wrap_dim(dim, self.ndim)
-    if index.ndim != self.ndim and not (self.ndim == 0 and index.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
+    if max(index.ndim, 1) != max(self.ndim, 1):
+        what = "input" if name == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     return d
@@ -378,6 +399,8 @@ def gather(self, dim, index, *, sparse_grad=False):
     if self.ndim == 0:
         return np.broadcast_to(self, index.shape).copy()
     _check_index_range(index, self.shape[d], d)
+    if index.ndim == 0:
+        return self[index.reshape(1)].reshape(())
     for k in range(self.ndim):
         if k != d and index.shape[k] > self.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
@@ -390,6 +413,9 @@ def _scatter(self, dim, index, src, add):
     out = self.copy()
     if index.size == 0:
         return out
+    if index.ndim == 0 and self.ndim == 1:
+        index = index.reshape(1)
+        src = src.reshape(1) if np.ndim(src) == 0 and isinstance(src, np.ndarray) else src
     _check_index_range(index, self.shape[d], d)
     if np.ndim(src):
         src = src[tuple(slice(0, s) for s in index.shape)]
@@ -426,6 +452,12 @@ def index_select(self, dim, index):
 
 def index_add(self, dim, index, source, *, alpha=1):
     d = wrap_dim(dim, self.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{scalar_type_name(index.dtype)} and size: {list(index.shape)}")
+    if index.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{scalar_type_name(index.dtype)}")
     out = self.copy()
     src = source if alpha == 1 else source * self.dtype.type(alpha)
     if self.ndim == 0:
