@@ -24,6 +24,8 @@ from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import raw_saved as _raw_saved
 from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
+from derivgen.core.node import SavedVariable as _SavedVariable
+from derivgen.core.tape_kinds import register as _tape_step_kind
 from derivgen.core.tensor import Tensor as _Tensor
 
 from . import kernels as _k
@@ -43,6 +45,7 @@ class AbsBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "abs_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "abs_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -61,6 +64,26 @@ class AbsBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -98,6 +121,7 @@ class AddBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 35, '- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  inplace: true\n  self: grad\n  other: grad if alpha == 1 else grad * alpha',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _LoadedOnFirstUse(_k, "add_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "add_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -109,6 +133,18 @@ class AddBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -154,12 +190,21 @@ class AddBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 41, '- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "add_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "add_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -394,6 +439,7 @@ class CosBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cos_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "cos_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -412,6 +458,26 @@ class CosBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -450,6 +516,7 @@ class DivBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "div_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -480,6 +547,38 @@ class DivBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -525,6 +624,7 @@ class DivBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "div_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -536,6 +636,18 @@ class DivBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        other = node._v_other
+        if other.__class__ is not float and other.__class__ is not bool and (other.__class__ is not int or not -9007199254740992 <= other <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(other)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -647,6 +759,7 @@ class ExpBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "exp_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -664,6 +777,26 @@ class ExpBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -744,6 +877,7 @@ class LogBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -762,6 +896,26 @@ class LogBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -799,6 +953,7 @@ class MaximumBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "maximum_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "maximum_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -829,6 +984,38 @@ class MaximumBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -988,6 +1175,7 @@ class MinimumBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "minimum_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "minimum_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1018,6 +1206,38 @@ class MinimumBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1142,6 +1362,7 @@ class MulBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mul_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1172,6 +1393,38 @@ class MulBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1217,6 +1470,7 @@ class MulBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mul_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -1228,6 +1482,18 @@ class MulBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        other = node._v_other
+        if other.__class__ is not float and other.__class__ is not bool and (other.__class__ is not int or not -9007199254740992 <= other <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(other)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1342,12 +1608,21 @@ class NegBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "neg_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "neg_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1426,6 +1701,7 @@ class PowBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Tensor_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1449,6 +1725,30 @@ class PowBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        exponent = node._v_exponent
+        if exponent.__class__ is not float and exponent.__class__ is not bool and (exponent.__class__ is not int or not -9007199254740992 <= exponent <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(exponent)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1488,6 +1788,7 @@ class PowBackward1(_Node):
                                ((('self',), 'proven'), (('exponent',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Tensor_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1529,6 +1830,50 @@ class PowBackward1(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        exponent = node._sv_exponent
+        if exponent is None:
+            exponent = _blank  # not saved: no gradient needs it
+        elif isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+            exponent = exponent._array
+            if exponent.__class__ is not np.ndarray or exponent.shape != _shape or exponent.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(exponent)
+        _saved.append(result)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_exponent is not None:
+                node._sv_exponent = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1575,6 +1920,7 @@ class PowBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 173, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "pow_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
@@ -1609,6 +1955,42 @@ class PowBackward2(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        exponent = node._sv_exponent
+        if exponent is None:
+            exponent = _blank  # not saved: no gradient needs it
+        elif isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+            exponent = exponent._array
+            if exponent.__class__ is not np.ndarray or exponent.shape != _shape or exponent.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._v_self
+        if self.__class__ is not float and self.__class__ is not bool and (self.__class__ is not int or not -9007199254740992 <= self <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(exponent)
+        _saved.append(result)
+        _numbers.append(self)
+        if _release:
+            if node._sv_exponent is not None:
+                node._sv_exponent = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1655,6 +2037,7 @@ class ReciprocalBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "reciprocal_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "reciprocal_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1672,6 +2055,26 @@ class ReciprocalBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1708,6 +2111,7 @@ class ReluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "relu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "relu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1725,6 +2129,26 @@ class ReluBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1761,6 +2185,7 @@ class RsubBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1772,6 +2197,18 @@ class RsubBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1813,6 +2250,7 @@ class RsubBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsub_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1824,6 +2262,18 @@ class RsubBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1969,6 +2419,7 @@ class SigmoidBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sigmoid_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1986,6 +2437,26 @@ class SigmoidBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2059,6 +2530,7 @@ class SinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sin_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sin_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -2077,6 +2549,26 @@ class SinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2377,6 +2869,7 @@ class SqrtBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sqrt_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2394,6 +2887,26 @@ class SqrtBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2568,6 +3081,7 @@ class SubBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -2579,6 +3093,18 @@ class SubBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2619,12 +3145,21 @@ class SubBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 256, '- name: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "sub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sub_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2798,6 +3333,7 @@ class TanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "tanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2815,6 +3351,26 @@ class TanhBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3155,6 +3711,7 @@ class Exp2Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "exp2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3172,6 +3729,26 @@ class Exp2Backward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3207,6 +3784,7 @@ class Expm1Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "expm1_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "expm1_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3224,6 +3802,26 @@ class Expm1Backward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3259,6 +3857,7 @@ class Log2Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3277,6 +3876,26 @@ class Log2Backward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3313,6 +3932,7 @@ class Log10Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log10_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log10_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3331,6 +3951,26 @@ class Log10Backward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3367,6 +4007,7 @@ class Log1PBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log1p_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log1p_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3385,6 +4026,26 @@ class Log1PBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3421,6 +4082,7 @@ class RsqrtBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsqrt_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3438,6 +4100,26 @@ class RsqrtBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3473,6 +4155,7 @@ class TanBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tan_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "tan_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3490,6 +4173,26 @@ class TanBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3525,6 +4228,7 @@ class AsinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asin_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "asin_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3543,6 +4247,26 @@ class AsinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3579,6 +4303,7 @@ class AcosBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acos_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "acos_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3597,6 +4322,26 @@ class AcosBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3633,6 +4378,7 @@ class AtanBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atan_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3651,6 +4397,26 @@ class AtanBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3687,6 +4453,7 @@ class SinhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sinh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sinh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3705,6 +4472,26 @@ class SinhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3741,6 +4528,7 @@ class CoshBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cosh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "cosh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3759,6 +4547,26 @@ class CoshBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3795,6 +4603,7 @@ class AsinhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asinh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "asinh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3813,6 +4622,26 @@ class AsinhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3849,6 +4678,7 @@ class AcoshBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acosh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "acosh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3867,6 +4697,26 @@ class AcoshBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3903,6 +4753,7 @@ class AtanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3921,6 +4772,26 @@ class AtanhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3957,6 +4828,7 @@ class ErfBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erf_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "erf_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3975,6 +4847,26 @@ class ErfBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4011,6 +4903,7 @@ class ErfcBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erfc_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "erfc_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4029,6 +4922,26 @@ class ErfcBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4505,6 +5418,7 @@ class ClampMinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_min_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "clamp_min_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4528,6 +5442,30 @@ class ClampMinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        min = node._v_min
+        if min.__class__ is not float and min.__class__ is not bool and (min.__class__ is not int or not -9007199254740992 <= min <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(min)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4567,6 +5505,7 @@ class ClampMaxBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_max_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "clamp_max_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4590,6 +5529,30 @@ class ClampMaxBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        max = node._v_max
+        if max.__class__ is not float and max.__class__ is not bool and (max.__class__ is not int or not -9007199254740992 <= max <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(max)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4744,6 +5707,7 @@ class SiluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "silu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "silu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4762,6 +5726,26 @@ class SiluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4799,6 +5783,7 @@ class MishBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mish_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mish_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4817,6 +5802,26 @@ class MishBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4853,6 +5858,7 @@ class SoftplusBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "softplus_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4881,6 +5887,34 @@ class SoftplusBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        beta = node._v_beta
+        if beta.__class__ is not float and beta.__class__ is not bool and (beta.__class__ is not int or not -9007199254740992 <= beta <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(beta)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4921,6 +5955,7 @@ class EluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "elu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4954,6 +5989,38 @@ class EluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        scale = node._v_scale
+        if scale.__class__ is not float and scale.__class__ is not bool and (scale.__class__ is not int or not -9007199254740992 <= scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        input_scale = node._v_input_scale
+        if input_scale.__class__ is not float and input_scale.__class__ is not bool and (input_scale.__class__ is not int or not -9007199254740992 <= input_scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(alpha)
+        _numbers.append(scale)
+        _numbers.append(input_scale)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4996,6 +6063,7 @@ class CeluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "celu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "celu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5019,6 +6087,30 @@ class CeluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(alpha)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5057,6 +6149,7 @@ class LeakyReluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "leaky_relu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "leaky_relu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5080,6 +6173,30 @@ class LeakyReluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        negative_slope = node._v_negative_slope
+        if negative_slope.__class__ is not float and negative_slope.__class__ is not bool and (negative_slope.__class__ is not int or not -9007199254740992 <= negative_slope <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(negative_slope)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5119,6 +6236,7 @@ class HardtanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardtanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardtanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5147,6 +6265,34 @@ class HardtanhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        min_val = node._v_min_val
+        if min_val.__class__ is not float and min_val.__class__ is not bool and (min_val.__class__ is not int or not -9007199254740992 <= min_val <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        max_val = node._v_max_val
+        if max_val.__class__ is not float and max_val.__class__ is not bool and (max_val.__class__ is not int or not -9007199254740992 <= max_val <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(min_val)
+        _numbers.append(max_val)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5188,6 +6334,7 @@ class HardsigmoidBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardsigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardsigmoid_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5206,6 +6353,26 @@ class HardsigmoidBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5245,6 +6412,7 @@ class HardswishBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardswish_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5263,6 +6431,26 @@ class HardswishBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5589,6 +6777,7 @@ class Atan2Backward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atan2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5619,6 +6808,38 @@ class Atan2Backward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5665,6 +6886,7 @@ class HypotBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hypot_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hypot_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5706,6 +6928,50 @@ class HypotBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        _saved.append(result)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5982,6 +7248,7 @@ class LerpBackward0(_Node):
                                ((('self',), 'proven'), (('end',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "lerp_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_weight = None
@@ -5993,6 +7260,18 @@ class LerpBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        weight = node._v_weight
+        if weight.__class__ is not float and weight.__class__ is not bool and (weight.__class__ is not int or not -9007199254740992 <= weight <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(weight)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6036,6 +7315,7 @@ class LerpBackward1(_Node):
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "lerp_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6078,6 +7358,50 @@ class LerpBackward1(_Node):
         if self._sv_weight is not None:
             self._sv_weight = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        end = node._sv_end
+        if end is None:
+            end = _blank  # not saved: no gradient needs it
+        elif isinstance(end, _Tensor) and (end._vc[0] == node._svv_end or (end._vc[0] == ~node._svv_end and end.grad_fn is not None)):
+            end = end._array
+            if end.__class__ is not np.ndarray or end.shape != _shape or end.dtype is not _dtype:
+                return False
+        else:
+            return False
+        weight = node._sv_weight
+        if weight is None:
+            weight = _blank  # not saved: no gradient needs it
+        elif isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)):
+            weight = weight._array
+            if weight.__class__ is not np.ndarray or weight.shape != _shape or weight.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(end)
+        _saved.append(weight)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_end is not None:
+                node._sv_end = _RELEASED
+            if node._sv_weight is not None:
+                node._sv_weight = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6134,6 +7458,7 @@ class AddcmulBackward0(_Node):
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcmul_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "addcmul_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -6169,6 +7494,42 @@ class AddcmulBackward0(_Node):
         if self._sv_tensor2 is not None:
             self._sv_tensor2 = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        tensor1 = node._sv_tensor1
+        if tensor1 is None:
+            tensor1 = _blank  # not saved: no gradient needs it
+        elif isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+            tensor1 = tensor1._array
+            if tensor1.__class__ is not np.ndarray or tensor1.shape != _shape or tensor1.dtype is not _dtype:
+                return False
+        else:
+            return False
+        tensor2 = node._sv_tensor2
+        if tensor2 is None:
+            tensor2 = _blank  # not saved: no gradient needs it
+        elif isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+            tensor2 = tensor2._array
+            if tensor2.__class__ is not np.ndarray or tensor2.shape != _shape or tensor2.dtype is not _dtype:
+                return False
+        else:
+            return False
+        value = node._v_value
+        if value.__class__ is not float and value.__class__ is not bool and (value.__class__ is not int or not -9007199254740992 <= value <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(tensor1)
+        _saved.append(tensor2)
+        _numbers.append(value)
+        if _release:
+            if node._sv_tensor1 is not None:
+                node._sv_tensor1 = _RELEASED
+            if node._sv_tensor2 is not None:
+                node._sv_tensor2 = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6224,6 +7585,7 @@ class AddcdivBackward0(_Node):
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcdiv_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "addcdiv_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -6259,6 +7621,42 @@ class AddcdivBackward0(_Node):
         if self._sv_tensor2 is not None:
             self._sv_tensor2 = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        tensor1 = node._sv_tensor1
+        if tensor1 is None:
+            tensor1 = _blank  # not saved: no gradient needs it
+        elif isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+            tensor1 = tensor1._array
+            if tensor1.__class__ is not np.ndarray or tensor1.shape != _shape or tensor1.dtype is not _dtype:
+                return False
+        else:
+            return False
+        tensor2 = node._sv_tensor2
+        if tensor2 is None:
+            tensor2 = _blank  # not saved: no gradient needs it
+        elif isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+            tensor2 = tensor2._array
+            if tensor2.__class__ is not np.ndarray or tensor2.shape != _shape or tensor2.dtype is not _dtype:
+                return False
+        else:
+            return False
+        value = node._v_value
+        if value.__class__ is not float and value.__class__ is not bool and (value.__class__ is not int or not -9007199254740992 <= value <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(tensor1)
+        _saved.append(tensor2)
+        _numbers.append(value)
+        if _release:
+            if node._sv_tensor1 is not None:
+                node._sv_tensor1 = _RELEASED
+            if node._sv_tensor2 is not None:
+                node._sv_tensor2 = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9218,6 +10616,7 @@ class XlogyBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "xlogy_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "xlogy_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9248,6 +10647,38 @@ class XlogyBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11738,6 +13169,7 @@ class ThresholdBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "threshold_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -11761,6 +13193,30 @@ class ThresholdBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11799,6 +13255,7 @@ class ThresholdBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold__fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "threshold__tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -11822,6 +13279,30 @@ class ThresholdBackward1(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13941,6 +15422,7 @@ class EluBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self_or_result',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "elu_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -13991,6 +15473,54 @@ class EluBackwardBackward0(_Node):
         if self._sv_self_or_result is not None:
             self._sv_self_or_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self_or_result = node._sv_self_or_result
+        if self_or_result is None:
+            self_or_result = _blank  # not saved: no gradient needs it
+        elif isinstance(self_or_result, _Tensor) and (self_or_result._vc[0] == node._svv_self_or_result or (self_or_result._vc[0] == ~node._svv_self_or_result and self_or_result.grad_fn is not None)):
+            self_or_result = self_or_result._array
+            if self_or_result.__class__ is not np.ndarray or self_or_result.shape != _shape or self_or_result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        scale = node._v_scale
+        if scale.__class__ is not float and scale.__class__ is not bool and (scale.__class__ is not int or not -9007199254740992 <= scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        input_scale = node._v_input_scale
+        if input_scale.__class__ is not float and input_scale.__class__ is not bool and (input_scale.__class__ is not int or not -9007199254740992 <= input_scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        is_result = node._v_is_result
+        if is_result.__class__ is not float and is_result.__class__ is not bool and (is_result.__class__ is not int or not -9007199254740992 <= is_result <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(grad_output)
+        _saved.append(self_or_result)
+        _numbers.append(alpha)
+        _numbers.append(scale)
+        _numbers.append(input_scale)
+        _numbers.append(is_result)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self_or_result is not None:
+                node._sv_self_or_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14045,6 +15575,7 @@ class SoftplusBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "softplus_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -14085,6 +15616,46 @@ class SoftplusBackwardBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        beta = node._v_beta
+        if beta.__class__ is not float and beta.__class__ is not bool and (beta.__class__ is not int or not -9007199254740992 <= beta <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(grad_output)
+        _saved.append(self)
+        _numbers.append(beta)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14135,6 +15706,7 @@ class HardswishBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardswish_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -14165,6 +15737,38 @@ class HardswishBackwardBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(grad_output)
+        _saved.append(self)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]

@@ -21,9 +21,10 @@ MODULE_NAMES = frozenset({
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_bump_version", "_shared_version",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
-    "_LoadedOnFirstUse",
+    "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
     # kernel modules
-    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_tanh", "kernel", "kernel_parallel", "scalar",
+    "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
+    "kernel_parallel", "scalar",
     "_attach_dtype_rules",
     # kernels/__init__.py (kernel modules loaded on first use)
     "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",
@@ -43,7 +44,8 @@ MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 # Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
 # only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
-FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "isinstance", "list", "property", "range",
+FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "bool", "float", "int", "isinstance", "list", "property",
+                                                  "range",
                                                   # kernels/__init__.py's loading of modules on first use
                                                   "AttributeError", "frozenset", "getattr", "globals", "set",
                                                   "__name__"})
