@@ -72,9 +72,9 @@ class AbsBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -466,9 +466,9 @@ class CosBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -555,18 +555,18 @@ class DivBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -904,9 +904,9 @@ class LogBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -992,18 +992,18 @@ class MaximumBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -1214,18 +1214,18 @@ class MinimumBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -1401,18 +1401,18 @@ class MulBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -1733,9 +1733,9 @@ class PowBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -1838,18 +1838,18 @@ class PowBackward1(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         exponent = node._sv_exponent
         if exponent is None:
             exponent = _blank  # not saved: no gradient needs it
-        elif isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+        elif (exponent.__class__ is _Tensor or isinstance(exponent, _Tensor)) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
             exponent = exponent._array
-            if exponent.__class__ is not np.ndarray or exponent.shape != _shape or exponent.dtype is not _dtype:
+            if exponent.shape != _shape or exponent.dtype is not _dtype:
                 return False
         else:
             return False
@@ -1963,9 +1963,9 @@ class PowBackward2(_Node):
         exponent = node._sv_exponent
         if exponent is None:
             exponent = _blank  # not saved: no gradient needs it
-        elif isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+        elif (exponent.__class__ is _Tensor or isinstance(exponent, _Tensor)) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
             exponent = exponent._array
-            if exponent.__class__ is not np.ndarray or exponent.shape != _shape or exponent.dtype is not _dtype:
+            if exponent.shape != _shape or exponent.dtype is not _dtype:
                 return False
         else:
             return False
@@ -2557,9 +2557,9 @@ class SinBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -3884,9 +3884,9 @@ class Log2Backward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -3959,9 +3959,9 @@ class Log10Backward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4034,9 +4034,9 @@ class Log1PBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4255,9 +4255,9 @@ class AsinBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4330,9 +4330,9 @@ class AcosBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4405,9 +4405,9 @@ class AtanBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4480,9 +4480,9 @@ class SinhBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4555,9 +4555,9 @@ class CoshBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4630,9 +4630,9 @@ class AsinhBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4705,9 +4705,9 @@ class AcoshBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4780,9 +4780,9 @@ class AtanhBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4855,9 +4855,9 @@ class ErfBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -4930,9 +4930,9 @@ class ErfcBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5450,9 +5450,9 @@ class ClampMinBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5537,9 +5537,9 @@ class ClampMaxBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5734,9 +5734,9 @@ class SiluBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5810,9 +5810,9 @@ class MishBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5895,9 +5895,9 @@ class SoftplusBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -5997,9 +5997,9 @@ class EluBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6095,9 +6095,9 @@ class CeluBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6181,9 +6181,9 @@ class LeakyReluBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6273,9 +6273,9 @@ class HardtanhBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6361,9 +6361,9 @@ class HardsigmoidBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6439,9 +6439,9 @@ class HardswishBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6816,18 +6816,18 @@ class Atan2Backward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -6936,18 +6936,18 @@ class HypotBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -7366,27 +7366,27 @@ class LerpBackward1(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         end = node._sv_end
         if end is None:
             end = _blank  # not saved: no gradient needs it
-        elif isinstance(end, _Tensor) and (end._vc[0] == node._svv_end or (end._vc[0] == ~node._svv_end and end.grad_fn is not None)):
+        elif (end.__class__ is _Tensor or isinstance(end, _Tensor)) and (end._vc[0] == node._svv_end or (end._vc[0] == ~node._svv_end and end.grad_fn is not None)):
             end = end._array
-            if end.__class__ is not np.ndarray or end.shape != _shape or end.dtype is not _dtype:
+            if end.shape != _shape or end.dtype is not _dtype:
                 return False
         else:
             return False
         weight = node._sv_weight
         if weight is None:
             weight = _blank  # not saved: no gradient needs it
-        elif isinstance(weight, _Tensor) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)):
+        elif (weight.__class__ is _Tensor or isinstance(weight, _Tensor)) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)):
             weight = weight._array
-            if weight.__class__ is not np.ndarray or weight.shape != _shape or weight.dtype is not _dtype:
+            if weight.shape != _shape or weight.dtype is not _dtype:
                 return False
         else:
             return False
@@ -7502,18 +7502,18 @@ class AddcmulBackward0(_Node):
         tensor1 = node._sv_tensor1
         if tensor1 is None:
             tensor1 = _blank  # not saved: no gradient needs it
-        elif isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+        elif (tensor1.__class__ is _Tensor or isinstance(tensor1, _Tensor)) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
             tensor1 = tensor1._array
-            if tensor1.__class__ is not np.ndarray or tensor1.shape != _shape or tensor1.dtype is not _dtype:
+            if tensor1.shape != _shape or tensor1.dtype is not _dtype:
                 return False
         else:
             return False
         tensor2 = node._sv_tensor2
         if tensor2 is None:
             tensor2 = _blank  # not saved: no gradient needs it
-        elif isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+        elif (tensor2.__class__ is _Tensor or isinstance(tensor2, _Tensor)) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
             tensor2 = tensor2._array
-            if tensor2.__class__ is not np.ndarray or tensor2.shape != _shape or tensor2.dtype is not _dtype:
+            if tensor2.shape != _shape or tensor2.dtype is not _dtype:
                 return False
         else:
             return False
@@ -7629,18 +7629,18 @@ class AddcdivBackward0(_Node):
         tensor1 = node._sv_tensor1
         if tensor1 is None:
             tensor1 = _blank  # not saved: no gradient needs it
-        elif isinstance(tensor1, _Tensor) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+        elif (tensor1.__class__ is _Tensor or isinstance(tensor1, _Tensor)) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
             tensor1 = tensor1._array
-            if tensor1.__class__ is not np.ndarray or tensor1.shape != _shape or tensor1.dtype is not _dtype:
+            if tensor1.shape != _shape or tensor1.dtype is not _dtype:
                 return False
         else:
             return False
         tensor2 = node._sv_tensor2
         if tensor2 is None:
             tensor2 = _blank  # not saved: no gradient needs it
-        elif isinstance(tensor2, _Tensor) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+        elif (tensor2.__class__ is _Tensor or isinstance(tensor2, _Tensor)) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
             tensor2 = tensor2._array
-            if tensor2.__class__ is not np.ndarray or tensor2.shape != _shape or tensor2.dtype is not _dtype:
+            if tensor2.shape != _shape or tensor2.dtype is not _dtype:
                 return False
         else:
             return False
@@ -10655,18 +10655,18 @@ class XlogyBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
         other = node._sv_other
         if other is None:
             other = _blank  # not saved: no gradient needs it
-        elif isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
             other = other._array
-            if other.__class__ is not np.ndarray or other.shape != _shape or other.dtype is not _dtype:
+            if other.shape != _shape or other.dtype is not _dtype:
                 return False
         else:
             return False
@@ -13201,9 +13201,9 @@ class ThresholdBackward0(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -13287,9 +13287,9 @@ class ThresholdBackward1(_Node):
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -15481,18 +15481,18 @@ class EluBackwardBackward0(_Node):
         grad_output = node._sv_grad_output
         if grad_output is None:
             grad_output = _blank  # not saved: no gradient needs it
-        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
             grad_output = grad_output._array
-            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
                 return False
         else:
             return False
         self_or_result = node._sv_self_or_result
         if self_or_result is None:
             self_or_result = _blank  # not saved: no gradient needs it
-        elif isinstance(self_or_result, _Tensor) and (self_or_result._vc[0] == node._svv_self_or_result or (self_or_result._vc[0] == ~node._svv_self_or_result and self_or_result.grad_fn is not None)):
+        elif (self_or_result.__class__ is _Tensor or isinstance(self_or_result, _Tensor)) and (self_or_result._vc[0] == node._svv_self_or_result or (self_or_result._vc[0] == ~node._svv_self_or_result and self_or_result.grad_fn is not None)):
             self_or_result = self_or_result._array
-            if self_or_result.__class__ is not np.ndarray or self_or_result.shape != _shape or self_or_result.dtype is not _dtype:
+            if self_or_result.shape != _shape or self_or_result.dtype is not _dtype:
                 return False
         else:
             return False
@@ -15624,18 +15624,18 @@ class SoftplusBackwardBackward0(_Node):
         grad_output = node._sv_grad_output
         if grad_output is None:
             grad_output = _blank  # not saved: no gradient needs it
-        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
             grad_output = grad_output._array
-            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
                 return False
         else:
             return False
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False
@@ -15745,18 +15745,18 @@ class HardswishBackwardBackward0(_Node):
         grad_output = node._sv_grad_output
         if grad_output is None:
             grad_output = _blank  # not saved: no gradient needs it
-        elif isinstance(grad_output, _Tensor) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
             grad_output = grad_output._array
-            if grad_output.__class__ is not np.ndarray or grad_output.shape != _shape or grad_output.dtype is not _dtype:
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
                 return False
         else:
             return False
         self = node._sv_self
         if self is None:
             self = _blank  # not saved: no gradient needs it
-        elif isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
             self = self._array
-            if self.__class__ is not np.ndarray or self.shape != _shape or self.dtype is not _dtype:
+            if self.shape != _shape or self.dtype is not _dtype:
                 return False
         else:
             return False

@@ -140,10 +140,12 @@ def _gather_lines(saved, numbers, n_inputs):
                       f"and {n}.vc[0] == {n}.version:"]
         else:
             code = f"node._svv_{n}"
-            lines += [f"elif isinstance({n}, _Tensor) and ({n}._vc[0] == {code} or ({n}._vc[0] == ~{code} "
-                      f"and {n}.grad_fn is not None)):"]
-        lines += [f"    {n} = {n}._array",
-                  f"    if {n}.__class__ is not np.ndarray or {n}.shape != _shape or {n}.dtype is not _dtype:",
+            lines += [f"elif ({n}.__class__ is _Tensor or isinstance({n}, _Tensor)) and ({n}._vc[0] == {code} or ("
+                      f"{n}._vc[0] == ~{code} and {n}.grad_fn is not None)):"]
+        lines += [f"    {n} = {n}._array"]
+        # (a saved output may still be deferred, a Pending: an input's _array is computed when read)
+        lines += [f"    if {n}.__class__ is not np.ndarray or {n}.shape != _shape or {n}.dtype is not _dtype:"
+                  if s.is_output else f"    if {n}.shape != _shape or {n}.dtype is not _dtype:",
                   "        return False",
                   "else:",
                   "    return False"]
