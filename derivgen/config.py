@@ -11,6 +11,9 @@
 | ``DERIVGEN_CACHE_DIR`` | ``cache_dir``: compiled kernels and fused kernels | the platform's user cache + ``/derivgen`` |
 | ``DERIVGEN_FUSION_DIR`` | ``fusion_dir``: fused kernel sources | ``cache_dir/fused`` |
 | ``DERIVGEN_NO_CACHE=1`` | ``kernel_cache`` off: compile every kernel in every process | on |
+| ``DERIVGEN_TAPE=0`` | ``tape`` off: the compiled backward tape (engine/tape.py) never runs | on |
+| ``DERIVGEN_TAPE_COMPILE_AFTER`` | ``tape_compile_after``: nodes the tape could have run before it compiles a kernel | 20000 |
+| ``DERIVGEN_TAPE_MIN_RUN`` | ``tape_min_run``: nodes in a chain from which it counts toward that | 16 |
 
 Code reads ``settings.<name>`` at the moment it decides, so a change at run time (``set_fusion_threshold``)
 is seen everywhere at once. Nothing else in derivgen reads these variables.
@@ -48,7 +51,8 @@ def user_cache_dir(environ=os.environ):
 
 class Settings:
     __slots__ = ("fusion_threshold", "parallel_threshold", "small_array", "pool_bytes", "cache_dir",
-                 "fusion_dir", "kernel_cache", "default_float", "adaptive_threads")
+                 "fusion_dir", "kernel_cache", "default_float", "adaptive_threads", "tape", "tape_compile_after",
+                 "tape_min_run")
 
     def __init__(self, environ=os.environ):
         self.fusion_threshold = (_int(environ, "DERIVGEN_FUSION_THRESHOLD", 1 << 17)
@@ -61,6 +65,10 @@ class Settings:
         self.cache_dir = user_cache_dir(environ)
         self.fusion_dir = environ.get("DERIVGEN_FUSION_DIR") or os.path.join(self.cache_dir, "fused")
         self.kernel_cache = not environ.get("DERIVGEN_NO_CACHE")
+        # the compiled backward tape: on, and when it compiles its first kernel (see derivgen/engine/tape.py)
+        self.tape = environ.get("DERIVGEN_TAPE", "1") != "0"
+        self.tape_compile_after = _int(environ, "DERIVGEN_TAPE_COMPILE_AFTER", 20000)
+        self.tape_min_run = _int(environ, "DERIVGEN_TAPE_MIN_RUN", 16)
         # torch.get_default_dtype() as a numpy dtype (set with derivgen.set_default_dtype): what integer
         # inputs of a float op compute in
         self.default_float = np.dtype(np.float32)

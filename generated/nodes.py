@@ -24,6 +24,8 @@ from derivgen.core.node import unpack_saved as _unpack_saved
 from derivgen.core.node import raw_saved as _raw_saved
 from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
+from derivgen.core.node import SavedVariable as _SavedVariable
+from derivgen.core.tape_kinds import register as _tape_step_kind
 from derivgen.core.tensor import Tensor as _Tensor
 
 from . import kernels as _k
@@ -44,6 +46,7 @@ class AbsBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "abs_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "abs_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -62,6 +65,26 @@ class AbsBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -99,6 +122,7 @@ class AddBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 36, '- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  inplace: true\n  self: grad\n  other: grad if alpha == 1 else grad * alpha',
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _LoadedOnFirstUse(_k, "add_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "add_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -110,6 +134,18 @@ class AddBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -155,12 +191,21 @@ class AddBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 42, '- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self + alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "add_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "add_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -396,6 +441,7 @@ class CosBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cos_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "cos_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -414,6 +460,26 @@ class CosBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -452,6 +518,7 @@ class DivBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "div_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -482,6 +549,38 @@ class DivBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -527,6 +626,7 @@ class DivBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "div_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -538,6 +638,18 @@ class DivBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        other = node._v_other
+        if other.__class__ is not float and other.__class__ is not bool and (other.__class__ is not int or not -9007199254740992 <= other <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(other)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -650,6 +762,7 @@ class ExpBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "exp_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -667,6 +780,26 @@ class ExpBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -749,6 +882,7 @@ class LogBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -767,6 +901,26 @@ class LogBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -804,6 +958,7 @@ class MaximumBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "maximum_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "maximum_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -834,6 +989,38 @@ class MaximumBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -993,6 +1180,7 @@ class MinimumBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "minimum_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "minimum_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1023,6 +1211,38 @@ class MinimumBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1147,6 +1367,7 @@ class MulBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mul_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1177,6 +1398,38 @@ class MulBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1222,6 +1475,7 @@ class MulBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mul_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
@@ -1233,6 +1487,18 @@ class MulBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        other = node._v_other
+        if other.__class__ is not float and other.__class__ is not bool and (other.__class__ is not int or not -9007199254740992 <= other <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(other)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1348,12 +1614,21 @@ class NegBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "neg_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "neg_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1432,6 +1707,7 @@ class PowBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Tensor_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1455,6 +1731,30 @@ class PowBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        exponent = node._v_exponent
+        if exponent.__class__ is not float and exponent.__class__ is not bool and (exponent.__class__ is not int or not -9007199254740992 <= exponent <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(exponent)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1494,6 +1794,7 @@ class PowBackward1(_Node):
                                ((('self',), 'proven'), (('exponent',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Tensor_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1535,6 +1836,50 @@ class PowBackward1(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        exponent = node._sv_exponent
+        if exponent is None:
+            exponent = _blank  # not saved: no gradient needs it
+        elif (exponent.__class__ is _Tensor or isinstance(exponent, _Tensor)) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+            exponent = exponent._array
+            if exponent.shape != _shape or exponent.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(exponent)
+        _saved.append(result)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_exponent is not None:
+                node._sv_exponent = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1581,6 +1926,7 @@ class PowBackward2(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 185, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "pow_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "pow_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
@@ -1615,6 +1961,42 @@ class PowBackward2(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        exponent = node._sv_exponent
+        if exponent is None:
+            exponent = _blank  # not saved: no gradient needs it
+        elif (exponent.__class__ is _Tensor or isinstance(exponent, _Tensor)) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)):
+            exponent = exponent._array
+            if exponent.shape != _shape or exponent.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._v_self
+        if self.__class__ is not float and self.__class__ is not bool and (self.__class__ is not int or not -9007199254740992 <= self <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(exponent)
+        _saved.append(result)
+        _numbers.append(self)
+        if _release:
+            if node._sv_exponent is not None:
+                node._sv_exponent = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1663,6 +2045,7 @@ class ReciprocalBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "reciprocal_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "reciprocal_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1680,6 +2063,26 @@ class ReciprocalBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1717,6 +2120,7 @@ class ReluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "relu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "relu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1734,6 +2138,26 @@ class ReluBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1771,6 +2195,7 @@ class RsubBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1782,6 +2207,18 @@ class RsubBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1824,6 +2261,7 @@ class RsubBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsub_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -1835,6 +2273,18 @@ class RsubBackward1(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1982,6 +2432,7 @@ class SigmoidBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sigmoid_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -1999,6 +2450,26 @@ class SigmoidBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2112,6 +2583,7 @@ class SinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sin_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sin_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -2130,6 +2602,26 @@ class SinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2433,6 +2925,7 @@ class SqrtBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sqrt_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2450,6 +2943,26 @@ class SqrtBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2624,6 +3137,7 @@ class SubBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
@@ -2635,6 +3149,18 @@ class SubBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(alpha)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2675,12 +3201,21 @@ class SubBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 285, '- name: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n  forward: self - alpha * other\n  self: grad',
                                ((('self',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "sub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sub_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2855,6 +3390,7 @@ class TanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "tanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -2872,6 +3408,26 @@ class TanhBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3215,6 +3771,7 @@ class Exp2Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "exp2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3232,6 +3789,26 @@ class Exp2Backward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3269,6 +3846,7 @@ class Expm1Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "expm1_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "expm1_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3286,6 +3864,26 @@ class Expm1Backward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3323,6 +3921,7 @@ class Log2Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3341,6 +3940,26 @@ class Log2Backward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3379,6 +3998,7 @@ class Log10Backward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log10_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log10_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3397,6 +4017,26 @@ class Log10Backward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3435,6 +4075,7 @@ class Log1PBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log1p_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log1p_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3453,6 +4094,26 @@ class Log1PBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3491,6 +4152,7 @@ class RsqrtBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rsqrt_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3508,6 +4170,26 @@ class RsqrtBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3545,6 +4227,7 @@ class TanBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tan_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "tan_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -3562,6 +4245,26 @@ class TanBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(result)
+        if _release:
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3599,6 +4302,7 @@ class AsinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asin_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "asin_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3617,6 +4321,26 @@ class AsinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3655,6 +4379,7 @@ class AcosBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acos_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "acos_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3673,6 +4398,26 @@ class AcosBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3711,6 +4456,7 @@ class AtanBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atan_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3729,6 +4475,26 @@ class AtanBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3767,6 +4533,7 @@ class SinhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sinh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "sinh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3785,6 +4552,26 @@ class SinhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3823,6 +4610,7 @@ class CoshBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cosh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "cosh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3841,6 +4629,26 @@ class CoshBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3879,6 +4687,7 @@ class AsinhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asinh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "asinh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3897,6 +4706,26 @@ class AsinhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3935,6 +4764,7 @@ class AcoshBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acosh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "acosh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -3953,6 +4783,26 @@ class AcoshBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3991,6 +4841,7 @@ class AtanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4009,6 +4860,26 @@ class AtanhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4047,6 +4918,7 @@ class ErfBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erf_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "erf_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4065,6 +4937,26 @@ class ErfBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4103,6 +4995,7 @@ class ErfcBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erfc_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "erfc_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4121,6 +5014,26 @@ class ErfcBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4615,6 +5528,7 @@ class ClampMinBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_min_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "clamp_min_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4638,6 +5552,30 @@ class ClampMinBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        min = node._v_min
+        if min.__class__ is not float and min.__class__ is not bool and (min.__class__ is not int or not -9007199254740992 <= min <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(min)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4678,6 +5616,7 @@ class ClampMaxBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_max_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "clamp_max_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4701,6 +5640,30 @@ class ClampMaxBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        max = node._v_max
+        if max.__class__ is not float and max.__class__ is not bool and (max.__class__ is not int or not -9007199254740992 <= max <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(max)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4797,12 +5760,21 @@ class Deg2RadBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "deg2rad_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "deg2rad_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4838,12 +5810,21 @@ class Rad2DegBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rad2deg_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "rad2deg_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4939,6 +5920,7 @@ class SiluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "silu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "silu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -4957,6 +5939,26 @@ class SiluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -4995,6 +5997,7 @@ class MishBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mish_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "mish_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5013,6 +6016,26 @@ class MishBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5050,6 +6073,7 @@ class SoftplusBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "softplus_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5078,6 +6102,34 @@ class SoftplusBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        beta = node._v_beta
+        if beta.__class__ is not float and beta.__class__ is not bool and (beta.__class__ is not int or not -9007199254740992 <= beta <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(beta)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5119,6 +6171,7 @@ class EluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "elu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5152,6 +6205,38 @@ class EluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        scale = node._v_scale
+        if scale.__class__ is not float and scale.__class__ is not bool and (scale.__class__ is not int or not -9007199254740992 <= scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        input_scale = node._v_input_scale
+        if input_scale.__class__ is not float and input_scale.__class__ is not bool and (input_scale.__class__ is not int or not -9007199254740992 <= input_scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(alpha)
+        _numbers.append(scale)
+        _numbers.append(input_scale)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5195,6 +6280,7 @@ class CeluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "celu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "celu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5218,6 +6304,30 @@ class CeluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(alpha)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5257,6 +6367,7 @@ class LeakyReluBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "leaky_relu_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "leaky_relu_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5280,6 +6391,30 @@ class LeakyReluBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        negative_slope = node._v_negative_slope
+        if negative_slope.__class__ is not float and negative_slope.__class__ is not bool and (negative_slope.__class__ is not int or not -9007199254740992 <= negative_slope <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(negative_slope)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5320,6 +6455,7 @@ class HardtanhBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardtanh_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardtanh_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5348,6 +6484,34 @@ class HardtanhBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        min_val = node._v_min_val
+        if min_val.__class__ is not float and min_val.__class__ is not bool and (min_val.__class__ is not int or not -9007199254740992 <= min_val <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        max_val = node._v_max_val
+        if max_val.__class__ is not float and max_val.__class__ is not bool and (max_val.__class__ is not int or not -9007199254740992 <= max_val <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(min_val)
+        _numbers.append(max_val)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5390,6 +6554,7 @@ class HardsigmoidBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardsigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardsigmoid_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5408,6 +6573,26 @@ class HardsigmoidBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5446,6 +6631,7 @@ class HardswishBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardswish_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5464,6 +6650,26 @@ class HardswishBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5501,6 +6707,7 @@ class LogSigmoidBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log_sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "log_sigmoid_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5519,6 +6726,26 @@ class LogSigmoidBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5556,6 +6783,7 @@ class SoftshrinkBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softshrink_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "softshrink_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5579,6 +6807,30 @@ class SoftshrinkBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        lambd = node._v_lambd
+        if lambd.__class__ is not float and lambd.__class__ is not bool and (lambd.__class__ is not int or not -9007199254740992 <= lambd <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(lambd)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5617,6 +6869,7 @@ class HardshrinkBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardshrink_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardshrink_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5640,6 +6893,30 @@ class HardshrinkBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        lambd = node._v_lambd
+        if lambd.__class__ is not float and lambd.__class__ is not bool and (lambd.__class__ is not int or not -9007199254740992 <= lambd <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(lambd)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5679,6 +6956,7 @@ class PreluKernelBackward0(_Node):
                                ((('self',), 'proven'), (('weight',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "_prelu_kernel_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "_prelu_kernel_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5709,6 +6987,38 @@ class PreluKernelBackward0(_Node):
         if self._sv_weight is not None:
             self._sv_weight = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        weight = node._sv_weight
+        if weight is None:
+            weight = _blank  # not saved: no gradient needs it
+        elif (weight.__class__ is _Tensor or isinstance(weight, _Tensor)) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)):
+            weight = weight._array
+            if weight.shape != _shape or weight.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(weight)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_weight is not None:
+                node._sv_weight = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6107,6 +7417,7 @@ class Atan2Backward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan2_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "atan2_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6137,6 +7448,38 @@ class Atan2Backward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6184,6 +7527,7 @@ class HypotBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hypot_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hypot_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6225,6 +7569,50 @@ class HypotBackward0(_Node):
         if self._sv_result is not None:
             self._sv_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        result = node._sv_result
+        if result is None:
+            result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
+            result = result._array
+            if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        _saved.append(result)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            if node._sv_result is not None:
+                node._sv_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6506,6 +7894,7 @@ class LerpBackward0(_Node):
                                ((('self',), 'proven'), (('end',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "lerp_Scalar_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_weight = None
@@ -6517,6 +7906,18 @@ class LerpBackward0(_Node):
 
     def _release_variables(self):
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        weight = node._v_weight
+        if weight.__class__ is not float and weight.__class__ is not bool and (weight.__class__ is not int or not -9007199254740992 <= weight <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _numbers.append(weight)
+        if _release:
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6561,6 +7962,7 @@ class LerpBackward1(_Node):
                                ((('self',), 'proven'), (('end',), 'proven'), (('weight',), 'proven')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "lerp_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6603,6 +8005,50 @@ class LerpBackward1(_Node):
         if self._sv_weight is not None:
             self._sv_weight = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        end = node._sv_end
+        if end is None:
+            end = _blank  # not saved: no gradient needs it
+        elif (end.__class__ is _Tensor or isinstance(end, _Tensor)) and (end._vc[0] == node._svv_end or (end._vc[0] == ~node._svv_end and end.grad_fn is not None)):
+            end = end._array
+            if end.shape != _shape or end.dtype is not _dtype:
+                return False
+        else:
+            return False
+        weight = node._sv_weight
+        if weight is None:
+            weight = _blank  # not saved: no gradient needs it
+        elif (weight.__class__ is _Tensor or isinstance(weight, _Tensor)) and (weight._vc[0] == node._svv_weight or (weight._vc[0] == ~node._svv_weight and weight.grad_fn is not None)):
+            weight = weight._array
+            if weight.shape != _shape or weight.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(end)
+        _saved.append(weight)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_end is not None:
+                node._sv_end = _RELEASED
+            if node._sv_weight is not None:
+                node._sv_weight = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6660,6 +8106,7 @@ class AddcmulBackward0(_Node):
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcmul_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "addcmul_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -6695,6 +8142,42 @@ class AddcmulBackward0(_Node):
         if self._sv_tensor2 is not None:
             self._sv_tensor2 = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        tensor1 = node._sv_tensor1
+        if tensor1 is None:
+            tensor1 = _blank  # not saved: no gradient needs it
+        elif (tensor1.__class__ is _Tensor or isinstance(tensor1, _Tensor)) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+            tensor1 = tensor1._array
+            if tensor1.shape != _shape or tensor1.dtype is not _dtype:
+                return False
+        else:
+            return False
+        tensor2 = node._sv_tensor2
+        if tensor2 is None:
+            tensor2 = _blank  # not saved: no gradient needs it
+        elif (tensor2.__class__ is _Tensor or isinstance(tensor2, _Tensor)) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+            tensor2 = tensor2._array
+            if tensor2.shape != _shape or tensor2.dtype is not _dtype:
+                return False
+        else:
+            return False
+        value = node._v_value
+        if value.__class__ is not float and value.__class__ is not bool and (value.__class__ is not int or not -9007199254740992 <= value <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(tensor1)
+        _saved.append(tensor2)
+        _numbers.append(value)
+        if _release:
+            if node._sv_tensor1 is not None:
+                node._sv_tensor1 = _RELEASED
+            if node._sv_tensor2 is not None:
+                node._sv_tensor2 = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6751,6 +8234,7 @@ class AddcdivBackward0(_Node):
                                ((('self',), 'proven'), (('tensor1',), 'proven'), (('tensor2',), 'proven')))
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcdiv_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "addcdiv_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -6786,6 +8270,42 @@ class AddcdivBackward0(_Node):
         if self._sv_tensor2 is not None:
             self._sv_tensor2 = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        tensor1 = node._sv_tensor1
+        if tensor1 is None:
+            tensor1 = _blank  # not saved: no gradient needs it
+        elif (tensor1.__class__ is _Tensor or isinstance(tensor1, _Tensor)) and (tensor1._vc[0] == node._svv_tensor1 or (tensor1._vc[0] == ~node._svv_tensor1 and tensor1.grad_fn is not None)):
+            tensor1 = tensor1._array
+            if tensor1.shape != _shape or tensor1.dtype is not _dtype:
+                return False
+        else:
+            return False
+        tensor2 = node._sv_tensor2
+        if tensor2 is None:
+            tensor2 = _blank  # not saved: no gradient needs it
+        elif (tensor2.__class__ is _Tensor or isinstance(tensor2, _Tensor)) and (tensor2._vc[0] == node._svv_tensor2 or (tensor2._vc[0] == ~node._svv_tensor2 and tensor2.grad_fn is not None)):
+            tensor2 = tensor2._array
+            if tensor2.shape != _shape or tensor2.dtype is not _dtype:
+                return False
+        else:
+            return False
+        value = node._v_value
+        if value.__class__ is not float and value.__class__ is not bool and (value.__class__ is not int or not -9007199254740992 <= value <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(tensor1)
+        _saved.append(tensor2)
+        _numbers.append(value)
+        if _release:
+            if node._sv_tensor1 is not None:
+                node._sv_tensor1 = _RELEASED
+            if node._sv_tensor2 is not None:
+                node._sv_tensor2 = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -6842,6 +8362,7 @@ class LogaddexpBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "logaddexp_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "logaddexp_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6872,6 +8393,38 @@ class LogaddexpBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10725,6 +12278,7 @@ class XlogyBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "xlogy_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "xlogy_Tensor_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -10755,6 +12309,38 @@ class XlogyBackward0(_Node):
         if self._sv_other is not None:
             self._sv_other = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        other = node._sv_other
+        if other is None:
+            other = _blank  # not saved: no gradient needs it
+        elif (other.__class__ is _Tensor or isinstance(other, _Tensor)) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)):
+            other = other._array
+            if other.shape != _shape or other.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(self)
+        _saved.append(other)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            if node._sv_other is not None:
+                node._sv_other = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13662,6 +15248,7 @@ class ThresholdBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "threshold_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13685,6 +15272,30 @@ class ThresholdBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13724,6 +15335,7 @@ class ThresholdBackward1(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold__fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "threshold__tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13747,6 +15359,30 @@ class ThresholdBackward1(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0,):
+            return False  # a gradient for an output of a multi-output node other than the first
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(self)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15897,6 +17533,7 @@ class EluBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self_or_result',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "elu_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -15947,6 +17584,54 @@ class EluBackwardBackward0(_Node):
         if self._sv_self_or_result is not None:
             self._sv_self_or_result = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self_or_result = node._sv_self_or_result
+        if self_or_result is None:
+            self_or_result = _blank  # not saved: no gradient needs it
+        elif (self_or_result.__class__ is _Tensor or isinstance(self_or_result, _Tensor)) and (self_or_result._vc[0] == node._svv_self_or_result or (self_or_result._vc[0] == ~node._svv_self_or_result and self_or_result.grad_fn is not None)):
+            self_or_result = self_or_result._array
+            if self_or_result.shape != _shape or self_or_result.dtype is not _dtype:
+                return False
+        else:
+            return False
+        alpha = node._v_alpha
+        if alpha.__class__ is not float and alpha.__class__ is not bool and (alpha.__class__ is not int or not -9007199254740992 <= alpha <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        scale = node._v_scale
+        if scale.__class__ is not float and scale.__class__ is not bool and (scale.__class__ is not int or not -9007199254740992 <= scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        input_scale = node._v_input_scale
+        if input_scale.__class__ is not float and input_scale.__class__ is not bool and (input_scale.__class__ is not int or not -9007199254740992 <= input_scale <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        is_result = node._v_is_result
+        if is_result.__class__ is not float and is_result.__class__ is not bool and (is_result.__class__ is not int or not -9007199254740992 <= is_result <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(grad_output)
+        _saved.append(self_or_result)
+        _numbers.append(alpha)
+        _numbers.append(scale)
+        _numbers.append(input_scale)
+        _numbers.append(is_result)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self_or_result is not None:
+                node._sv_self_or_result = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16002,6 +17687,7 @@ class SoftplusBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "softplus_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -16042,6 +17728,46 @@ class SoftplusBackwardBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        beta = node._v_beta
+        if beta.__class__ is not float and beta.__class__ is not bool and (beta.__class__ is not int or not -9007199254740992 <= beta <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        threshold = node._v_threshold
+        if threshold.__class__ is not float and threshold.__class__ is not bool and (threshold.__class__ is not int or not -9007199254740992 <= threshold <= 9007199254740992):
+            return False  # (the tape's numbers are float64: ints it holds exactly)
+        _saved.append(grad_output)
+        _saved.append(self)
+        _numbers.append(beta)
+        _numbers.append(threshold)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16093,6 +17819,7 @@ class HardswishBackwardBackward0(_Node):
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _tape_kind = _tape_step_kind(_k, "hardswish_backward_tape_step")  # the engine may run it on the compiled backward tape
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -16123,6 +17850,38 @@ class HardswishBackwardBackward0(_Node):
         if self._sv_self is not None:
             self._sv_self = _RELEASED
         self._released = True
+
+    def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
+        # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
+        if node._next_nrs != (0, 0):
+            return False  # a gradient for an output of a multi-output node other than the first
+        grad_output = node._sv_grad_output
+        if grad_output is None:
+            grad_output = _blank  # not saved: no gradient needs it
+        elif (grad_output.__class__ is _Tensor or isinstance(grad_output, _Tensor)) and (grad_output._vc[0] == node._svv_grad_output or (grad_output._vc[0] == ~node._svv_grad_output and grad_output.grad_fn is not None)):
+            grad_output = grad_output._array
+            if grad_output.shape != _shape or grad_output.dtype is not _dtype:
+                return False
+        else:
+            return False
+        self = node._sv_self
+        if self is None:
+            self = _blank  # not saved: no gradient needs it
+        elif (self.__class__ is _Tensor or isinstance(self, _Tensor)) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)):
+            self = self._array
+            if self.shape != _shape or self.dtype is not _dtype:
+                return False
+        else:
+            return False
+        _saved.append(grad_output)
+        _saved.append(self)
+        if _release:
+            if node._sv_grad_output is not None:
+                node._sv_grad_output = _RELEASED
+            if node._sv_self is not None:
+                node._sv_self = _RELEASED
+            node._released = True
+        return True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]

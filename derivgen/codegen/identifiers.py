@@ -22,7 +22,7 @@ MODULE_NAMES = frozenset({
     "_return_type",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
-    "_LoadedOnFirstUse",
+    "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
     # kernel modules
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
     "kernel_parallel", "scalar",
@@ -45,7 +45,8 @@ MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 # Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
 # only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
-FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "float", "isinstance", "list", "property", "range",
+FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "bool", "float", "int", "isinstance", "list", "property",
+                                                  "range",
                                                   # kernels/__init__.py's loading of modules on first use
                                                   "AttributeError", "frozenset", "getattr", "globals", "set",
                                                   "__name__"})

@@ -111,6 +111,10 @@ class Lowering:
         self.needed_ops = set()
         self.names = dict(local_names or {})
         self._tmp = 0
+        # what each value the fast path names is, for the compiled backward tape (codegen/tape.py):
+        # ("kernel", spec) the result of one kernel, ("branches", [(condition code or None, plan)]) a
+        # choice on plain numbers; a name not here is a local passed through (``grad``, a saved tensor)
+        self.plans = {}
 
     # ---- classification --------------------------------------------------------------------
     def tensor_valued(self, e):
@@ -149,16 +153,24 @@ class Lowering:
         """A choice on plain numbers (``grad if alpha == 1 else grad * alpha``) is a Python ``if``, so
         the cheap branch (often: pass ``grad`` through) costs no kernel."""
         tmp = self._new_tmp()
+        plans = []
         for k, (value, cond) in enumerate(e.args):
             branch = []
             code = self.fast(value, branch, f"{kernel_name}_case{k}")
             if cond == sp.true:
                 lines.append("else:" if k else "if True:")
+                plans.append((None, self.plan_of(code)))
             else:
                 lines.append(f"{'elif' if k else 'if'} {self.value(cond)}:")
+                plans.append((self.value(cond), self.plan_of(code)))
             lines.extend("    " + ln for ln in branch)
             lines.append(f"    {tmp} = {code}")
+        self.plans[tmp] = ("branches", plans)
         return tmp
+
+    def plan_of(self, code):
+        """What the fast path's value ``code`` is (see ``plans``): ("name", code) for a local passed through."""
+        return self.plans.get(code, ("name", code))
 
     def _region(self, e, lines, kernel_name):
         subs = {}
@@ -191,6 +203,7 @@ class Lowering:
         spec.render()
         self.kernels.append(spec)
         tmp = self._new_tmp()
+        self.plans[tmp] = ("kernel", spec)
         arr = ", ".join(self.names.get(a, a) for a in arrays) + ("," if len(arrays) == 1 else "")
         sca = ", ".join(self.names.get(s, s) for s in scalars) + ("," if len(scalars) == 1 else "")
         if len(arrays) <= 3:

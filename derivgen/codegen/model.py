@@ -19,6 +19,7 @@ from ..symbolic.parse import FormulaError, parse_formula, schema_scope
 from .wrappers import docstring_safe
 from .kernel_types import BOOL, kernel_problem, kind_or_float
 from .jvp import build_jvp
+from .tape import build_tape
 from .lower import KernelSpec, Lowering, is_boolean, is_int_closed
 
 # Ops every table must have, because the runtime itself calls them (reductions in validate_outputs,
@@ -63,6 +64,10 @@ class RowModel:
     row_hash: str = ""
     inplace_saves_original_self: bool = False
     fusion_vjps: list = field(default_factory=list)   # [(input name, KernelSpec of one element)]
+    # per differentiable input: how its fast path computes its gradient (Lowering.plans), and the
+    # compiled backward tape's code made from them (codegen/tape.py; None when the row is not on it)
+    tape_plans: dict = field(default_factory=dict)
+    tape: object = None
     # bit i set: _apply_fast's output i is always a new array from one kernel call, which the engine
     # may then sum into in place or hand to a leaf as its .grad without a copy
     fresh_outputs: int = 0
@@ -364,6 +369,7 @@ def _build_row(entry, fwd, inline_ops, opaque_ops, available, overloaded=None, r
 
     _lower_bodies(model, entry, parsed, low, scope, graph_exprs)
     model.fusion_vjps = _fusion_vjps(model, entry, parsed, scope)
+    model.tape = build_tape(model)
     model.out_like_inputs = _out_like_inputs(model, entry)
     model.kernels.extend(k for k in low.kernels)
     missing = {op for op in low.needed_ops if op not in available}
@@ -591,13 +597,14 @@ def _lower_bodies(model, entry, parsed, low, scope, graph_exprs=None):
         def emit(expr, kernel_name):
             lines = []
             code = low.fast(expr, lines, kernel_name) if path == "fast" else low.graph(expr)
+            plan = low.plan_of(code) if path == "fast" else None
             fresh = False
             if lines and lines[-1].startswith(f"{code} = "):
                 code = lines.pop()[len(code) + 3:]  # `_t1 = k(...)` then `out = _t1` -> `out = k(...)`
                 fresh = path == "fast" and _returns_new_array(code)
             elif path == "fast" and isinstance(expr, sp.Symbol) and not expr.name.startswith("grad"):
                 code = f"{code}.copy()"  # the engine may write into gradients it is handed: never a saved array
-            return lines, code, fresh
+            return lines, code, fresh, plan
 
         blocks, results = [], {a: "None" for a in model.diff_args}
         fresh_outputs = 0
@@ -605,7 +612,9 @@ def _lower_bodies(model, entry, parsed, low, scope, graph_exprs=None):
             if path == "graph":
                 expr = (graph_exprs or {}).get(i, expr)
             kernel_name = f"{model.py_name}_backward_{'_'.join(f.names)}"
-            lines, code, fresh = emit(expr, kernel_name)
+            lines, code, fresh, plan = emit(expr, kernel_name)
+            if path == "fast" and len(f.names) == 1:
+                model.tape_plans[f.names[0]] = plan
             if fresh and len(f.names) == 1 and not entry.schema.arg(f.names[0]).is_tensor_list:
                 fresh_outputs |= 1 << model.diff_args.index(f.names[0])
             if entry.schema.arg(f.names[0]).is_tensor_list:

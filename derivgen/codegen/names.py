@@ -98,6 +98,8 @@ def check_kernel_names(models):
         names = [m.py_name] + [k.name for k in m.kernels]
         if m.fusion_vjps:
             names.append(f"{m.py_name}_fusion")
+        if m.tape is not None:
+            names.append(m.tape.step_name)
         for name in names:
             other = owners.get(name)
             if other is not None and other is not m.entry:

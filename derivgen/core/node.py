@@ -368,6 +368,9 @@ class Node:
     # Bit i set: ``_apply_fast``'s output i is always a new array no one else holds (generated nodes
     # whose formula is one kernel call); the engine may write into it (see engine/execute.py).
     _fresh_outputs = 0
+    # Generated elementwise nodes the compiled backward tape can run (derivgen/engine/tape.py): their kind
+    # (derivgen/core/tape_kinds.py), and a ``_tape_gather`` method handing it their saved values.
+    _tape_kind = None
 
     def _init_node(self, next_edges, in_meta, out_meta, seq=None):
         self._init_edges(tuple(e[0] for e in next_edges), tuple(e[1] for e in next_edges), in_meta, out_meta, seq)

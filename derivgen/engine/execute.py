@@ -23,7 +23,8 @@ from derivgen.core import grad_mode, observe, saved_hooks
 
 from derivgen.engine import graph_task
 from derivgen.config import settings as _cfg
-from derivgen.engine import fusion
+from derivgen.engine import fusion, tape
+from derivgen.engine.ready_queue import push_numbers as _push_numbers
 from derivgen.engine.fusion import run_region
 from derivgen.kernels import errors as _kernel_errors
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
@@ -193,26 +194,23 @@ class _General:
 def _run(root, buffers, deps, keep_graph, general):
     """The backward loop: run ``root``, then every node whose gradients are complete, highest sequence
     number first (a heap; a lone ready node runs next without it), handing each output gradient to the
-    buffer of the node it feeds and summing gradients that meet there. ``general``: a ``_General`` (a
-    plain ``backward()`` runs in ``_run_plain``; None here runs the same way, more slowly)."""
-    graph = general is not None and general.graph
+    buffer of the node it feeds and summing gradients that meet there. ``general``: the ``_General`` of
+    the call (a plain ``backward()`` runs in ``_run_plain``)."""
+    graph = general.graph
     fuse = not graph and _cfg.fusion_enabled and not anomaly._state.enabled
-    runs = None if general is None else general.runs
-    captures = None if general is None else general.captures
+    runs = general.runs
+    captures = general.captures
     owned = {}
     heap = []
     fn = root
     while True:
         buf = buffers.pop(fn)
         ready = None
-        if general is not None:
-            if not general.enter(fn, buf):
-                fn = _next_node(heap)
-                if fn is None:
-                    return
-                continue
-        elif fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
-            _run_tensor_pre_hooks(fn, buf, False)
+        if not general.enter(fn, buf):
+            fn = _next_node(heap)
+            if fn is None:
+                return
+            continue
         fused = None
         if type(fn) is AccumulateGrad and not graph and fn._pre_hooks is None and fn._post_hooks is None:
             # the common leaf case: an owned gradient becomes .grad without a copy (unless a tensor hook
@@ -233,32 +231,11 @@ def _run(root, buffers, deps, keep_graph, general):
             else:
                 fns = fn._next_fns
                 nrs = fn._next_nrs
-                if general is not None or fn._pre_hooks or fn._post_hooks:
-                    mask = 0  # the owned input slots: only an AccumulateGrad uses them once it runs
-                    if type(fn) is AccumulateGrad and fn._tensor_pre_hooks is None:
-                        mask = owned.pop(fn, 0)
-                    outs = _call_function(fn, buf, graph, runs, mask)
-                    fresh = 0 if fn._post_hooks or graph else fn._fresh_outputs
-                else:
-                    n = len(fns)  # fn._needs(), inlined for one and two inputs
-                    if n == 1:
-                        needs = _NEEDS[fns[0] is not None]
-                    elif n == 2:
-                        needs = (fns[0] is not None, fns[1] is not None)
-                    else:
-                        needs = fn._needs()
-                    try:
-                        outs = fn._apply_fast(buf, needs)
-                    except Exception as exc:
-                        _raise_backward_error(exc, fn, buf)
-                    if len(outs) != n:
-                        raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
-                                           f"expected {n}, but got {len(outs)}")
-                    fresh = fn._fresh_outputs
-                    for g, m in zip(outs, fn._in_meta):
-                        if g is not None and m is not None and (g.shape != m[0] or g.dtype != m[1]):
-                            fresh |= _reduce_outputs(fn, outs)
-                            break
+                mask = 0  # the owned input slots: only an AccumulateGrad uses them once it runs
+                if type(fn) is AccumulateGrad and fn._tensor_pre_hooks is None:
+                    mask = owned.pop(fn, 0)
+                outs = _call_function(fn, buf, graph, runs, mask)
+                fresh = 0 if fn._post_hooks or graph else fn._fresh_outputs
                 if not keep_graph:
                     fn._release_variables()
             # hand each gradient to the buffer of the node it feeds
@@ -291,7 +268,7 @@ def _run(root, buffers, deps, keep_graph, general):
                             if type(s) is np.ndarray:
                                 owned[nxt] = m | 1 << nr
                 if d == 0:
-                    if general is not None and general.skips(nxt):
+                    if general.skips(nxt):
                         buffers.pop(nxt, None)
                         owned.pop(nxt, None)
                         continue
@@ -299,11 +276,10 @@ def _run(root, buffers, deps, keep_graph, general):
                         ready = nxt
                     else:
                         if ready is not None:
-                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
+                            heapq.heappush(heap, (-ready._seq, next(_push_numbers), ready))
                             ready = None
-                        heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-        if general is not None:
-            general.leave(fused is not None)
+                        heapq.heappush(heap, (-nxt._seq, next(_push_numbers), nxt))
+        general.leave(fused is not None)
         if ready is not None:
             fn = ready
         elif heap:
@@ -317,14 +293,30 @@ def _run_plain(root, buffers, deps, keep_graph):
     the same order, hooks and gradient ownership, with less work per node, the cost that limits graphs
     of many small ops. A node whose gradients become complete while the loop hands over gradients and
     that can run next (no other node is waiting in the heap) keeps its buffer in a local variable instead
-    of ``buffers``; hook-free generated nodes are called inline; the fusion threshold is read once."""
+    of ``buffers``; hook-free generated nodes are called inline; the fusion threshold is read once. A chain
+    of generated elementwise nodes on small arrays runs on the compiled backward tape (tape.py) when it
+    can: ``skip`` counts the nodes it left to this loop."""
     fuse = _cfg.fusion_enabled
     threshold = _cfg.fusion_threshold
+    taping = _cfg.tape
+    skip = 0
     owned = {}
     heap = []
     fn = root
     buf = buffers.pop(root)
     while True:
+        if taping and fn._tape_kind is not None:
+            if skip:
+                skip -= 1
+            else:
+                skip = tape.run(fn, buf, deps, buffers, owned, heap, keep_graph)
+                if skip == 0:  # the chain ran; what it completed waits in the heap
+                    if not heap:
+                        return
+                    fn = heapq.heappop(heap)[2]
+                    buf = buffers.pop(fn)
+                    continue
+                skip -= 1
         if fn._tensor_pre_hooks is not None or fn._retains_grad is not None:
             _run_tensor_pre_hooks(fn, buf, False)
         if type(fn) is AccumulateGrad:
@@ -436,10 +428,10 @@ def _run_plain(root, buffers, deps, keep_graph):
                 else:
                     if ready is not None:
                         buffers[ready] = ready_buf
-                        heapq.heappush(heap, (-ready._seq, id(ready), ready))
+                        heapq.heappush(heap, (-ready._seq, next(_push_numbers), ready))
                         ready = None
                     buffers[nxt] = b
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+                    heapq.heappush(heap, (-nxt._seq, next(_push_numbers), nxt))
         if ready is not None:
             fn = ready
             buf = ready_buf

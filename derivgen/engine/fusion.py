@@ -27,18 +27,13 @@ The engine delivers those as if each node had run; the region's nodes release th
 
 Kernels are straight-line code over one element: calls of the generated one-element functions
 (``<row>_forward_scalar``, ``<row>_vjp_<input>`` in ``generated/kernels``), sums, loads and stores.
-The source is printed from that program, never from formula text; it is written to a cache directory
-(``DERIVGEN_FUSION_DIR``, else ``~/.cache/derivgen/fused``) under a name hashed from its content and
-compiled by Numba with the generated kernels' decorators, so it is cached on disk like them. Each file
-carries the stamps of the kernel modules it calls, so editing the table invalidates it.
+The source is printed from that program, never from formula text; kernel_files.py writes it to a cache
+directory (``DERIVGEN_FUSION_DIR``, else ``~/.cache/derivgen/fused``) under a name hashed from its
+content, and Numba compiles it with the generated kernels' decorators, so it is cached on disk like them.
+Each file carries the stamps of the kernel modules it calls, so editing the table invalidates it.
 DERIVGEN_FUSION=0 turns fusion off.
 """
-import hashlib
-import importlib.util
 import math
-import os
-import sys
-import tempfile
 import threading
 import warnings
 
@@ -47,7 +42,6 @@ import numpy as np
 from derivgen.kernels.buffers import empty
 from derivgen.config import settings as _cfg
 from derivgen.kernels.dispatch import _collapse_2d, _zero_of, broadcast_shape, matrix_kinds, pick
-from derivgen.kernels.kernel_cache import _writable
 from derivgen.kernels.stream import streamable
 from derivgen.core.pending import Pending, discard
 from derivgen.core.sizes import is_expandable_to, sum_to
@@ -55,6 +49,7 @@ from derivgen.core.sizes import dims_list
 from derivgen.core import observe
 from derivgen.core.node import compact_intact, saved_data
 from derivgen.core.tensor import Tensor
+from derivgen.engine import kernel_files
 
 
 
@@ -549,8 +544,6 @@ def _flat(arrays, shape):
 
 _MODULES = {}
 _MODULES_LOCK = threading.RLock()
-_STAMPS = {}
-_DIR = None
 
 
 def _module(prog, layout):
@@ -560,48 +553,8 @@ def _module(prog, layout):
         with _MODULES_LOCK:  # one thread writes and compiles a kernel module; the others wait for it
             mod = _MODULES.get(key)
             if mod is None:
-                mod = _MODULES[key] = _load(prog, layout)
+                mod = _MODULES[key] = kernel_files.load(_source(prog, layout), "derivgen_fused_")
     return mod
-
-
-def _load(prog, layout):
-    """Write the kernel module of ``prog`` (named by its content's hash) and import it."""
-    source = _source(prog, layout)
-    name = "derivgen_fused_" + hashlib.sha256(source.encode()).hexdigest()[:24]
-    path = os.path.join(_directory(), name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w") as fh:
-            fh.write(source)
-        os.replace(tmp, path)  # atomic: a concurrent process never imports half a file
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # Numba's cache finds a kernel's globals through its module's name
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _directory():
-    global _DIR
-    if _DIR is None:
-        for d in (_cfg.fusion_dir,
-                  os.path.join(tempfile.gettempdir(), f"derivgen-fused-{os.getuid()}")):
-            if d and _writable(d):
-                _DIR = d
-                break
-        else:
-            _DIR = tempfile.mkdtemp(prefix="derivgen-fused-")
-    return _DIR
-
-
-def _stamp(module_name):
-    """The generator stamps of a kernel module (row and runtime-helper hashes), from its header."""
-    s = _STAMPS.get(module_name)
-    if s is None:
-        with open(sys.modules[module_name].__file__) as fh:
-            s = [ln.strip() for _, ln in zip(range(6), fh) if "sha256" in ln]
-        _STAMPS[module_name] = s
-    return s
 
 
 def _ref(r, index):
@@ -626,7 +579,7 @@ def _source(prog, layout):
         module, name = fn.py_func.__module__, fn.py_func.__name__
         if module not in modules:
             modules.append(module)
-            head += [f"# {module}: {s.lstrip('# ')}" for s in _stamp(module)]
+            head += [f"# {module}: {s.lstrip('# ')}" for s in kernel_files.stamps(module)]
         imports.append(f"from {module} import {name}")
     params = [f"o{k}" for k in range(len(prog.outputs))] + [f"a{k}" for k in range(len(prog.arrays))] \
         + [f"s{k}" for k in range(len(prog.numbers))] + ["_zero"]

@@ -206,5 +206,36 @@ add_Tensor_fusion = (
 )
 
 
+# AddBackward0 on the compiled backward tape (derivgen/engine/tape.py), with the one-element
+# functions of the kernels above, as its `_apply_fast` calls them. Its gradient is `_grads[_row]`;
+# `_code[_pc]` is the node's kind, then per input where that input's gradient goes (2 * row of `_grads`,
+# + 1 when it adds to what the row holds, -1 when none is needed); its saved tensors are the next rows of
+# `_saved`, its numbers the next entries of `_numbers` (float64). Returns the positions after them.
+@scalar
+def add_Tensor_tape_step(_code, _pc, _grads, _row, _saved, _sp, _numbers, _q, _zero):
+    grad = _grads[_row]
+    alpha = _numbers[_q]
+    _o = _code[_pc + 1]  # self
+    if _o >= 0:
+        _out = _grads[_o >> 1]
+        _add = _o & 1
+        for _i in range(_out.shape[0]):
+            _v = grad[_i]
+            _out[_i] = _out[_i] + _v if _add else _v
+    _o = _code[_pc + 2]  # other
+    if _o >= 0:
+        _out = _grads[_o >> 1]
+        _add = _o & 1
+        if (alpha == 1):
+            for _i in range(_out.shape[0]):
+                _v = grad[_i]
+                _out[_i] = _out[_i] + _v if _add else _v
+        else:
+            for _i in range(_out.shape[0]):
+                _v = add_Tensor_backward_other_case1_scalar(grad[_i], _l(alpha, _zero), _zero)
+                _out[_i] = _out[_i] + _v if _add else _v
+    return _pc + 3, _sp, _q + 1
+
+
 # the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
 _attach_dtype_rules(add_Tensor_forward, add_Tensor_backward_other_case1, add_Tensor_jvp)

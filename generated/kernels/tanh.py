@@ -199,5 +199,24 @@ tanh_fusion = (
 )
 
 
+# TanhBackward0 on the compiled backward tape (derivgen/engine/tape.py), with the one-element
+# functions of the kernels above, as its `_apply_fast` calls them. Its gradient is `_grads[_row]`;
+# `_code[_pc]` is the node's kind, then per input where that input's gradient goes (2 * row of `_grads`,
+# + 1 when it adds to what the row holds, -1 when none is needed); its saved tensors are the next rows of
+# `_saved`, its numbers the next entries of `_numbers` (float64). Returns the positions after them.
+@scalar
+def tanh_tape_step(_code, _pc, _grads, _row, _saved, _sp, _numbers, _q, _zero):
+    grad = _grads[_row]
+    result = _saved[_sp]
+    _o = _code[_pc + 1]  # self
+    if _o >= 0:
+        _out = _grads[_o >> 1]
+        _add = _o & 1
+        for _i in range(_out.shape[0]):
+            _v = tanh_backward_self_scalar(grad[_i], result[_i], _zero)
+            _out[_i] = _out[_i] + _v if _add else _v
+    return _pc + 2, _sp + 1, _q
+
+
 # the dtype checks and promotions torch makes beyond the kernel's own (derivgen.ops.dtype_rules)
 _attach_dtype_rules(tanh_forward, tanh_backward_self, tanh_jvp)
