@@ -7,6 +7,16 @@ from derivgen.nn.parameter import Parameter
 from derivgen.ops.factories import empty
 
 
+def _padding_index(padding_idx, num_embeddings, spelling):
+    """``padding_idx`` as a non-negative row (a negative one counts from the end); torch's AssertionError,
+    whose text spells the name differently for Embedding and EmbeddingBag, when it is out of range."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(f"{spelling} must be within num_embeddings")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
 class Embedding(Module):
     """Weight from ``normal_`` (derivgen's stream), the ``padding_idx`` row zeroed and excluded from the
     gradient. ``sparse=True`` with a trainable weight is refused here, when the module is made: derivgen has
@@ -17,15 +27,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -93,15 +95,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype))
             self.reset_parameters()
