@@ -193,16 +193,26 @@ def _check_square(A, op):
                            f"{scalar_type_name(A.dtype)}")
 
 
+def _first_zero_pivot(m):
+    """LAPACK getrf's ``info`` for one matrix: the 1-based column of the first exactly zero pivot of its LU
+    factorization with partial pivoting (0 when there is none). Only a failed inversion asks, so a plain
+    loop over the columns suffices."""
+    a = np.array(m, np.float64)
+    n = a.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(a[j:, j])))
+        if a[p, j] == 0:
+            return j + 1
+        if p != j:
+            a[[j, p]] = a[[p, j]]
+        a[j + 1:, j] /= a[j, j]
+        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return 0
+
+
 def _singular_pivot(A):
-    """1-based index of the first zero pivot of A's LU factorization (LAPACK's info), per matrix."""
-    import scipy.linalg
-    flat = A.reshape((-1,) + A.shape[-2:])
-    infos = []
-    for m in flat:
-        lu, _ = scipy.linalg.lu_factor(m.astype(np.float64), check_finite=False)
-        zero = np.nonzero(np.diag(lu) == 0)[0]
-        infos.append(int(zero[0]) + 1 if zero.size else 0)
-    return infos
+    """The first zero pivot (LAPACK's info) of each matrix of A."""
+    return [_first_zero_pivot(m) for m in A.reshape((-1,) + A.shape[-2:])]
 
 
 def linalg_inv_ex(A, *, check_errors=False):
