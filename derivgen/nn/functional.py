@@ -9,8 +9,9 @@ from derivgen.ops import composites as _c
 from derivgen.ops import factories as _factories
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor
 from derivgen.nn._reduction import _broadcast_target, _reduction  # noqa: F401 - used below and by the loss modules
+from derivgen.nn.functional_sparse import embedding_renorm_ as _embedding_renorm_
 
 
 def _in_place(input, fn, inplace):
@@ -378,20 +379,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return aten.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
-
-
-def _embedding_renorm_(weight, input, max_norm, norm_type):
-    """torch's ``embedding_renorm_``: rescale, in place and outside autograd, each row of ``weight`` that
-    ``input`` looks up whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``."""
-    import numpy as np
-    w = weight._array
-    rows = np.unique(np.asarray(input._array).reshape(-1))
-    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
-    over = norms > max_norm
-    if over.any():
-        scale = max_norm / (norms[over] + 1e-7)
-        w[rows[over]] = (w[rows[over]] * scale[:, None]).astype(w.dtype)
-        bump_version(weight)
 
 
 from derivgen.nn.functional_pad import pad  # noqa: E402,F401 - constant, reflect, replicate, circular

@@ -18,7 +18,9 @@ SPARSE_BAG_UNSUPPORTED = (
     "tensors; use sparse=False (the same values, as a dense gradient)")
 
 
-def _renorm_(weight, input, max_norm, norm_type):
+def embedding_renorm_(weight, input, max_norm, norm_type):  # noqa: A002
+    """torch's ``embedding_renorm_``: rescale, in place and outside autograd, each row of ``weight`` that
+    ``input`` looks up whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``."""
     w = weight._array
     rows = np.unique(np.asarray(input._array).reshape(-1))
     norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
@@ -65,7 +67,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if sparse:
             raise ValueError("max mode does not support sparse weights")
     if max_norm is not None:
-        _renorm_(weight, input, max_norm, norm_type)
+        embedding_renorm_(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
