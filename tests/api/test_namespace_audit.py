@@ -26,7 +26,7 @@ NAMESPACES = ["torch", "Tensor", "nn", "nn.functional", "nn.init", "nn.utils", "
 EXTRAS = {
     "torch": {"load_library": "derivgen's user op libraries (derivgen library build)"},
     "nn.functional": {"SPARSE_EMBEDDING_UNSUPPORTED": "the text of derivgen's sparse-embedding refusal",
-                      "aten": "the op registry functional.py calls", "bump_version": "an import of functional.py",
+                      "aten": "the op registry functional.py calls",
                       "is_grad_enabled": "an import of functional.py"},
     "nn.init": {"no_grad": "an import of init.py", "np": "an import of init.py"},
     "utils.data": {"WorkerInfo": "the class get_worker_info() returns (torch's is in torch.utils.data._utils.worker)"},
