@@ -8,7 +8,15 @@ that the other ranks do not wait forever in a collective the failed rank will ne
 import datetime
 import importlib.util
 import os
+import stat
 import sys
+import time
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # Windows: no FIONREAD on pipes; an aborting rank does not wait for its output
+    fcntl = termios = None
 
 # torch's default for CPU backends (``default_pg_timeout``)
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
@@ -178,6 +186,38 @@ def _abort_job_on_uncaught_exception(exc_type, exc, tb):
         print(f"derivgen.distributed: rank {rank} raised {exc_type.__name__}; aborting all ranks",
               file=sys.stderr)
         sys.stderr.flush()
+        sys.stdout.flush()
+        _wait_until_output_is_read()
     finally:
         if world.comm is not None:
             world.comm.Abort(1)
+
+
+# How long an aborting rank waits for the launcher to read what it printed.
+_OUTPUT_DRAIN_SECONDS = 5.0
+
+
+def _wait_until_output_is_read(fds=(2, 1), limit=_OUTPUT_DRAIN_SECONDS):
+    """Wait until the launcher has read the pipes ``fds`` (stderr, stdout) point to, ``limit`` seconds at most.
+
+    The launcher forwards a rank's output asynchronously and drops what it has not read yet when the
+    job aborts, so on a loaded machine the traceback would be cut off. A pipe reports through FIONREAD
+    how many written bytes are still unread; output to a terminal or a file is not awaited."""
+    if fcntl is None:
+        return
+    deadline = time.monotonic() + limit
+    for fd in fds:
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+        except OSError:
+            continue
+        while time.monotonic() < deadline:
+            try:
+                unread = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            except OSError:
+                break
+            if unread == 0:
+                break
+            time.sleep(0.01)
+    time.sleep(0.05)  # what the launcher read, it forwards next
