@@ -9,6 +9,7 @@ from derivgen.core.tensor import Tensor, wrap_scalar
 from derivgen.engine.api import backward as _backward
 from derivgen.ops import aliases, bitwise, closeness, composites, division, linalg, scatter_modes, sorting, structural
 from derivgen.ops.indexing import getitem, setitem
+from derivgen.ops.inplace import fill_directly
 
 
 def _is_number(v):
@@ -55,6 +56,23 @@ def install(ops):
                 return NotImplemented
             return row(self, wrap_scalar(other.item() if isinstance(other, np.generic) else other))
         return fast
+
+    # ``w.grad.zero_()`` / ``b.fill_(0.1)`` where no check of the general path can refuse (fill_directly)
+    zero_, fill_ = ops.zero_, ops.fill_
+
+    def fast_zero_(self, *args, **kwargs):
+        if not args and not kwargs and fill_directly(self, 0):
+            return self
+        return zero_(self, *args, **kwargs)
+
+    def fast_fill_(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and fill_directly(self, args[0]):
+            return self
+        return fill_(self, *args, **kwargs)
+    fast_zero_.__name__, fast_zero_.__qualname__, fast_zero_.__doc__ = "zero_", "Tensor.zero_", zero_.__doc__
+    fast_fill_.__name__, fast_fill_.__qualname__, fast_fill_.__doc__ = "fill_", "Tensor.fill_", fill_.__doc__
+    Tensor.zero_ = fast_zero_
+    Tensor.fill_ = fast_fill_
 
     def inplace(op_name):
         fn = getattr(ops, op_name)

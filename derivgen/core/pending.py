@@ -12,6 +12,10 @@ import weakref
 # several threads defer and flush at once (only large ops get here, so it costs nothing measurable).
 LIVE = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
+# The set of weak references behind LIVE, for hot paths: its truth test is one C call where the
+# WeakSet's ``__len__`` is a Python one. It may still hold a reference whose Pending just died; a true
+# answer only sends the caller down its general path, which flushes.
+LIVE_REFS = LIVE.data
 
 
 def snapshot():

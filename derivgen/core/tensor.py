@@ -16,7 +16,7 @@ from derivgen.core.grad_mode import _state as _grad_mode_state
 from derivgen.core.grad_mode import inference_contexts as _inference_contexts
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
-from derivgen.core.pending import LIVE as _LIVE_PENDING
+from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.core.pending import Pending
 from derivgen.core.pending import flush as flush_pending
 from derivgen.core.sizes import wrap_dim

@@ -8,7 +8,7 @@ formulas call them with arrays (``__call__``, ``callN``), ops with Tensors (``fo
 import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name
-from derivgen.core.pending import LIVE as _LIVE_PENDING
+from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.config import settings as _cfg
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer

@@ -1,9 +1,10 @@
 """Checks shared by every generated in-place op (``add_``, ``mul_``, ...)."""
 import numpy as np
 
-from derivgen.core.grad_mode import enable_grad, is_grad_enabled, is_inference_mode_enabled
+from derivgen.core import observe
+from derivgen.core.grad_mode import _state as _grad_mode_state, enable_grad, is_grad_enabled, is_inference_mode_enabled
 from derivgen.core.node import rebase_history
-from derivgen.core.pending import LIVE, flush
+from derivgen.core.pending import LIVE_REFS, flush
 from derivgen.core.registry import aten
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
@@ -13,7 +14,7 @@ from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step
 
 
 def check_inplace(t):
-    if LIVE:
+    if LIVE_REFS:
         # deferred values read their inputs when computed: compute them before this write
         flush()
     if 0 in t._array.strides and has_internal_overlap(t._array):
@@ -38,7 +39,7 @@ def check_inplace(t):
 def check_inplace_view(t):
     """``check_inplace`` for an in-place view op (``t_``, ``unsqueeze_``, ...): it writes no data, so overlapping
     memory is fine and a view needs no replay of its own (its history is set, not moved to its base)."""
-    if LIVE:
+    if LIVE_REFS:
         flush()
     if _check_history_rules(t) and t._base is not None and t._base.requires_grad and t._base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -156,6 +157,33 @@ def _write(dst, src):
             dst.fill(value)
         return
     dst[...] = src
+
+
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def fill_directly(t, value):
+    """``t.fill_(value)`` / ``t.zero_()`` without the general path, where nothing it does can differ: no
+    history to record (grad mode off, or ``t`` needs no gradient), a plain contiguous float tensor that is
+    no view and no inference tensor, an int or float ``value``, no deferred values (they may still read
+    ``t``) and no observer (forward mode is one while a dual level is active, so no tangent is missed). Writes and bumps the version; False otherwise.
+
+    ``w.grad.zero_()`` in a training loop otherwise costs several microseconds of checks and a result
+    Tensor that is committed back into ``t`` (6 µs on a 64x100 gradient, against 1 µs for torch)."""
+    if (observe.ACTIVE or LIVE_REFS or t.__class__ is not Tensor or t._base is not None or t._inference
+            or (_grad_mode_state.enabled and (t.grad_fn is not None or t._requires_grad))
+            or (type(value) is not int and type(value) is not float)):
+        return False
+    a = t._array
+    dt = a.dtype
+    if (dt is not _FLOAT32 and dt is not _FLOAT64) or not a.flags.c_contiguous:
+        return False
+    if a.size >= 4096 and value == 0 and (type(value) is int or not np.signbit(value)):
+        a.reshape(-1).view(np.uint8).fill(0)  # a byte fill is a memset: twice as fast as filling floats
+    else:
+        a.fill(value)
+    bump_version(t)
+    return True
 
 
 def _same_memory(a, b):

@@ -15,7 +15,7 @@ import numpy as np
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.hooks import add_ordered_hook
-from derivgen.core.pending import LIVE as _LIVE_PENDING
+from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.core.tensor import Tensor, bump_version
 
 

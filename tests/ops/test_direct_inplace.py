@@ -155,3 +155,65 @@ def test_tensor_times_number(torch, dtype, number):
         np.testing.assert_array_equal(out.numpy(), a * dtype(number))
     out = g + number
     np.testing.assert_array_equal(out.numpy(), a + dtype(number))
+
+
+# ---- zero_ / fill_ with a number: the direct fill (derivgen.ops.inplace.fill_directly) -------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(), (7,), (64, 100), (3, 4, 5)])
+@pytest.mark.parametrize("call", ["zero_", "fill_(2.5)", "fill_(-0.0)", "fill_(3)"])
+def test_fill_values_and_version(torch, call, shape, dtype):
+    x = torch.from_numpy(RNG.standard_normal(shape).astype(dtype))
+    with torch.no_grad():
+        out = x.zero_() if call == "zero_" else x.fill_(float(call[6:-1]) if "." in call else int(call[6:-1]))
+    assert out is x
+    assert x._version == 1
+    expected = np.zeros(shape, dtype) if call == "zero_" else np.full(shape, float(call[6:-1]), dtype)
+    np.testing.assert_array_equal(x.numpy(), expected)
+    assert np.array_equal(np.signbit(x.numpy()), np.signbit(expected))  # -0.0 stays negative, 0 does not
+
+
+def test_fill_of_a_leaf_that_requires_grad_refuses_with_grad_mode_on(torch):
+    w = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        w.zero_()
+    with torch.no_grad():
+        w.fill_(2.0)  # allowed without recording
+    assert w.tolist() == [2.0, 2.0, 2.0] and w.grad_fn is None and w.requires_grad
+
+
+def test_fill_of_a_view_writes_through_and_shares_the_version(torch):
+    base = torch.ones(2, 3)
+    row = base[1]
+    row.zero_()
+    assert base.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    assert base._version == row._version == 1
+
+
+def test_fill_of_a_saved_tensor_is_caught_by_backward(torch):
+    w = torch.ones(3, requires_grad=True)
+    x = torch.full((3,), 2.0)
+    y = (w * x).sum()
+    with torch.no_grad():
+        x.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_fill_of_a_tensor_that_requires_grad_is_recorded(torch):
+    w = torch.ones(3, requires_grad=True)
+    h = w * 2
+    h.fill_(5.0)
+    assert type(h.grad_fn).__name__ == "FillBackward2"  # fill_.Scalar, in-place
+    h.sum().backward()
+    assert w.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_fill_waits_for_deferred_values_that_read_the_tensor():
+    import derivgen
+    n = 1 << 18  # above the fusion threshold: ``y`` is deferred and reads ``x`` when computed
+    x = derivgen.ones(n)
+    y = x * 3
+    with derivgen.no_grad():
+        x.zero_()
+    assert float(y.sum()) == 3.0 * n and float(x.sum()) == 0.0
