@@ -12,6 +12,9 @@ from derivgen.ops.indexing import getitem, setitem
 from derivgen.ops.inplace import fill_directly
 
 
+_NOT_GIVEN = object()
+
+
 def _is_number(v):
     return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
 
@@ -73,6 +76,24 @@ def install(ops):
     fast_fill_.__name__, fast_fill_.__qualname__, fast_fill_.__doc__ = "fill_", "Tensor.fill_", fill_.__doc__
     Tensor.zero_ = fast_zero_
     Tensor.fill_ = fast_fill_
+
+    # ``h.clamp(min=0)`` (the tutorials' ReLU): Python-number bounds pick the Scalar row, as the
+    # argument parser would, without running it
+    clamp, clamp_scalar = ops.clamp, ops.clamp_default
+
+    def fast_clamp(self, *args, **kwargs):
+        if not args and len(kwargs) == 1:
+            bound = kwargs.get("min", _NOT_GIVEN)
+            if bound is not _NOT_GIVEN:
+                if type(bound) is int or type(bound) is float:
+                    return clamp_scalar(self, bound, None)
+            else:
+                bound = kwargs.get("max", _NOT_GIVEN)
+                if type(bound) is int or type(bound) is float:
+                    return clamp_scalar(self, None, bound)
+        return clamp(self, *args, **kwargs)
+    fast_clamp.__name__, fast_clamp.__qualname__, fast_clamp.__doc__ = "clamp", "Tensor.clamp", clamp.__doc__
+    Tensor.clamp = fast_clamp
 
     def inplace(op_name):
         fn = getattr(ops, op_name)

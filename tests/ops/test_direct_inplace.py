@@ -217,3 +217,30 @@ def test_fill_waits_for_deferred_values_that_read_the_tensor():
     with derivgen.no_grad():
         x.zero_()
     assert float(y.sum()) == 3.0 * n and float(x.sum()) == 0.0
+
+
+# ---- Tensor.clamp with one number bound: the Scalar row without the argument parser -----------------
+
+@pytest.mark.parametrize("kwargs", [{"min": 0}, {"min": -0.5}, {"max": 0.25}, {"max": 1}])
+def test_clamp_with_one_number_bound(torch, kwargs):
+    a = RNG.standard_normal((4, 5))
+    x = torch.from_numpy(a.copy()).requires_grad_()
+    y = x.clamp(**kwargs)
+    assert type(y.grad_fn).__name__ == "ClampBackward1"
+    lo, hi = kwargs.get("min"), kwargs.get("max")
+    np.testing.assert_array_equal(y.detach().numpy(), np.clip(a, lo, hi))
+    y.sum().backward()
+    inside = (a >= (lo if lo is not None else -np.inf)) & (a <= (hi if hi is not None else np.inf))
+    np.testing.assert_array_equal(x.grad.numpy(), inside.astype(np.float64))
+
+
+def test_clamp_with_a_tensor_bound_takes_the_tensor_row(torch):
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = x.clamp(min=torch.tensor(0.0))
+    assert type(y.grad_fn).__name__ == "ClampBackward0"
+    assert y.tolist() == [0.0, 0.5, 2.0]
+
+
+def test_clamp_of_an_int_tensor_with_a_float_bound_promotes(torch):
+    y = torch.tensor([1, 5, 9]).clamp(max=4.5)
+    assert y.dtype == torch.float32 and y.tolist() == [1.0, 4.5, 4.5]
