@@ -69,6 +69,12 @@ def _share(meta):
     return meta
 
 
+# A node's input numbers when every one is 0 (nearly always): one shared tuple, not a new one per node
+# that the cyclic GC must count and scan.
+_NR1 = (0, )
+_NR2 = (0, 0)
+
+
 # A node's output metadata (the gradients it receives: torch's input_metadata), for the common one-output
 # node a shared 1-tuple, so that recording it costs one lookup and no new object per node.
 _SHARED_OUT_META = {}
@@ -147,7 +153,7 @@ def abs_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -195,7 +201,7 @@ def add_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -237,7 +243,7 @@ def add_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -303,7 +309,7 @@ def bmm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
+        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -350,7 +356,7 @@ def clone_default(self, *, memory_format=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -367,7 +373,7 @@ def _to_copy_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -384,7 +390,7 @@ def cos_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -432,7 +438,7 @@ def div_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -492,7 +498,7 @@ def div_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -511,7 +517,7 @@ def dot_default(self, tensor):
     _f0 = self.grad_fn
     _f1 = tensor.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ), _meta2(self, tensor), _out_meta(result))
+        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and tensor.output_nr) else _NR2, _meta2(self, tensor), _out_meta(result))
         if _f1 is not None or tensor._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -552,7 +558,7 @@ def exp_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -594,7 +600,7 @@ def expand_default(self, size, *, implicit=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -653,7 +659,7 @@ def log_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -713,7 +719,7 @@ def maximum_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -742,7 +748,7 @@ def mean_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -761,7 +767,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -783,7 +789,7 @@ def minimum_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -813,7 +819,7 @@ def mm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ), _meta2(self, mat2), _out_meta(result))
+        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -844,7 +850,7 @@ def mul_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -904,7 +910,7 @@ def mul_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -923,7 +929,7 @@ def mv_default(self, vec):
     _f0 = self.grad_fn
     _f1 = vec.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ), _meta2(self, vec), _out_meta(result))
+        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and vec.output_nr) else _NR2, _meta2(self, vec), _out_meta(result))
         if _f1 is not None or vec._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -964,7 +970,7 @@ def neg_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1004,7 +1010,7 @@ def permute_default(self, dims):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1027,7 +1033,7 @@ def pow_Tensor_Scalar(self, exponent):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -1077,7 +1083,7 @@ def pow_Tensor_Tensor(self, exponent):
     _f1 = exponent.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
         _m = _meta2(self, exponent)
-        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and exponent.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -1107,7 +1113,7 @@ def pow_Scalar(self, exponent):
         raise
     _f0 = exponent.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ), _meta1(exponent), _LIKE_FIRST_INPUT)
+        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _meta1(exponent), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or exponent._inference:
             grad_fn._sv_exponent = _Saved(exponent)
         else:
@@ -1131,7 +1137,7 @@ def reciprocal_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1173,7 +1179,7 @@ def relu_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1217,7 +1223,7 @@ def rsub_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1235,7 +1241,7 @@ def rsub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1253,7 +1259,7 @@ def select_int(self, dim, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1278,7 +1284,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
+        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _Tensor._make(result, grad_fn, 0)
@@ -1297,7 +1303,7 @@ def sigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1339,7 +1345,7 @@ def sign_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1379,7 +1385,7 @@ def sgn_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1419,7 +1425,7 @@ def sin_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -1465,7 +1471,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1492,7 +1498,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
+        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1513,7 +1519,7 @@ def split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
+        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1537,7 +1543,7 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
+        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1561,7 +1567,7 @@ def sqrt_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1603,7 +1609,7 @@ def squeeze_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1626,7 +1632,7 @@ def squeeze_dim(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
@@ -1669,7 +1675,7 @@ def sub_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1711,7 +1717,7 @@ def sub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -1728,7 +1734,7 @@ def sum_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1746,7 +1752,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1766,7 +1772,7 @@ def t_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1788,7 +1794,7 @@ def tanh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -1830,7 +1836,7 @@ def transpose_int(self, dim0, dim1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
@@ -1854,7 +1860,7 @@ def unbind_int(self, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
+        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1877,7 +1883,7 @@ def unsqueeze_default(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1900,7 +1906,7 @@ def view_default(self, size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1923,7 +1929,7 @@ def _unsafe_view_default(self, size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -1942,7 +1948,7 @@ def where_self(condition, self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or condition._inference:
                 grad_fn._sv_condition = _Saved(condition)
@@ -1965,7 +1971,7 @@ def exp2_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2007,7 +2013,7 @@ def expm1_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2049,7 +2055,7 @@ def log2_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2095,7 +2101,7 @@ def log10_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2141,7 +2147,7 @@ def log1p_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2187,7 +2193,7 @@ def rsqrt_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2229,7 +2235,7 @@ def tan_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
         return result
@@ -2271,7 +2277,7 @@ def asin_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2317,7 +2323,7 @@ def acos_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2363,7 +2369,7 @@ def atan_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2409,7 +2415,7 @@ def sinh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2455,7 +2461,7 @@ def cosh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2501,7 +2507,7 @@ def asinh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2547,7 +2553,7 @@ def acosh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2593,7 +2599,7 @@ def atanh_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2639,7 +2645,7 @@ def erf_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2685,7 +2691,7 @@ def erfc_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2731,7 +2737,7 @@ def logit_default(self, eps=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2776,7 +2782,7 @@ def floor_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2813,7 +2819,7 @@ def ceil_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2850,7 +2856,7 @@ def round_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2887,7 +2893,7 @@ def round_decimals(self, *, decimals):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2924,7 +2930,7 @@ def trunc_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -2961,7 +2967,7 @@ def frac_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3050,7 +3056,7 @@ def clamp_default(self, min=None, max=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3097,7 +3103,7 @@ def clamp_min_default(self, min):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3145,7 +3151,7 @@ def clamp_max_default(self, max):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3193,7 +3199,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3236,7 +3242,7 @@ def deg2rad_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3276,7 +3282,7 @@ def rad2deg_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -3376,7 +3382,7 @@ def gelu_default(self, *, approximate='none'):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3399,7 +3405,7 @@ def silu_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3445,7 +3451,7 @@ def mish_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3491,7 +3497,7 @@ def softplus_default(self, beta=1, threshold=20):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3515,7 +3521,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3540,7 +3546,7 @@ def celu_default(self, alpha=1.0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3563,7 +3569,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3586,7 +3592,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3636,7 +3642,7 @@ def hardsigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3682,7 +3688,7 @@ def hardswish_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3728,7 +3734,7 @@ def log_sigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3750,7 +3756,7 @@ def softshrink_default(self, lambd=0.5):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3773,7 +3779,7 @@ def hardshrink_default(self, lambd=0.5):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3798,7 +3804,7 @@ def _prelu_kernel_default(self, weight):
     _f1 = weight.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad):
         _m = _meta2(self, weight)
-        grad_fn = PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and weight.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -3827,7 +3833,7 @@ def glu_default(self, dim=-1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = GluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3851,7 +3857,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -3881,7 +3887,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _Tensor._make(result, grad_fn, 0)
@@ -3901,7 +3907,7 @@ def fmax_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -3931,7 +3937,7 @@ def fmin_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -3962,7 +3968,7 @@ def atan2_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4024,7 +4030,7 @@ def hypot_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4086,7 +4092,7 @@ def remainder_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4124,7 +4130,7 @@ def remainder_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4181,7 +4187,7 @@ def fmod_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -4219,7 +4225,7 @@ def fmod_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _meta2(self, other), _out_meta(result))
+        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4278,7 +4284,7 @@ def lerp_Scalar(self, end, weight):
     _f1 = end.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
         _m = _meta2(self, end)
-        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and end.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -4553,7 +4559,7 @@ def logaddexp_default(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4582,7 +4588,7 @@ def prod_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4605,7 +4611,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4632,7 +4638,7 @@ def max_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -4653,7 +4659,7 @@ def max_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4679,7 +4685,7 @@ def min_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -4700,7 +4706,7 @@ def min_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4723,7 +4729,7 @@ def amax_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4748,7 +4754,7 @@ def amin_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4797,7 +4803,7 @@ def nansum_default(self, dim=None, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = NansumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = NansumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4822,7 +4828,7 @@ def logsumexp_default(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4848,7 +4854,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4873,7 +4879,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4902,7 +4908,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
+        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4931,7 +4937,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], result[1], )))
+        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4958,7 +4964,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4984,7 +4990,7 @@ def cumsum_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5023,7 +5029,7 @@ def cumprod_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5073,7 +5079,7 @@ def cummax_default(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CummaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = CummaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5100,7 +5106,7 @@ def cummin_default(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CumminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = CumminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5124,7 +5130,7 @@ def median_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MedianBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MedianBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5150,7 +5156,7 @@ def median_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MedianBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = MedianBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -5171,7 +5177,7 @@ def norm_Scalar(self, p=2):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = NormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5195,7 +5201,7 @@ def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NormBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = NormBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5352,7 +5358,7 @@ def linalg_inv_ex_default(A, *, check_errors=False):
         raise
     _f0 = A.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or A._requires_grad):
-        grad_fn = LinalgInvExBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ), _meta1(A), _outs_meta((result[0], )))
+        grad_fn = LinalgInvExBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _outs_meta((result[0], )))
         outputs = _linalg_inv_ex_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
         grad_fn._sv_inverse = _Saved(outputs[0], is_output=True)
         return outputs
@@ -5370,7 +5376,7 @@ def _linalg_det_default(A):
         raise
     _f0 = A.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or A._requires_grad):
-        grad_fn = LinalgDetBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ), _meta1(A), _out_meta(result))
+        grad_fn = LinalgDetBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _out_meta(result))
         if _saved_hooks_tls.stack or A._inference:
             grad_fn._sv_A = _Saved(A)
         else:
@@ -5393,7 +5399,7 @@ def trace_default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TraceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TraceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5411,7 +5417,7 @@ def squeeze_dims(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -5434,7 +5440,7 @@ def squeeze__default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5452,7 +5458,7 @@ def squeeze__dim(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -5471,7 +5477,7 @@ def squeeze__dims(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5489,7 +5495,7 @@ def repeat_default(self, repeats):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -5508,7 +5514,7 @@ def index_Tensor(self, indices):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0)
@@ -5528,7 +5534,7 @@ def index_put_default(self, indices, values, accumulate=False):
     _f0 = self.grad_fn
     _f1 = values.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ), _meta2(self, values), _out_meta(result))
+        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and values.output_nr) else _NR2, _meta2(self, values), _out_meta(result))
         if _f0 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or values._inference:
                 grad_fn._sv_values = _Saved(values)
@@ -5581,7 +5587,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -5606,7 +5612,7 @@ def scatter_src(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
+        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -5657,7 +5663,7 @@ def scatter_value(self, dim, index, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -5707,7 +5713,7 @@ def scatter_add_default(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
+        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f1 is not None or src._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -5758,7 +5764,7 @@ def index_select_default(self, dim, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -5783,7 +5789,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
+        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -5838,7 +5844,7 @@ def masked_fill_Scalar(self, mask, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
@@ -5889,7 +5895,7 @@ def masked_fill_Tensor(self, mask, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
+        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad:
             if _saved_hooks_tls.stack or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
@@ -5938,7 +5944,7 @@ def flip_default(self, dims):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -5956,7 +5962,7 @@ def roll_default(self, shifts, dims=()):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _Tensor._make(result, grad_fn, 0)
@@ -5975,7 +5981,7 @@ def tril_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -6014,7 +6020,7 @@ def triu_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -6053,7 +6059,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6079,7 +6085,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         raise
     _f0 = grad_output.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ), _meta1(grad_output), _out_meta(result))
+        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6099,7 +6105,7 @@ def diagonal_copy_default(self, offset=0, dim1=0, dim2=1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0_copy((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = DiagonalBackward0_copy((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6120,7 +6126,7 @@ def diag_embed_default(self, offset=0, dim1=-2, dim2=-1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagEmbedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = DiagEmbedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6140,7 +6146,7 @@ def masked_select_default(self, mask):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaskedSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = MaskedSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6167,7 +6173,7 @@ def constant_pad_nd_default(self, pad, value=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_pad = pad
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -6188,7 +6194,7 @@ def sort_default(self, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _sort_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
@@ -6211,7 +6217,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _topk_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
@@ -6231,7 +6237,7 @@ def _softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -6250,7 +6256,7 @@ def _log_softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         grad_fn._sv_result = _Saved(result, is_output=True)
@@ -6271,7 +6277,7 @@ def xlogy_Tensor(self, other):
     _f1 = other.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
-        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6332,7 +6338,7 @@ def mse_loss_default(self, target, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
+        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6363,7 +6369,7 @@ def soft_margin_loss_default(self, target, reduction='Mean'):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftMarginLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = SoftMarginLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6393,7 +6399,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
+        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6426,7 +6432,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
+        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6461,7 +6467,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6493,7 +6499,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
+        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6526,7 +6532,7 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ), _meta2(self, target), _out_meta(result))
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6632,7 +6638,7 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6660,7 +6666,7 @@ def upsample_nearest2d_default(self, output_size, scales_h=None, scales_w=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UpsampleNearest2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UpsampleNearest2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_scales_h = scales_h
         grad_fn._v_scales_w = scales_w
@@ -6681,7 +6687,7 @@ def upsample_bilinear2d_default(self, output_size, align_corners, scales_h=None,
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UpsampleBilinear2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UpsampleBilinear2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_align_corners = align_corners
         grad_fn._v_scales_h = scales_h
@@ -6703,7 +6709,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6731,7 +6737,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6824,7 +6830,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         raise
     _f0 = weight.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ), _meta1(weight), _out_meta(result))
+        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ) if (_f0 is not None and weight.output_nr) else _NR1, _meta1(weight), _out_meta(result))
         if _saved_hooks_tls.stack or indices._inference:
             grad_fn._sv_indices = _Saved(indices)
         else:
@@ -6895,7 +6901,7 @@ def fill_Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -6913,7 +6919,7 @@ def fill_Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
+        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -6930,7 +6936,7 @@ def fill__Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -6948,7 +6954,7 @@ def fill__Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ), _meta2(self, value), _out_meta(result))
+        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -6965,7 +6971,7 @@ def zero__default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -6982,7 +6988,7 @@ def _reshape_alias_default(self, size, stride):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -7006,7 +7012,7 @@ def copy__default(self, src, non_blocking=False):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = CopyBackwards((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ), _meta2(self, src), _out_meta(result))
+        grad_fn = CopyBackwards((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7023,7 +7029,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -7049,7 +7055,7 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
+        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -7070,7 +7076,7 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta(result))
+        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -7092,7 +7098,7 @@ def put_default(self, index, source, accumulate=False):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ), _meta2(self, source), _out_meta(result))
+        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad:
             if _saved_hooks_tls.stack or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -7157,7 +7163,7 @@ def take_default(self, index):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -7183,7 +7189,7 @@ def sort_stable(self, *, stable, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _sort_stable_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
@@ -7206,7 +7212,7 @@ def kthvalue_default(self, k, dim=-1, keepdim=False):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -7328,7 +7334,7 @@ def threshold_default(self, threshold, value):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7378,7 +7384,7 @@ def threshold_backward_default(grad_output, self, threshold):
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
-        grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -7402,7 +7408,7 @@ def uniform__default(self, from_=0, to=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UniformBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UniformBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7419,7 +7425,7 @@ def normal__default(self, mean=0, std=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = NormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = NormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7436,7 +7442,7 @@ def bernoulli_default(self, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = BernoulliBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = BernoulliBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7466,7 +7472,7 @@ def bernoulli__Tensor(self, p, *, generator=None):
     _f0 = self.grad_fn
     _f1 = p.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
-        grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ), _meta2(self, p), _out_meta(result))
+        grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and p.output_nr) else _NR2, _meta2(self, p), _out_meta(result))
         if _f1 is not None or p._requires_grad:
             if _saved_hooks_tls.stack or p._inference:
                 grad_fn._sv_p = _Saved(p)
@@ -7489,7 +7495,7 @@ def bernoulli__float(self, p=0.5, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = BernoulliBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = BernoulliBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7506,7 +7512,7 @@ def exponential__default(self, lambd=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ExponentialBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ExponentialBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7523,7 +7529,7 @@ def geometric__default(self, p, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = GeometricBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = GeometricBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7540,7 +7546,7 @@ def log_normal__default(self, mean=1, std=2, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = LogNormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = LogNormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7557,7 +7563,7 @@ def cauchy__default(self, median=0, sigma=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = CauchyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = CauchyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7574,7 +7580,7 @@ def random__from(self, from_, to, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RandomBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7591,7 +7597,7 @@ def random__to(self, to, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RandomBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7608,7 +7614,7 @@ def random__default(self, *, generator=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RandomBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -7628,7 +7634,7 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7656,7 +7662,7 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7684,7 +7690,7 @@ def _adaptive_avg_pool3d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7709,7 +7715,7 @@ def adaptive_max_pool2d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7732,7 +7738,7 @@ def reflection_pad1d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7755,7 +7761,7 @@ def reflection_pad2d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7778,7 +7784,7 @@ def reflection_pad3d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7801,7 +7807,7 @@ def replication_pad1d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7824,7 +7830,7 @@ def replication_pad2d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7847,7 +7853,7 @@ def replication_pad3d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7870,7 +7876,7 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7903,7 +7909,7 @@ def adaptive_max_pool3d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _outs_meta((result[0], )))
+        grad_fn = AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if _saved_hooks_tls.stack or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7926,7 +7932,7 @@ def rrelu_with_noise__default(self, noise, lower=0.125, upper=0.3333333333333333
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = RreluWithNoiseBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = RreluWithNoiseBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if _saved_hooks_tls.stack or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
@@ -8026,7 +8032,7 @@ def transpose__default(self, dim0, dim1):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TransposeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TransposeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _Tensor._make(result, grad_fn, 0)
@@ -8045,7 +8051,7 @@ def t__default(self):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = TBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = TBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _Tensor._make(result, grad_fn, 0)
         return result
     return _Tensor._make(result, None, 0)
@@ -8062,7 +8068,7 @@ def unsqueeze__default(self, dim):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = UnsqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _Tensor._make(result, grad_fn, 0)
         return result
@@ -8080,7 +8086,7 @@ def as_strided__default(self, size, stride, storage_offset=None):
         raise
     _f0 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
-        grad_fn = AsStridedBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ), _meta1(self), _out_meta(result))
+        grad_fn = AsStridedBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -8103,7 +8109,7 @@ def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_resul
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
-        grad_fn = LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -8129,7 +8135,7 @@ def hardtanh_backward_default(grad_output, self, min_val, max_val):
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
-        grad_fn = HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if _saved_hooks_tls.stack or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -8156,7 +8162,7 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
     _f1 = self_or_result.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad):
         _m = _meta2(grad_output, self_or_result)
-        grad_fn = EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self_or_result.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self_or_result._requires_grad:
             if _saved_hooks_tls.stack or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8191,7 +8197,7 @@ def softplus_backward_default(grad_output, self, beta, threshold):
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
-        grad_fn = SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8224,7 +8230,7 @@ def hardswish_backward_default(grad_output, self):
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
-        grad_fn = HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8254,7 +8260,7 @@ def gelu_backward_default(grad_output, self, *, approximate='none'):
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        grad_fn = GeluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ), _meta2(grad_output, self), _out_meta(result))
+        grad_fn = GeluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _meta2(grad_output, self), _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if _saved_hooks_tls.stack or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)

@@ -17,6 +17,7 @@ MODULE_NAMES = frozenset({
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
     "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
     "_meta1", "_meta2", "_SHARED_META2", "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
+    "_NR1", "_NR2",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_bump_version", "_shared_version",
     "_return_type",
