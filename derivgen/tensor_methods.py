@@ -95,6 +95,22 @@ def install(ops):
     fast_clamp.__name__, fast_clamp.__qualname__, fast_clamp.__doc__ = "clamp", "Tensor.clamp", clamp.__doc__
     Tensor.clamp = fast_clamp
 
+    # ``p.add_(g, alpha=-lr)`` (the classic manual update): a Tensor and a Python-number ``alpha`` go to
+    # the ``.Tensor`` row directly, as the argument parser would send them
+    def with_alpha(name):
+        general, row = getattr(ops, name), getattr(ops, name + "_Tensor")  # add_ -> add__Tensor
+
+        def method(self, *args, **kwargs):
+            if len(args) == 1 and len(kwargs) == 1 and type(self) is Tensor and type(args[0]) is Tensor:
+                alpha = kwargs.get("alpha")
+                if type(alpha) is int or type(alpha) is float:
+                    return row(self, args[0], alpha=alpha)
+            return general(self, *args, **kwargs)
+        method.__name__, method.__qualname__, method.__doc__ = name, f"Tensor.{name}", general.__doc__
+        return method
+    for name in ("add", "add_", "sub", "sub_"):
+        setattr(Tensor, name, with_alpha(name))
+
     def inplace(op_name):
         fn = getattr(ops, op_name)
 

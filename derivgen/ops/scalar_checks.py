@@ -52,8 +52,19 @@ def _softshrink_lambda(scalars, first=None):
                            f"found {float(scalars[0]):g}")
 
 
+def _bool_alpha(scalars, first=None):
+    """torch's alpha check for a bool alpha (the last scalar): only with a bool result, which a first operand
+    that is not bool rules out. The fast path of two same-dtype floats consults no dtype rule, so the check
+    runs here; the dtype rules see the mixed cases."""
+    alpha = scalars[-1] if scalars else None
+    if (type(alpha) is bool or type(alpha) is np.bool_) and first is not None and first._array.dtype.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
 # forward kernel name -> check(scalars, first tensor), raising torch's error
 ARG_RULES = {
+    "add_Tensor_forward": _bool_alpha, "sub_Tensor_forward": _bool_alpha, "rsub_Tensor_forward": _bool_alpha,
+    "add_Scalar_forward": _bool_alpha, "sub_Scalar_forward": _bool_alpha, "rsub_Scalar_forward": _bool_alpha,
     "celu_forward": _celu_alpha, "celu__forward": _celu_alpha, "softshrink_forward": _softshrink_lambda,
     "elu_backward_forward": _elu_backward,
     "leaky_relu_backward_forward": _leaky_relu_backward,

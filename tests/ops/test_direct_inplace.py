@@ -244,3 +244,33 @@ def test_clamp_with_a_tensor_bound_takes_the_tensor_row(torch):
 def test_clamp_of_an_int_tensor_with_a_float_bound_promotes(torch):
     y = torch.tensor([1, 5, 9]).clamp(max=4.5)
     assert y.dtype == torch.float32 and y.tolist() == [1.0, 4.5, 4.5]
+
+
+# ---- add/sub with a Python-number alpha: the .Tensor row without the argument parser ---------------
+
+@pytest.mark.parametrize("name", ["add", "add_", "sub", "sub_"])
+@pytest.mark.parametrize("alpha", [2, -0.5, 1e-3])
+def test_alpha_keyword_values_version_and_node(torch, name, alpha):
+    a, b = _arrays((4, 5), np.float64)
+    x, y = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
+    with torch.no_grad():
+        out = getattr(x, name)(y, alpha=alpha)
+    sign = 1 if name.startswith("add") else -1
+    np.testing.assert_allclose(out.numpy(), a + sign * alpha * b, rtol=1e-15)
+    assert (out is x) == name.endswith("_") and x._version == (1 if name.endswith("_") else 0)
+    w = torch.from_numpy(a.copy()).requires_grad_()
+    z = getattr(w * 1, name)(torch.from_numpy(b.copy()).requires_grad_(), alpha=alpha)
+    assert type(z.grad_fn).__name__ == ("AddBackward0" if name.startswith("add") else "SubBackward0")
+    z.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.ones((4, 5)))
+
+
+def test_alpha_refusals_match(torch):
+    i = torch.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError) as err:
+        i.add_(torch.tensor([1, 1, 1]), alpha=0.5)
+    assert "alpha must not be a floating point number" in str(err.value)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        torch.ones(2, requires_grad=True).sub_(torch.ones(2), alpha=2)
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results."):
+        torch.ones(2).add(torch.ones(2), alpha=True)
