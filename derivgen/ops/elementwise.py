@@ -98,8 +98,8 @@ class ElementwiseOp(Elementwise):
     # It applies where those checks cannot refuse and the general path would run this same kernel:
     # no deferred value anywhere (check_inplace would compute them first), a tensor that is not an
     # inference tensor and not a view (the view rules of check_inplace), float32/float64 operands of
-    # one shape and dtype, contiguous, below the parallel threshold, and no partial overlap: the
-    # operand is self's array or both own their memory. Returns False when the general path is needed.
+    # one shape and dtype, contiguous, self writable, below the parallel threshold, and no partial
+    # overlap: the operand is self's array or both own their memory. Returns False when the general path is needed.
     def into1(self, t, scalars=()):
         """``t = op(t, *scalars)`` in place; False when the general path must run."""
         if self.arg_rule is not None:
@@ -108,7 +108,9 @@ class ElementwiseOp(Elementwise):
             return False
         a = t._array
         dt = a.dtype
-        if dt not in _ENTRY_DTYPES or not a.flags.c_contiguous or a.size >= _cfg.parallel_threshold:
+        flags = a.flags
+        if (dt not in _ENTRY_DTYPES or not flags.c_contiguous or not flags.writeable
+                or a.size >= _cfg.parallel_threshold):
             return False
         self.inplace(a.reshape(-1) if a.ndim != 1 else a, *_typed(scalars, dt), _zero_of(dt))
         return True
@@ -123,8 +125,9 @@ class ElementwiseOp(Elementwise):
         a = t._array
         b = u._array
         dt = a.dtype
-        if (dt not in _ENTRY_DTYPES or b.dtype is not dt or a.shape != b.shape or not a.flags.c_contiguous
-                or not b.flags.c_contiguous or a.size >= _cfg.parallel_threshold
+        flags = a.flags
+        if (dt not in _ENTRY_DTYPES or b.dtype is not dt or a.shape != b.shape or not flags.c_contiguous
+                or not flags.writeable or not b.flags.c_contiguous or a.size >= _cfg.parallel_threshold
                 or (a is not b and (a.base is not None or b.base is not None))):
             return False
         if a.ndim != 1:

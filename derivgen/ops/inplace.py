@@ -13,6 +13,12 @@ from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step
                                     register_view, view_steps, VIEWS_OF_ROOT)
 
 
+# torch writes into a tensor over a non-writable NumPy array (undefined behaviour, after a warning at
+# from_numpy); numpy refuses to, so derivgen says so before any kernel sees the array.
+READ_ONLY_MEMORY = ("a tensor whose memory is read-only (made from a NumPy array that is not writable) cannot be "
+                    "modified in place. Please clone() the tensor, or give from_numpy a writable array.")
+
+
 def check_inplace(t):
     if LIVE_REFS:
         # deferred values read their inputs when computed: compute them before this write
@@ -20,6 +26,8 @@ def check_inplace(t):
     if 0 in t._array.strides and has_internal_overlap(t._array):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
+    if not t._array.flags.writeable:
+        raise RuntimeError(READ_ONLY_MEMORY)
     grad_enabled = _check_history_rules(t)
     if not grad_enabled:
         return
@@ -176,7 +184,8 @@ def fill_directly(t, value):
         return False
     a = t._array
     dt = a.dtype
-    if (dt is not _FLOAT32 and dt is not _FLOAT64) or not a.flags.c_contiguous:
+    flags = a.flags
+    if (dt is not _FLOAT32 and dt is not _FLOAT64) or not flags.c_contiguous or not flags.writeable:
         return False
     if a.size >= 4096 and value == 0 and (type(value) is int or not np.signbit(value)):
         a.reshape(-1).view(np.uint8).fill(0)  # a byte fill is a memset: twice as fast as filling floats

@@ -17,6 +17,7 @@ from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.core.tensor import Tensor, bump_version
+from derivgen.ops.inplace import READ_ONLY_MEMORY
 
 
 class _RequiredParameter:
@@ -201,6 +202,10 @@ class Optimizer:
         if _LIVE_PENDING:
             from derivgen.engine.fusion import flush
             flush()
+        for group in self.param_groups:  # before any parameter moves: an update is all or nothing
+            for p in group["params"]:
+                if p.grad is not None and not p._array.flags.writeable:
+                    raise RuntimeError(READ_ONLY_MEMORY)
         # torch runs the update with autograd recording exactly when the optimizer is differentiable
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:

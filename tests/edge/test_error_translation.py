@@ -40,13 +40,21 @@ def test_error_translation(torch, case):
     check(torch, case, EXPECTED[case.id])
 
 
-def test_numba_error_in_a_forward_is_translated():
-    """A write into a read-only array makes Numba's compiler fail (TypingError); the op reports it as a
+def test_numba_error_in_a_forward_is_translated(monkeypatch):
+    """A kernel that Numba's compiler cannot type (TypingError) in an op's forward: the op reports it as a
     RuntimeError naming the op, the shapes and the dtypes, never Numba's own exception."""
+    import numba
+
+    @numba.njit
+    def untypable(a):
+        return a.no_such_attribute
+
+    from derivgen.generated import kernels
+    monkeypatch.setattr(type(kernels.add_Tensor_forward), "forward",
+                        lambda self, tensors, scalars=(), out=None: untypable(tensors[0]._array))
     x = derivgen.ones(3)
-    x._array.flags.writeable = False
     with pytest.raises(RuntimeError) as info:
-        x.add_(1)
+        x.add_(1)  # the general path: a 0-dim int64 operand
     text = str(info.value).splitlines()[0]
     assert text.startswith("add_(): tensors [3] Float, [] Long: TypingError"), text
     assert info.value.__cause__ is None and info.value.__suppress_context__

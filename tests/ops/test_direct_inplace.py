@@ -2,8 +2,12 @@
 combined with a Python number (``lr * g``) have a direct path in derivgen; these tests pin what both
 paths must give: values, the version bump, and the refusals of the general path. Each body runs
 against derivgen and PyTorch (the ``torch`` fixture)."""
+import warnings
+
 import numpy as np
 import pytest
+
+import derivgen
 
 RNG = np.random.default_rng(7)
 
@@ -210,7 +214,6 @@ def test_fill_of_a_tensor_that_requires_grad_is_recorded(torch):
 
 
 def test_fill_waits_for_deferred_values_that_read_the_tensor():
-    import derivgen
     n = 1 << 18  # above the fusion threshold: ``y`` is deferred and reads ``x`` when computed
     x = derivgen.ones(n)
     y = x * 3
@@ -274,3 +277,29 @@ def test_alpha_refusals_match(torch):
         torch.ones(2, requires_grad=True).sub_(torch.ones(2), alpha=2)
     with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results."):
         torch.ones(2).add(torch.ones(2), alpha=True)
+
+
+# ---- a tensor over read-only memory -----------------------------------------------------------------
+
+READ_ONLY_WRITES = {
+    "zero_": lambda t: t.zero_(), "fill_": lambda t: t.fill_(2.0), "add_": lambda t: t.add_(1),
+    "sub_ alpha": lambda t: t.sub_(t, alpha=1), "mul_ tensor": lambda t: t.mul_(t), "exp_": lambda t: t.exp_(),
+    "clamp_": lambda t: t.clamp_(min=0), "copy_": lambda t: t.copy_(t * 0), "setitem": lambda t: t.__setitem__(0, 5.0),
+    "index setitem": lambda t: t.__setitem__(derivgen.tensor([0]), 5.0), "normal_": lambda t: t.normal_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_ONLY_WRITES))
+def test_in_place_write_into_read_only_memory_is_refused_clearly(name):
+    # torch writes there (undefined behaviour, after a warning at from_numpy); numpy cannot, so derivgen
+    # refuses before any kernel sees the array, and the array is left as it was
+    a = np.arange(1.0, 4.0, dtype=np.float32)
+    a.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # from_numpy warns (once per process, as torch) of the read-only array
+        t = derivgen.from_numpy(a)
+    with pytest.raises(RuntimeError, match="memory is read-only .* cannot be modified in place. Please clone"):
+        READ_ONLY_WRITES[name](t)
+    assert a.tolist() == [1.0, 2.0, 3.0] and t._version == 0
+    c = t.clone()
+    READ_ONLY_WRITES[name](c)  # a copy is writable
