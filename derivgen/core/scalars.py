@@ -3,10 +3,13 @@
 A wrapped number (``x + 2**63``) is read as torch reads it: any int in [-2**63, 2**64) is accepted
 (values from 2**63 wrap around as uint64 does), others raise ``OverflowError``. A fill value
 (``full``, ``fill_``) must fit the tensor's integer dtype."""
+import math
+
 import numpy as np
 
 _INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
-_C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char"}
+# the C++ type names torch 2.13 prints in "value cannot be converted to type ... without overflow"
+_C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
 
 def wrapped_int(value):
@@ -19,11 +22,27 @@ def wrapped_int(value):
 
 
 def check_fill(value, np_dtype):
-    """``value`` unchanged when it fits ``np_dtype``; torch's RuntimeError for an int that does not."""
+    """The value ``full``/``fill_`` write into an ``np_dtype`` array, with torch's range rules: OverflowError
+    for a Python int outside [-2**63, 2**64) (any dtype); RuntimeError for a number outside an integer
+    dtype's range (NaN and infinities included) or a finite one beyond float32's largest value; a negative
+    int down to -max wraps around for an unsigned dtype, as torch's does. Otherwise ``value`` unchanged."""
     np_dtype = np.dtype(np_dtype)
-    if np_dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        wrapped_int(value)  # the range torch's argument parser reads a Python int in
+        if np_dtype.kind == "b":
+            return bool(value)  # (numpy cannot convert an int beyond int64 to bool itself)
+    if np_dtype.kind in "iu" and isinstance(value, (int, np.integer, float, np.floating)) \
+            and not isinstance(value, bool):
         info = np.iinfo(np_dtype)
-        if not info.min <= int(value) <= info.max:
-            name = _C_NAMES.get(np_dtype.name, np_dtype.name)
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        if np_dtype.kind == "u" and isinstance(value, (int, np.integer)) and -info.max <= value < 0:
+            return int(value) % (info.max + 1)  # torch accepts down to -max for unsigned types and wraps
+        if not info.min <= value <= info.max:  # NaN too, as torch's overflow check
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype.name, np_dtype.name)} "
+                               "without overflow")
+    elif np_dtype == np.float32 and isinstance(value, (int, float, np.integer, np.floating)) \
+            and not isinstance(value, bool) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
+        raise RuntimeError("value cannot be converted to type float without overflow")
     return value
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)

@@ -6,6 +6,7 @@ from derivgen.core.grad_mode import _state as _grad_mode_state, enable_grad, is_
 from derivgen.core.node import rebase_history
 from derivgen.core.pending import LIVE_REFS, flush
 from derivgen.core.registry import aten
+from derivgen.core.scalars import FLOAT32_MAX, _INT64_MIN, _UINT64_END
 from derivgen.engine.copyslices import CopySlices
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor, bump_version
@@ -187,6 +188,11 @@ def fill_directly(t, value):
     flags = a.flags
     if (dt is not _FLOAT32 and dt is not _FLOAT64) or not flags.c_contiguous or not flags.writeable:
         return False
+    if type(value) is int:
+        if not _INT64_MIN <= value < _UINT64_END:
+            return False  # outside what torch reads a Python int as (check_fill on the general path says so)
+    elif (value > FLOAT32_MAX or value < -FLOAT32_MAX) and dt is _FLOAT32:
+        return False  # may not fit float32 (the same)
     if a.size >= 4096 and value == 0 and (type(value) is int or not np.signbit(value)):
         a.reshape(-1).view(np.uint8).fill(0)  # a byte fill is a memset: twice as fast as filling floats
     else:
