@@ -3,7 +3,8 @@ arguments, rounding modes): written with numpy here instead of a generated kerne
 import numpy as np
 
 from derivgen.core.dtypes import get_default_dtype
-from derivgen.core.tensor import result_dtype
+from derivgen.core.scalars import FLOAT32_MAX, check_fill, wrapped_int
+from derivgen.core.tensor import result_dtype, wrap_scalar
 from derivgen.kernels.loops import clamp as _clamp_loop, erf as _erf
 from derivgen.ops.forwards import intdiv
 
@@ -19,6 +20,8 @@ def _promoted(*arrays):
 
 
 def logit(self, eps=None):
+    if self.dtype.kind != "f":
+        self = self.astype(get_default_dtype().np)  # an integer or bool input: torch's default float dtype
     x = self if eps is None else np.clip(self, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(x / (1 - x))
@@ -73,14 +76,35 @@ def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
     return np.asarray(out, dtype=dt)
 
 
+_INT_START, _INT_END = -(1 << 63), 1 << 64  # the Python ints torch reads as a Scalar
+
+
+def _is_nan(v):
+    return v is not None and v != v
+
+
 def clamp(self, min=None, max=None):  # noqa: A002 - schema names
     _clamp_check(min, max)
+    for bound in (min, max):
+        if type(bound) is int and not _INT_START <= bound < _INT_END:
+            wrapped_int(bound)  # torch's OverflowError
     if self.dtype in _CLAMP_LOOP_DTYPES and type(min) in _NUMBER_BOUNDS and type(max) in _NUMBER_BOUNDS:
         # a float tensor and Python-number bounds (``x.clamp(min=0)``): one loop, no promotion
+        if ((min is not None and not -FLOAT32_MAX <= min <= FLOAT32_MAX)
+                or (max is not None and not -FLOAT32_MAX <= max <= FLOAT32_MAX)):  # NaN, infinite or large
+            if _is_nan(min) or _is_nan(max):
+                return np.full(self.shape, np.nan, self.dtype)  # torch's clamp propagates a NaN bound
+            if self.dtype == np.float32:  # a finite bound beyond float32 raises torch's error
+                min, max = (None if v is None else check_fill(v, self.dtype) for v in (min, max))
         t = self.dtype.type
         return _clamp_loop(self, None if min is None else t(min), None if max is None else t(max))
-    from derivgen.core.tensor import result_dtype, wrap_scalar
     dt = result_dtype(self, *[wrap_scalar(v) for v in (min, max) if v is not None])
+    if dt.kind in "iu" or dt == np.float32:
+        # the bounds as values of the result dtype (a negative one wraps for uint8, as in torch; one beyond
+        # the dtype's range raises torch's error)
+        min, max = (None if v is None or isinstance(v, np.ndarray) else check_fill(v, dt) for v in (min, max))
+    if dt.kind == "f" and (_is_nan(min) or _is_nan(max)):
+        return np.full(self.shape, np.nan, dt)
     out = self if dt == self.dtype else self.astype(dt if dt.kind != "b" else np.dtype(np.int64))
     if min is not None:
         out = np.where(out < min, out.dtype.type(min), out)
