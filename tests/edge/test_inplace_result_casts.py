@@ -64,3 +64,26 @@ def test_clamp_bounds(bounds, dtype, inplace):
         assert ours[0] == theirs[0] and ours[1].split(" type ")[1] == theirs[1].split(" type ")[1]
         return
     assert ours == theirs
+
+
+MIXED_DTYPES = {
+    "index_add": lambda T, x, i, s: x.index_add(0, i, s), "index_add_": lambda T, x, i, s: x.clone().index_add_(0, i, s),
+    "scatter_add": lambda T, x, i, s: x.scatter_add(0, i, s), "scatter_": lambda T, x, i, s: x.clone().scatter_(0, i, s),
+    "scatter with a number": lambda T, x, i, s: x.scatter(0, i, 0.5),
+    "addmm": lambda T, x, i, s: T.ones(2, 2, dtype=T.int64).addmm(T.ones(2, 2), T.ones(2, 2)),
+    "addmm_": lambda T, x, i, s: T.ones(2, 2, dtype=T.int64).addmm_(T.ones(2, 2), T.ones(2, 2)),
+    "addmm float64 self": lambda T, x, i, s: T.ones(2, 2, dtype=T.float64).addmm(T.ones(2, 2), T.ones(2, 2)),
+    "baddbmm_": lambda T, x, i, s: T.ones(1, 2, 2, dtype=T.int64).baddbmm_(T.ones(1, 2, 2), T.ones(1, 2, 2)),
+    "baddbmm float64 self": lambda T, x, i, s: T.ones(1, 2, 2, dtype=T.float64).baddbmm(T.ones(1, 2, 2), T.ones(1, 2, 2)),
+    "index_add of one dtype": lambda T, x, i, s: x.float().index_add(0, i, s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXED_DTYPES))
+def test_operands_of_another_dtype(name):
+    # an int64 tensor and a float32 source: torch refuses each of these with its own text
+    fn = MIXED_DTYPES[name]
+
+    def run(T, x):
+        return fn(T, x, T.tensor([0]), T.tensor([0.5]))
+    assert _outcome(derivgen, run, derivgen.tensor([1, 2, 3])) == _outcome(torch, run, torch.tensor([1, 2, 3]))

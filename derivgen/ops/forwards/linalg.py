@@ -62,6 +62,9 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     if mat1.dtype != mat2.dtype:  # addmm's own check (torch's text differs from mm's)
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar_type_name(mat1)} and "
                            f"{_scalar_type_name(mat2)}")
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_scalar_type_name(self)} and "
+                           f"{_scalar_type_name(mat2)}")
     prod = mm(mat1, mat2)
     out_shape = prod.shape
     try:
@@ -79,7 +82,16 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     return np.asarray(np.broadcast_to(out, out_shape), dtype=prod.dtype).copy()
 
 
+# the C++ names torch's baddbmm prints for the dtypes
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    if self.dtype != batch1.dtype and batch1.dtype == batch2.dtype:
+        names = [_CPP_NAMES.get(a.dtype.name, a.dtype.name) for a in (self, batch1, batch2)]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, "
+                           f"batch2: {names[2]}")
     prod = bmm(batch1, batch2)
     out = prod if alpha == 1 else prod * prod.dtype.type(alpha)
     if beta != 0:

@@ -410,6 +410,8 @@ def gather(self, dim, index, *, sparse_grad=False):
 
 def _scatter(self, dim, index, src, add):
     d = _along(self, dim, index, "scatter")
+    if isinstance(src, np.ndarray) and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     out = self.copy()
     if index.size == 0:
         return out
@@ -458,6 +460,9 @@ def index_add(self, dim, index, source, *, alpha=1):
     if index.dtype not in (np.int32, np.int64):
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{scalar_type_name(index.dtype)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(self.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
     out = self.copy()
     src = source if alpha == 1 else source * self.dtype.type(alpha)
     if self.ndim == 0:
