@@ -8332,6 +8332,8 @@ _all_rows = (
 
 def all(*args, **kwargs):
     """`all`: all, all.dim."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return all_default(*args)
     return _b.dispatch("all", _all_rows, args, kwargs)
 
 _any_rows = (
@@ -8342,6 +8344,8 @@ _any_rows = (
 
 def any(*args, **kwargs):
     """`any`: any, any.dim."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return any_default(*args)
     return _b.dispatch("any", _any_rows, args, kwargs)
 
 _bmm_rows = (
@@ -8569,6 +8573,8 @@ _mean_rows = (
 
 def mean(*args, **kwargs):
     """`mean`: mean, mean.dim."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return mean_default(*args)
     return _b.dispatch("mean", _mean_rows, args, kwargs)
 
 _minimum_rows = (
@@ -8916,6 +8922,8 @@ _squeeze_rows = (
 
 def squeeze(*args, **kwargs):
     """`squeeze`: squeeze, squeeze.dim, squeeze.dims."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return squeeze_default(*args)
     return _b.dispatch("squeeze", _squeeze_rows, args, kwargs)
 
 _stack_rows = (
@@ -8956,6 +8964,8 @@ _sum_rows = (
 
 def sum(*args, **kwargs):
     """`sum`: sum, sum.dim_IntList."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sum_default(*args)
     return _b.dispatch("sum", _sum_rows, args, kwargs)
 
 _t_rows = (
@@ -9497,6 +9507,8 @@ _round_rows = (
 
 def round(*args, **kwargs):
     """`round`: round, round.decimals."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return round_default(*args)
     return _b.dispatch("round", _round_rows, args, kwargs)
 
 _round__rows = (
@@ -9507,6 +9519,8 @@ _round__rows = (
 
 def round_(*args, **kwargs):
     """`round_`: round, round.decimals."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return round__default(*args)
     return _b.dispatch("round_", _round__rows, args, kwargs)
 
 _trunc_rows = (
@@ -10172,6 +10186,8 @@ _prod_rows = (
 
 def prod(*args, **kwargs):
     """`prod`: prod, prod.dim_int."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return prod_default(*args)
     return _b.dispatch("prod", _prod_rows, args, kwargs)
 
 _max_rows = (
@@ -10182,6 +10198,8 @@ _max_rows = (
 
 def max(*args, **kwargs):
     """`max`: max.dim, max."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return max_default(*args)
     return _b.dispatch("max", _max_rows, args, kwargs)
 
 _min_rows = (
@@ -10192,6 +10210,8 @@ _min_rows = (
 
 def min(*args, **kwargs):
     """`min`: min.dim, min."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return min_default(*args)
     return _b.dispatch("min", _min_rows, args, kwargs)
 
 _amax_rows = (
@@ -10375,6 +10395,8 @@ _median_rows = (
 
 def median(*args, **kwargs):
     """`median`: median, median.dim."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return median_default(*args)
     return _b.dispatch("median", _median_rows, args, kwargs)
 
 _norm_rows = (
@@ -10385,6 +10407,8 @@ _norm_rows = (
 
 def norm(*args, **kwargs):
     """`norm`: norm.Scalar, norm.ScalarOpt_dim."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return norm_Scalar(*args)
     return _b.dispatch("norm", _norm_rows, args, kwargs)
 
 _addmm_rows = (
@@ -10475,6 +10499,9 @@ def squeeze_(*args, **kwargs):
     """`squeeze_`: squeeze_, squeeze_.dim, squeeze_.dims."""
     self = _inplace_target(args, kwargs)
     _check_inplace_view(self)
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _commit_view_inplace(self, squeeze__default(*args), _b.dispatch, "squeeze_", _squeeze__rows,
+                                    args, kwargs)
     return _commit_view_inplace(self, _b.dispatch("squeeze_", _squeeze__rows, args, kwargs), _b.dispatch,
                                 "squeeze_", _squeeze__rows, args, kwargs)
 
@@ -10740,6 +10767,8 @@ _sort_rows = (
 
 def sort(*args, **kwargs):
     """`sort`: sort, sort.stable."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return sort_default(*args)
     return _b.dispatch("sort", _sort_rows, args, kwargs)
 
 _topk_rows = (
@@ -11103,6 +11132,8 @@ _count_nonzero_rows = (
 
 def count_nonzero(*args, **kwargs):
     """`count_nonzero`: count_nonzero.dim_IntList, count_nonzero."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return count_nonzero_default(*args)
     return _b.dispatch("count_nonzero", _count_nonzero_rows, args, kwargs)
 
 _elu__rows = (
@@ -11199,6 +11230,8 @@ _bernoulli_rows = (
 
 def bernoulli(*args, **kwargs):
     """`bernoulli`: bernoulli, bernoulli.p."""
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return bernoulli_default(*args)
     return _b.dispatch("bernoulli", _bernoulli_rows, args, kwargs)
 
 _bernoulli__rows = (
@@ -11211,6 +11244,8 @@ def bernoulli_(*args, **kwargs):
     """`bernoulli_`: bernoulli_.Tensor, bernoulli_.float."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _commit_inplace(self, bernoulli__float(*args))
     return _commit_inplace(self, _b.dispatch("bernoulli_", _bernoulli__rows, args, kwargs))
 
 _exponential__rows = (
@@ -11274,6 +11309,8 @@ def random_(*args, **kwargs):
     """`random_`: random_.from, random_.to, random_."""
     self = _inplace_target(args, kwargs)
     _check_inplace(self)
+    if not kwargs and len(args) == 1 and type(args[0]) is _Tensor:
+        return _commit_inplace(self, random__default(*args))
     return _commit_inplace(self, _b.dispatch("random_", _random__rows, args, kwargs))
 
 _max_pool3d_with_indices_rows = (

@@ -66,6 +66,7 @@ class _Ov:
                                                            or args[n].kwonly):
             n += 1
         self.tensor_arity = n if 1 <= n <= 3 and all(a.has_default for a in args[n:]) else 0
+        self.required = sum(1 for a in args if not a.has_default)
 
 
 class _Op:
@@ -82,6 +83,20 @@ class _Op:
         # such a row whose out-of-place op is a view row (``transpose_``, ``squeeze_``) changes self's
         # shape and strides, not its data: set in ``render_models``
         self.view_commit = False
+
+    @property
+    def direct(self):
+        """``(overload, n)`` when a call with exactly ``n`` Tensors and no keywords can bind only to that
+        overload, with its defaults for the rest (``x.sin()``, ``x.sum()``: of sum's two rows only
+        ``sum(Tensor self, *, ScalarType? dtype=None)`` takes one argument), else None: the Python-facing
+        function then calls its row directly, as the argument parser would."""
+        if len(self.overloads) == 1:
+            ov = self.overloads[0]
+            return (ov, ov.tensor_arity) if ov.tensor_arity else None
+        one = [ov for ov in self.overloads if ov.tensor_arity == 1]
+        if len(one) == 1 and all(ov.required >= 2 for ov in self.overloads if ov is not one[0]):
+            return one[0], 1
+        return None
 
 
 class Generation(NamedTuple):
