@@ -15,6 +15,12 @@ from derivgen.ops.inplace import fill_directly
 _NOT_GIVEN = object()
 
 
+def _as_method(fn, name, general):
+    """``fn``, a direct path in front of the generated ``general``, named and documented as the method."""
+    fn.__name__, fn.__qualname__, fn.__doc__ = name, f"Tensor.{name}", general.__doc__
+    return fn
+
+
 def _is_number(v):
     return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
 
@@ -72,10 +78,8 @@ def install(ops):
         if len(args) == 1 and not kwargs and fill_directly(self, args[0]):
             return self
         return fill_(self, *args, **kwargs)
-    fast_zero_.__name__, fast_zero_.__qualname__, fast_zero_.__doc__ = "zero_", "Tensor.zero_", zero_.__doc__
-    fast_fill_.__name__, fast_fill_.__qualname__, fast_fill_.__doc__ = "fill_", "Tensor.fill_", fill_.__doc__
-    Tensor.zero_ = fast_zero_
-    Tensor.fill_ = fast_fill_
+    Tensor.zero_ = _as_method(fast_zero_, "zero_", zero_)
+    Tensor.fill_ = _as_method(fast_fill_, "fill_", fill_)
 
     # ``h.clamp(min=0)`` (the tutorials' ReLU): Python-number bounds pick the Scalar row, as the
     # argument parser would, without running it
@@ -92,8 +96,7 @@ def install(ops):
                 if type(bound) is int or type(bound) is float:
                     return clamp_scalar(self, None, bound)
         return clamp(self, *args, **kwargs)
-    fast_clamp.__name__, fast_clamp.__qualname__, fast_clamp.__doc__ = "clamp", "Tensor.clamp", clamp.__doc__
-    Tensor.clamp = fast_clamp
+    Tensor.clamp = _as_method(fast_clamp, "clamp", clamp)
 
     # ``p.add_(g, alpha=-lr)`` (the classic manual update): a Tensor and a Python-number ``alpha`` go to
     # the ``.Tensor`` row directly, as the argument parser would send them
@@ -106,8 +109,7 @@ def install(ops):
                 if type(alpha) is int or type(alpha) is float:
                     return row(self, args[0], alpha=alpha)
             return general(self, *args, **kwargs)
-        method.__name__, method.__qualname__, method.__doc__ = name, f"Tensor.{name}", general.__doc__
-        return method
+        return _as_method(method, name, general)
     for name in ("add", "add_", "sub", "sub_"):
         setattr(Tensor, name, with_alpha(name))
 

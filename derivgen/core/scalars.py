@@ -7,18 +7,19 @@ import math
 
 import numpy as np
 
-_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+# the Python ints torch reads as a Scalar: [INT64_MIN, UINT64_END)
+INT64_MIN, UINT64_END = -(1 << 63), 1 << 64
 # the C++ type names torch 2.13 prints in "value cannot be converted to type ... without overflow"
 _C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
 
 def wrapped_int(value):
     """The int64 value torch stores for the Python int ``value`` as a wrapped number."""
-    if value < _INT64_MIN:
+    if value < INT64_MIN:
         raise OverflowError("can't convert negative int to unsigned")
-    if value >= _UINT64_END:
+    if value >= UINT64_END:
         raise OverflowError("int too big to convert")
-    return value - _UINT64_END if value >= (1 << 63) else value
+    return value - UINT64_END if value >= (1 << 63) else value
 
 
 def check_fill(value, np_dtype):

@@ -7,7 +7,7 @@ from derivgen.core.grad_mode import _state as _grad_mode_state, enable_grad, is_
 from derivgen.core.node import rebase_history
 from derivgen.core.pending import LIVE_REFS, flush
 from derivgen.core.registry import aten
-from derivgen.core.scalars import FLOAT32_MAX, _INT64_MIN, _UINT64_END
+from derivgen.core.scalars import FLOAT32_MAX, INT64_MIN, UINT64_END
 from derivgen.engine.copyslices import CopySlices
 from derivgen.kernels.promotion import can_cast
 from derivgen.core.sizes import has_internal_overlap
@@ -196,7 +196,7 @@ def fill_directly(t, value):
     if (dt is not _FLOAT32 and dt is not _FLOAT64) or not flags.c_contiguous or not flags.writeable:
         return False
     if type(value) is int:
-        if not _INT64_MIN <= value < _UINT64_END:
+        if not INT64_MIN <= value < UINT64_END:
             return False  # outside what torch reads a Python int as (check_fill on the general path says so)
     elif (value > FLOAT32_MAX or value < -FLOAT32_MAX) and dt is _FLOAT32:
         return False  # may not fit float32 (the same)

@@ -3,7 +3,7 @@ arguments, rounding modes): written with numpy here instead of a generated kerne
 import numpy as np
 
 from derivgen.core.dtypes import get_default_dtype
-from derivgen.core.scalars import FLOAT32_MAX, check_fill, wrapped_int
+from derivgen.core.scalars import FLOAT32_MAX, INT64_MIN, UINT64_END, check_fill, wrapped_int
 from derivgen.core.tensor import result_dtype, wrap_scalar
 from derivgen.kernels.loops import clamp as _clamp_loop, erf as _erf
 from derivgen.ops.forwards import intdiv
@@ -76,9 +76,6 @@ def clamp_Tensor(self, min=None, max=None):  # noqa: A002 - schema names
     return np.asarray(out, dtype=dt)
 
 
-_INT_START, _INT_END = -(1 << 63), 1 << 64  # the Python ints torch reads as a Scalar
-
-
 def _is_nan(v):
     return v is not None and v != v
 
@@ -86,7 +83,7 @@ def _is_nan(v):
 def clamp(self, min=None, max=None):  # noqa: A002 - schema names
     _clamp_check(min, max)
     for bound in (min, max):
-        if type(bound) is int and not _INT_START <= bound < _INT_END:
+        if type(bound) is int and not INT64_MIN <= bound < UINT64_END:
             wrapped_int(bound)  # torch's OverflowError
     if self.dtype in _CLAMP_LOOP_DTYPES and type(min) in _NUMBER_BOUNDS and type(max) in _NUMBER_BOUNDS:
         # a float tensor and Python-number bounds (``x.clamp(min=0)``): one loop, no promotion
