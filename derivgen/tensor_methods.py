@@ -12,9 +12,6 @@ from derivgen.ops.indexing import getitem, setitem
 from derivgen.ops.inplace import fill_directly
 
 
-_NOT_GIVEN = object()
-
-
 def _as_method(fn, name, general):
     """``fn``, a direct path in front of the generated ``general``, named and documented as the method."""
     fn.__name__, fn.__qualname__, fn.__doc__ = name, f"Tensor.{name}", general.__doc__
@@ -87,13 +84,11 @@ def install(ops):
 
     def fast_clamp(self, *args, **kwargs):
         if not args and len(kwargs) == 1:
-            bound = kwargs.get("min", _NOT_GIVEN)
-            if bound is not _NOT_GIVEN:
-                if type(bound) is int or type(bound) is float:
+            (which, bound), = kwargs.items()
+            if type(bound) is int or type(bound) is float:
+                if which == "min":
                     return clamp_scalar(self, bound, None)
-            else:
-                bound = kwargs.get("max", _NOT_GIVEN)
-                if type(bound) is int or type(bound) is float:
+                if which == "max":
                     return clamp_scalar(self, None, bound)
         return clamp(self, *args, **kwargs)
     Tensor.clamp = _as_method(fast_clamp, "clamp", clamp)

@@ -9,6 +9,7 @@ import numpy as np
 
 # the Python ints torch reads as a Scalar: [INT64_MIN, UINT64_END)
 INT64_MIN, UINT64_END = -(1 << 63), 1 << 64
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 # the C++ type names torch 2.13 prints in "value cannot be converted to type ... without overflow"
 _C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
@@ -44,6 +45,3 @@ def check_fill(value, np_dtype):
             and not isinstance(value, bool) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
         raise RuntimeError("value cannot be converted to type float without overflow")
     return value
-
-
-FLOAT32_MAX = float(np.finfo(np.float32).max)
