@@ -756,7 +756,7 @@ class ExpBackward0(_Node):
           inplace: true
           self: grad * result
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 95, '- name: exp(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  forward: exp(self)\n  inplace: true\n  self: grad * result',
                                ((('self',), 'proven'),))
@@ -766,11 +766,12 @@ class ExpBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -788,6 +789,9 @@ class ExpBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -805,7 +809,8 @@ class ExpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.exp_backward_self.call2(grad, result)
@@ -815,7 +820,8 @@ class ExpBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * result
@@ -1788,7 +1794,7 @@ class PowBackward1(_Node):
           self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
           exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))
     """
-    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", "_svv_self", "_svv_exponent", )
+    __slots__ = ("_sv_self", "_sv_exponent", "_sv_result", "_svv_self", "_svv_exponent", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 180, '- name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  self: where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))\n  exponent: where(self == 0 and exponent >= 0, 0, grad * result * log(self))',
                                ((('self',), 'proven'), (('exponent',), 'proven')))
@@ -1802,6 +1808,7 @@ class PowBackward1(_Node):
         self._sv_result = None
         self._svv_self = None
         self._svv_exponent = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -1822,7 +1829,7 @@ class PowBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -1862,6 +1869,9 @@ class PowBackward1(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -1889,7 +1899,8 @@ class PowBackward1(_Node):
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         exponent = node._sv_exponent
         exponent = exponent._array if isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)) else _saved_data(node, exponent, node._svv_exponent)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         grad_input_exponent = None
         if needs[0]:
@@ -1904,7 +1915,8 @@ class PowBackward1(_Node):
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
         exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         grad_input_exponent = None
         if needs[0]:
@@ -1921,7 +1933,7 @@ class PowBackward2(_Node):
           forward: self ** exponent
           exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)
     """
-    __slots__ = ("_sv_exponent", "_sv_result", "_svv_exponent", "_v_self", )
+    __slots__ = ("_sv_exponent", "_sv_result", "_svv_exponent", "_svv_result", "_v_self", )
     _saved_tensor_slots = ("_sv_exponent", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 185, '- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor\n  forward: self ** exponent\n  exponent: where(exponent >= 0, 0, grad * result * log(self)) if self == 0 else grad * result * log(self)',
                                ((('exponent',), 'proven'),))
@@ -1932,6 +1944,7 @@ class PowBackward2(_Node):
         self._sv_exponent = None
         self._sv_result = None
         self._svv_exponent = None
+        self._svv_result = None
         self._v_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
@@ -1945,7 +1958,7 @@ class PowBackward2(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -1978,6 +1991,9 @@ class PowBackward2(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -2004,7 +2020,8 @@ class PowBackward2(_Node):
             return [None] * len(node._next_fns)
         exponent = node._sv_exponent
         exponent = exponent._array if isinstance(exponent, _Tensor) and (exponent._vc[0] == node._svv_exponent or (exponent._vc[0] == ~node._svv_exponent and exponent.grad_fn is not None)) else _saved_data(node, exponent, node._svv_exponent)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         self = node._v_self
         grad_input_exponent = None
         if needs[0]:
@@ -2022,7 +2039,8 @@ class PowBackward2(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         exponent = _unpack_saved(node, node._sv_exponent, node._svv_exponent)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         self = node._v_self
         grad_input_exponent = None
         if needs[0]:
@@ -2039,7 +2057,7 @@ class ReciprocalBackward0(_Node):
           forward: 1 / self
           self: -grad * result * result
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 189, '- name: reciprocal(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  forward: 1 / self\n  self: -grad * result * result',
                                ((('self',), 'proven'),))
@@ -2049,11 +2067,12 @@ class ReciprocalBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -2071,6 +2090,9 @@ class ReciprocalBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -2088,7 +2110,8 @@ class ReciprocalBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.reciprocal_backward_self.call2(grad, result)
@@ -2098,7 +2121,8 @@ class ReciprocalBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -grad * _ops.pow(result, 2)
@@ -2114,7 +2138,7 @@ class ReluBackward0(_Node):
           inplace: true
           self: threshold_backward(grad, result, 0)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 195, '- name: relu(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  forward: maximum(self, 0)\n  inplace: true\n  self: threshold_backward(grad, result, 0)',
                                ((('self',), 'proven'),))
@@ -2124,11 +2148,12 @@ class ReluBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -2146,6 +2171,9 @@ class ReluBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -2163,7 +2191,8 @@ class ReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.relu_backward_self.call2(grad, result)
@@ -2173,7 +2202,8 @@ class ReluBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _ops.threshold_backward_default(grad, result, 0)
@@ -2426,7 +2456,7 @@ class SigmoidBackward0(_Node):
           inplace: true
           self: grad * result * (1 - result)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 221, '- name: sigmoid(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  forward: sigmoid(self)\n  inplace: true\n  self: grad * result * (1 - result)',
                                ((('self',), 'proven'),))
@@ -2436,11 +2466,12 @@ class SigmoidBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -2458,6 +2489,9 @@ class SigmoidBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -2475,7 +2509,8 @@ class SigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sigmoid_backward_self.call2(grad, result)
@@ -2485,7 +2520,8 @@ class SigmoidBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * result * ((1 - result))
@@ -2919,7 +2955,7 @@ class SqrtBackward0(_Node):
           inplace: true
           self: grad / (2 * result)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 261, '- name: sqrt(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  forward: sqrt(self)\n  inplace: true\n  self: grad / (2 * result)',
                                ((('self',), 'proven'),))
@@ -2929,11 +2965,12 @@ class SqrtBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -2951,6 +2988,9 @@ class SqrtBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -2968,7 +3008,8 @@ class SqrtBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.sqrt_backward_self.call2(grad, result)
@@ -2978,7 +3019,8 @@ class SqrtBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = ((0.5) * grad) / (result)
@@ -3384,7 +3426,7 @@ class TanhBackward0(_Node):
           inplace: true
           self: grad * (1 - result * result)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 301, '- name: tanh(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  forward: tanh(self)\n  inplace: true\n  self: grad * (1 - result * result)',
                                ((('self',), 'proven'),))
@@ -3394,11 +3436,12 @@ class TanhBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -3416,6 +3459,9 @@ class TanhBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -3433,7 +3479,8 @@ class TanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.tanh_backward_self.call2(grad, result)
@@ -3443,7 +3490,8 @@ class TanhBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * ((1 - _ops.pow(result, 2)))
@@ -3765,7 +3813,7 @@ class Exp2Backward0(_Node):
           forward: exp2(self)
           self: grad * result * 0.6931471805599453
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 338, '- name: exp2(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  forward: exp2(self)\n  self: grad * result * 0.6931471805599453',
                                ((('self',), 'proven'),))
@@ -3775,11 +3823,12 @@ class Exp2Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -3797,6 +3846,9 @@ class Exp2Backward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -3814,7 +3866,8 @@ class Exp2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.exp2_backward_self.call2(grad, result)
@@ -3824,7 +3877,8 @@ class Exp2Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = 0.6931471805599453 * grad * result
@@ -3840,7 +3894,7 @@ class Expm1Backward0(_Node):
           forward: expm1(self)
           self: grad * (result + 1)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 344, '- name: expm1(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  forward: expm1(self)\n  self: grad * (result + 1)',
                                ((('self',), 'proven'),))
@@ -3850,11 +3904,12 @@ class Expm1Backward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -3872,6 +3927,9 @@ class Expm1Backward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -3889,7 +3947,8 @@ class Expm1Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.expm1_backward_self.call2(grad, result)
@@ -3899,7 +3958,8 @@ class Expm1Backward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * ((result + 1))
@@ -4146,7 +4206,7 @@ class RsqrtBackward0(_Node):
           forward: rsqrt(self)
           self: -0.5 * grad * result * result * result
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 368, '- name: rsqrt(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  forward: rsqrt(self)\n  self: -0.5 * grad * result * result * result',
                                ((('self',), 'proven'),))
@@ -4156,11 +4216,12 @@ class RsqrtBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -4178,6 +4239,9 @@ class RsqrtBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -4195,7 +4259,8 @@ class RsqrtBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.rsqrt_backward_self.call2(grad, result)
@@ -4205,7 +4270,8 @@ class RsqrtBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = -0.5 * grad * _ops.pow(result, 3)
@@ -4221,7 +4287,7 @@ class TanBackward0(_Node):
           forward: tan(self)
           self: grad * (1 + result * result)
     """
-    __slots__ = ("_sv_result", )
+    __slots__ = ("_sv_result", "_svv_result", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 374, '- name: tan(Tensor self) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  forward: tan(self)\n  self: grad * (1 + result * result)',
                                ((('self',), 'proven'),))
@@ -4231,11 +4297,12 @@ class TanBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -4253,6 +4320,9 @@ class TanBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -4270,7 +4340,8 @@ class TanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _k.tan_backward_self.call2(grad, result)
@@ -4280,7 +4351,8 @@ class TanBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = grad * ((_ops.pow(result, 2) + 1))
@@ -7521,7 +7593,7 @@ class HypotBackward0(_Node):
           self: grad * self / result
           other: grad * other / result
     """
-    __slots__ = ("_sv_self", "_sv_other", "_sv_result", "_svv_self", "_svv_other", )
+    __slots__ = ("_sv_self", "_sv_other", "_sv_result", "_svv_self", "_svv_other", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_other", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 643, '- name: hypot(Tensor self, Tensor other) -> Tensor\n  inplace: true\n  forward: sqrt(self * self + other * other)\n  self: grad * self / result\n  other: grad * other / result',
                                ((('self',), 'proven'), (('other',), 'proven')))
@@ -7535,6 +7607,7 @@ class HypotBackward0(_Node):
         self._sv_result = None
         self._svv_self = None
         self._svv_other = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -7555,7 +7628,7 @@ class HypotBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -7595,6 +7668,9 @@ class HypotBackward0(_Node):
         result = node._sv_result
         if result is None:
             result = _blank  # not saved: no gradient needs it
+        elif result.__class__ is np.ndarray:
+            if node._svv_result[0] != 0 or result.shape != _shape or result.dtype is not _dtype:
+                return False
         elif result.__class__ is _SavedVariable and result.unpack_hook is None and not result.released and result.vc[0] == result.version:
             result = result._array
             if result.__class__ is not np.ndarray or result.shape != _shape or result.dtype is not _dtype:
@@ -7622,7 +7698,8 @@ class HypotBackward0(_Node):
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
         other = node._sv_other
         other = other._array if isinstance(other, _Tensor) and (other._vc[0] == node._svv_other or (other._vc[0] == ~node._svv_other and other.grad_fn is not None)) else _saved_data(node, other, node._svv_other)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -7637,7 +7714,8 @@ class HypotBackward0(_Node):
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
         other = _unpack_saved(node, node._sv_other, node._svv_other)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         grad_input_other = None
         if needs[0]:
@@ -8464,7 +8542,7 @@ class ProdBackward0(_Node):
           result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)
           self: prod_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 714, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -8473,6 +8551,7 @@ class ProdBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -8485,7 +8564,7 @@ class ProdBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -8504,7 +8583,8 @@ class ProdBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.prod_backward(grad, self, result)
@@ -8515,7 +8595,8 @@ class ProdBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.prod_backward_graph(grad, self, result)
@@ -8666,7 +8747,7 @@ class MaxBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 726, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -8675,6 +8756,7 @@ class MaxBackward1(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -8687,7 +8769,7 @@ class MaxBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -8706,7 +8788,8 @@ class MaxBackward1(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward(grad, self, result)
@@ -8717,7 +8800,8 @@ class MaxBackward1(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward_graph(grad, self, result)
@@ -8802,7 +8886,7 @@ class MinBackward1(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 734, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -8811,6 +8895,7 @@ class MinBackward1(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -8823,7 +8908,7 @@ class MinBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -8842,7 +8927,8 @@ class MinBackward1(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward(grad, self, result)
@@ -8853,7 +8939,8 @@ class MinBackward1(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward_graph(grad, self, result)
@@ -8867,7 +8954,7 @@ class AmaxBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 738, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -8876,6 +8963,7 @@ class AmaxBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
@@ -8890,7 +8978,7 @@ class AmaxBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -8917,7 +9005,8 @@ class AmaxBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -8930,7 +9019,8 @@ class AmaxBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -8946,7 +9036,7 @@ class AminBackward0(_Node):
           result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)
           self: scale_grad_by_count(grad, self, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 742, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -8955,6 +9045,7 @@ class AminBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
@@ -8969,7 +9060,7 @@ class AminBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -8996,7 +9087,8 @@ class AminBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -9009,7 +9101,8 @@ class AminBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         grad_input_self = None
@@ -9101,7 +9194,7 @@ class LogsumexpBackward0(_Node):
           result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)
           self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_dim", "_v_keepdim", "_v_self_sym_sizes", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 754, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
                                ((('self',), 'hand-written'),))
@@ -9111,6 +9204,7 @@ class LogsumexpBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
@@ -9126,7 +9220,7 @@ class LogsumexpBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -9157,7 +9251,8 @@ class LogsumexpBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -9173,7 +9268,8 @@ class LogsumexpBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         keepdim = node._v_keepdim
         self_sym_sizes = node._v_self_sym_sizes
@@ -9263,7 +9359,7 @@ class StdBackward0(_Node):
           result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)
           self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", "_v_correction", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_dim", "_v_correction", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 762, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -9272,6 +9368,7 @@ class StdBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_dim = None
         self._v_correction = None
         self._v_keepdim = None
@@ -9287,7 +9384,7 @@ class StdBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -9318,7 +9415,8 @@ class StdBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -9333,7 +9431,8 @@ class StdBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         correction = node._v_correction
         keepdim = node._v_keepdim
@@ -9541,7 +9640,7 @@ class LinalgVectorNormBackward0(_Node):
           result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)
           self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_ord", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_ord", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 778, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  variants: []\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
@@ -9550,6 +9649,7 @@ class LinalgVectorNormBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_ord = None
         self._v_dim = None
         self._v_keepdim = None
@@ -9565,7 +9665,7 @@ class LinalgVectorNormBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -9596,7 +9696,8 @@ class LinalgVectorNormBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         ord = node._v_ord
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -9610,7 +9711,8 @@ class LinalgVectorNormBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         ord = node._v_ord
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -9675,7 +9777,7 @@ class CumprodBackward0(_Node):
           result: cumprod_jvp(self_t, self_p, result, dim)
           self: cumprod_backward(grad, self, dim, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_dim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 788, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  inplace: true\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)',
                                ((('self',), 'hand-written'),))
@@ -9684,6 +9786,7 @@ class CumprodBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
@@ -9697,7 +9800,7 @@ class CumprodBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -9720,7 +9823,8 @@ class CumprodBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -9732,7 +9836,8 @@ class CumprodBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -9895,7 +10000,7 @@ class MedianBackward0(_Node):
           result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)
           self: evenly_distribute_backward(grad, self, result)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 803, '- name: median(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
@@ -9904,6 +10009,7 @@ class MedianBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -9916,7 +10022,7 @@ class MedianBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -9935,7 +10041,8 @@ class MedianBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward(grad, self, result)
@@ -9946,7 +10053,8 @@ class MedianBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_self = None
         if needs[0]:
             grad_input_self = _fns.evenly_distribute_backward_graph(grad, self, result)
@@ -10036,7 +10144,7 @@ class NormBackward0(_Node):
           result: sum(norm_backward(full_like(result, 1), self_p, p, result, None, False) * self_t)
           self: norm_backward(grad, self, p, result, None, False)
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_p", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_p", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 814, '- name: norm.Scalar(Tensor self, Scalar p=2) -> Tensor\n  variants: []\n  result: sum(norm_backward(full_like(result, 1), self_p, p, result, None, False) * self_t)\n  self: norm_backward(grad, self, p, result, None, False)',
                                ((('self',), 'hand-written'),))
@@ -10045,6 +10153,7 @@ class NormBackward0(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_p = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
@@ -10058,7 +10167,7 @@ class NormBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -10081,7 +10190,8 @@ class NormBackward0(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         p = node._v_p
         grad_input_self = None
         if needs[0]:
@@ -10093,7 +10203,8 @@ class NormBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         p = node._v_p
         grad_input_self = None
         if needs[0]:
@@ -10111,7 +10222,7 @@ class NormBackward1(_Node):
         
         # ---- linear algebra -----------------------------------------------------------------------------------
     """
-    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_v_p", "_v_dim", "_v_keepdim", )
+    __slots__ = ("_sv_self", "_sv_result", "_svv_self", "_svv_result", "_v_p", "_v_dim", "_v_keepdim", )
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 819, '- name: norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor\n  variants: []\n  result: sum_dim_IntList(norm_backward(full_like(result, 1), self_p, p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: norm_backward(grad, self, p, result, dim, keepdim)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
@@ -10120,6 +10231,7 @@ class NormBackward1(_Node):
         self._sv_self = None
         self._sv_result = None
         self._svv_self = None
+        self._svv_result = None
         self._v_p = None
         self._v_dim = None
         self._v_keepdim = None
@@ -10135,7 +10247,7 @@ class NormBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -10166,7 +10278,8 @@ class NormBackward1(_Node):
             return [None] * len(node._next_fns)
         self = node._sv_self
         self = self._array if isinstance(self, _Tensor) and (self._vc[0] == node._svv_self or (self._vc[0] == ~node._svv_self and self.grad_fn is not None)) else _saved_data(node, self, node._svv_self)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         p = node._v_p
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -10180,7 +10293,8 @@ class NormBackward1(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         self = _unpack_saved(node, node._sv_self, node._svv_self)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         p = node._v_p
         dim = node._v_dim
         keepdim = node._v_keepdim
@@ -10451,7 +10565,7 @@ class LinalgDetBackward0(_Node):
           result: linalg_det_jvp(A_t, A_p, result)
           A: linalg_det_backward(grad, result, A)
     """
-    __slots__ = ("_sv_A", "_sv_result", "_svv_A", )
+    __slots__ = ("_sv_A", "_sv_result", "_svv_A", "_svv_result", )
     _saved_tensor_slots = ("_sv_A", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 846, '- name: _linalg_det(Tensor A) -> Tensor\n  result: linalg_det_jvp(A_t, A_p, result)\n  A: linalg_det_backward(grad, result, A)',
                                ((('A',), 'hand-written'),))
@@ -10460,6 +10574,7 @@ class LinalgDetBackward0(_Node):
         self._sv_A = None
         self._sv_result = None
         self._svv_A = None
+        self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
@@ -10472,7 +10587,7 @@ class LinalgDetBackward0(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -10491,7 +10606,8 @@ class LinalgDetBackward0(_Node):
             return [None] * len(node._next_fns)
         A = node._sv_A
         A = A._array if isinstance(A, _Tensor) and (A._vc[0] == node._svv_A or (A._vc[0] == ~node._svv_A and A.grad_fn is not None)) else _saved_data(node, A, node._svv_A)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         grad_input_A = None
         if needs[0]:
             grad_input_A = _fns.linalg_det_backward(grad, result, A)
@@ -10502,7 +10618,8 @@ class LinalgDetBackward0(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         A = _unpack_saved(node, node._sv_A, node._svv_A)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         grad_input_A = None
         if needs[0]:
             grad_input_A = _fns.linalg_det_backward_graph(grad, result, A)
@@ -12152,7 +12269,7 @@ class SoftmaxBackward0(_Node):
           result: result * (self_t - sum_dim_IntList(result * self_t, dim, True))
           self: result * (grad - sum_dim_IntList(grad * result, dim, True))
     """
-    __slots__ = ("_sv_result", "_v_dim", )
+    __slots__ = ("_sv_result", "_svv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1003, '- name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: result * (self_t - sum_dim_IntList(result * self_t, dim, True))\n  self: result * (grad - sum_dim_IntList(grad * result, dim, True))',
                                ((('self',), 'hand-written'),))
@@ -12160,12 +12277,13 @@ class SoftmaxBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -12184,7 +12302,8 @@ class SoftmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -12197,7 +12316,8 @@ class SoftmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -12212,19 +12332,20 @@ class LogSoftmaxBackward0(_Node):
           result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)
           self: log_softmax_backward_data(grad, result, dim)
     """
-    __slots__ = ("_sv_result", "_v_dim", )
+    __slots__ = ("_sv_result", "_svv_result", "_v_dim", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1007, '- name: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)\n  self: log_softmax_backward_data(grad, result, dim)',
                                ((('self',), 'hand-written'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -12243,7 +12364,8 @@ class LogSoftmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -12254,7 +12376,8 @@ class LogSoftmaxBackward0(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         dim = node._v_dim
         grad_input_self = None
         if needs[0]:
@@ -15054,13 +15177,14 @@ class EluBackward1(_Node):
           forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)
           self: elu_result_backward(grad, result, alpha, scale, input_scale)
     """
-    __slots__ = ("_sv_result", "_v_alpha", "_v_scale", "_v_input_scale", )
+    __slots__ = ("_sv_result", "_svv_result", "_v_alpha", "_v_scale", "_v_input_scale", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1202, '- name: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)\n  variants: []\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  self: elu_result_backward(grad, result, alpha, scale, input_scale)',
                                ((('self',), 'proven'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._v_alpha = None
         self._v_scale = None
         self._v_input_scale = None
@@ -15068,7 +15192,7 @@ class EluBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -15095,7 +15219,8 @@ class EluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -15108,7 +15233,8 @@ class EluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         alpha = node._v_alpha
         scale = node._v_scale
         input_scale = node._v_input_scale
@@ -15126,19 +15252,20 @@ class CeluBackward1(_Node):
           forward: where(self > 0, self, expm1(self / alpha) * alpha)
           self: elu_result_backward(grad, result, alpha, 1, 1 / alpha)
     """
-    __slots__ = ("_sv_result", "_v_alpha", )
+    __slots__ = ("_sv_result", "_svv_result", "_v_alpha", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1207, '- name: celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)\n  variants: [function]\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: elu_result_backward(grad, result, alpha, 1, 1 / alpha)',
                                ((('self',), 'proven'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -15157,7 +15284,8 @@ class CeluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -15168,7 +15296,8 @@ class CeluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         alpha = node._v_alpha
         grad_input_self = None
         if needs[0]:
@@ -15184,19 +15313,20 @@ class LeakyReluBackward1(_Node):
           forward: where(self > 0, self, self * negative_slope)
           self: leaky_relu_result_backward(grad, result, negative_slope)
     """
-    __slots__ = ("_sv_result", "_v_negative_slope", )
+    __slots__ = ("_sv_result", "_svv_result", "_v_negative_slope", )
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1212, '- name: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)\n  variants: []\n  forward: where(self > 0, self, self * negative_slope)\n  self: leaky_relu_result_backward(grad, result, negative_slope)',
                                ((('self',), 'proven'),))
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
+        self._svv_result = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -15215,7 +15345,8 @@ class LeakyReluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -15226,7 +15357,8 @@ class LeakyReluBackward1(_Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(node._next_fns)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         negative_slope = node._v_negative_slope
         grad_input_self = None
         if needs[0]:
@@ -16813,7 +16945,7 @@ class RreluWithNoiseBackward1(_Node):
         # ---- fused LSTM layer (torch's oneDNN path on CPU: MkldnnRnnLayerBackward0, one node per layer and direction);
         # weight0..3 are w_ih, w_hh, b_ih, b_hh (zeros when has_biases is false); result3 is the workspace (gates, cells)
     """
-    __slots__ = ("_sv_noise", "_sv_result", "_svv_noise", "_v_lower", "_v_upper", "_v_training", )
+    __slots__ = ("_sv_noise", "_sv_result", "_svv_noise", "_svv_result", "_v_lower", "_v_upper", "_v_training", )
     _saved_tensor_slots = ("_sv_noise", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1373, "- name: rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)\n  variants: []\n  result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training)\n  self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training)\n\n# ---- fused LSTM layer (torch's oneDNN path on CPU: MkldnnRnnLayerBackward0, one node per layer and direction);\n# weight0..3 are w_ih, w_hh, b_ih, b_hh (zeros when has_biases is false); result3 is the workspace (gates, cells)",
                                ((('self',), 'hand-written'),))
@@ -16822,6 +16954,7 @@ class RreluWithNoiseBackward1(_Node):
         self._sv_noise = None
         self._sv_result = None
         self._svv_noise = None
+        self._svv_result = None
         self._v_lower = None
         self._v_upper = None
         self._v_training = None
@@ -16837,7 +16970,7 @@ class RreluWithNoiseBackward1(_Node):
 
     @property
     def _saved_result(self):
-        return _unpack_saved(self, self._sv_result)
+        return _unpack_saved(self, self._sv_result, self._svv_result)
 
     @property
     def _raw_saved_result(self):
@@ -16868,7 +17001,8 @@ class RreluWithNoiseBackward1(_Node):
             return [None] * len(node._next_fns)
         noise = node._sv_noise
         noise = noise._array if isinstance(noise, _Tensor) and (noise._vc[0] == node._svv_noise or (noise._vc[0] == ~node._svv_noise and noise.grad_fn is not None)) else _saved_data(node, noise, node._svv_noise)
-        result = node._sv_result.unpack_data(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = result if result.__class__ is np.ndarray and node._svv_result[0] == 0 else _saved_data(node, result, node._svv_result)
         lower = node._v_lower
         upper = node._v_upper
         training = node._v_training
@@ -16882,7 +17016,8 @@ class RreluWithNoiseBackward1(_Node):
         if grad is None:
             return [None] * len(node._next_fns)
         noise = _unpack_saved(node, node._sv_noise, node._svv_noise)
-        result = node._sv_result.unpack(node) if node._sv_result is not None else None
+        result = node._sv_result
+        result = _unpack_saved(node, result, node._svv_result)
         lower = node._v_lower
         upper = node._v_upper
         training = node._v_training

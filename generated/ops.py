@@ -29,15 +29,18 @@ from derivgen.ops.inplace import record_view as _record_view
 from derivgen.ops.inplace import set_inplace_history as _set_inplace_history
 from derivgen.ops.view_meta import check_view_meta as _check_view_meta
 from derivgen.core.node import SavedVariable as _Saved
+from derivgen.core import saved_hooks as _saved_hooks
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
 from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
+from derivgen.core.tensor import make_tensor as _new_tensor
 from derivgen.core.tensor import bump_version as _bump_version
 from derivgen.core.tensor import shared_version as _shared_version
 from derivgen.core.tensor import any_requires_grad as _needs_grad
 from derivgen.core.return_types import return_type as _return_type
+from numpy import ndarray as _ndarray
 
 from . import kernels as _k
 from .nodes import *  # noqa: F401,F403
@@ -152,23 +155,23 @@ def abs_default(self):
         _translate(_exc, 'abs', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def abs__default(self):
     """In-place abs_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(abs__default):
         return _observe.call_op('aten::abs_', abs__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.abs_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -199,20 +202,20 @@ def add_Tensor(self, other, *, alpha=1):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def add__Tensor(self, other, *, alpha=1):
     """In-place add_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(add__Tensor):
         return _observe.call_op('aten::add_', add__Tensor, {'self': self, 'other': other, 'alpha': alpha})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.add_Tensor_forward.into2(self, other, (alpha,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -242,11 +245,11 @@ def add_Scalar(self, other, alpha=1):
         _translate(_exc, 'add', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def all_default(self):
@@ -258,7 +261,7 @@ def all_default(self):
     except Exception as _exc:
         _translate(_exc, 'all', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def all_dim(self, dim, keepdim=False):
@@ -270,7 +273,7 @@ def all_dim(self, dim, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'all', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def any_default(self):
@@ -282,7 +285,7 @@ def any_default(self):
     except Exception as _exc:
         _translate(_exc, 'any', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def any_dim(self, dim, keepdim=False):
@@ -294,7 +297,7 @@ def any_dim(self, dim, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'any', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def bmm_default(self, mat2):
@@ -308,23 +311,23 @@ def bmm_default(self, mat2):
         raise
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or mat2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
                 grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cat_default(tensors, dim=0):
@@ -340,9 +343,9 @@ def cat_default(tensors, dim=0):
         grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def clone_default(self, *, memory_format=None):
@@ -355,11 +358,11 @@ def clone_default(self, *, memory_format=None):
         _translate(_exc, 'clone', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _to_copy_default(self, *, dtype=None):
@@ -372,11 +375,11 @@ def _to_copy_default(self, *, dtype=None):
         _translate(_exc, '_to_copy', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cos_default(self):
@@ -389,23 +392,23 @@ def cos_default(self):
         _translate(_exc, 'cos', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cos__default(self):
     """In-place cos_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(cos__default):
         return _observe.call_op('aten::cos_', cos__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.cos_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -436,31 +439,31 @@ def div_Tensor(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def div__Tensor(self, other):
     """In-place div_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(div__Tensor):
         return _observe.call_op('aten::div_', div__Tensor, {'self': self, 'other': other})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.div_Tensor_forward.into2(self, other, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -471,7 +474,7 @@ def div__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -497,12 +500,12 @@ def div_Scalar(self, other):
         _translate(_exc, 'div', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def dot_default(self, tensor):
@@ -516,23 +519,23 @@ def dot_default(self, tensor):
         raise
     _f0 = self.grad_fn
     _f1 = tensor.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
         grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and tensor.output_nr) else _NR2, _meta2(self, tensor), _out_meta(result))
         if _f1 is not None or tensor._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or tensor._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor._inference:
                 grad_fn._sv_tensor = _Saved(tensor)
             else:
                 grad_fn._sv_tensor = tensor
                 grad_fn._svv_tensor = tensor._vc[0] if _f1 is None else ~tensor._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def eq_Tensor(self, other):
@@ -544,7 +547,7 @@ def eq_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'eq', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def exp_default(self):
@@ -557,19 +560,25 @@ def exp_default(self):
         _translate(_exc, 'exp', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def exp__default(self):
     """In-place exp_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(exp__default):
         return _observe.call_op('aten::exp_', exp__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.exp_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -599,14 +608,14 @@ def expand_default(self, size, *, implicit=False):
         _translate(_exc, 'expand', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, expand_default, (size, ), {'implicit': implicit})
     return result
@@ -621,7 +630,7 @@ def ge_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'ge', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def gt_Tensor(self, other):
@@ -633,7 +642,7 @@ def gt_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'gt', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def le_Tensor(self, other):
@@ -645,7 +654,7 @@ def le_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'le', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log_default(self):
@@ -658,23 +667,23 @@ def log_default(self):
         _translate(_exc, 'log', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log__default(self):
     """In-place log_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log__default):
         return _observe.call_op('aten::log_', log__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.log_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -703,7 +712,7 @@ def lt_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'lt', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def maximum_default(self, other):
@@ -717,24 +726,24 @@ def maximum_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mean_default(self, *, dtype=None):
@@ -747,13 +756,13 @@ def mean_default(self, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
@@ -766,14 +775,14 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'mean', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def minimum_default(self, other):
@@ -787,24 +796,24 @@ def minimum_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mm_default(self, mat2):
@@ -818,23 +827,23 @@ def mm_default(self, mat2):
         raise
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
         grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or mat2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
                 grad_fn._svv_mat2 = mat2._vc[0] if _f1 is None else ~mat2._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mul_Tensor(self, other):
@@ -848,31 +857,31 @@ def mul_Tensor(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mul__Tensor(self, other):
     """In-place mul_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mul__Tensor):
         return _observe.call_op('aten::mul_', mul__Tensor, {'self': self, 'other': other})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.mul_Tensor_forward.into2(self, other, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -883,7 +892,7 @@ def mul__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -909,12 +918,12 @@ def mul_Scalar(self, other):
         _translate(_exc, 'mul', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mv_default(self, vec):
@@ -928,23 +937,23 @@ def mv_default(self, vec):
         raise
     _f0 = self.grad_fn
     _f1 = vec.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
         grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and vec.output_nr) else _NR2, _meta2(self, vec), _out_meta(result))
         if _f1 is not None or vec._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or vec._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or vec._inference:
                 grad_fn._sv_vec = _Saved(vec)
             else:
                 grad_fn._sv_vec = vec
                 grad_fn._svv_vec = vec._vc[0] if _f1 is None else ~vec._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def ne_Tensor(self, other):
@@ -956,7 +965,7 @@ def ne_Tensor(self, other):
     except Exception as _exc:
         _translate(_exc, 'ne', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def neg_default(self):
@@ -969,18 +978,18 @@ def neg_default(self):
         _translate(_exc, 'neg', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def neg__default(self):
     """In-place neg_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(neg__default):
         return _observe.call_op('aten::neg_', neg__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.neg_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1009,14 +1018,14 @@ def permute_default(self, dims):
         _translate(_exc, 'permute', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, permute_default, (dims, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, permute_default, (dims, ), {})
     return result
@@ -1032,24 +1041,24 @@ def pow_Tensor_Scalar(self, exponent):
         _translate(_exc, 'pow', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_exponent = exponent
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def pow__Tensor_Scalar(self, exponent):
     """In-place pow_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(pow__Tensor_Scalar):
         return _observe.call_op('aten::pow_', pow__Tensor_Scalar, {'self': self, 'exponent': exponent})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.pow_Tensor_Scalar_forward.into1(self, (exponent,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1081,25 +1090,31 @@ def pow_Tensor_Tensor(self, exponent):
         raise
     _f0 = self.grad_fn
     _f1 = exponent.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
         _m = _meta2(self, exponent)
         grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and exponent.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
-            if _saved_hooks_tls.stack or exponent._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or exponent._inference:
                 grad_fn._sv_exponent = _Saved(exponent)
             else:
                 grad_fn._sv_exponent = exponent
                 grad_fn._svv_exponent = exponent._vc[0] if _f1 is None else ~exponent._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def pow_Scalar(self, exponent):
@@ -1112,18 +1127,24 @@ def pow_Scalar(self, exponent):
         _translate(_exc, 'pow', (exponent, ))
         raise
     _f0 = exponent.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or exponent._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or exponent._requires_grad):
         grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _meta1(exponent), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or exponent._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or exponent._inference:
             grad_fn._sv_exponent = _Saved(exponent)
         else:
             grad_fn._sv_exponent = exponent
             grad_fn._svv_exponent = exponent._vc[0] if _f0 is None else ~exponent._vc[0]
         grad_fn._v_self = self
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def reciprocal_default(self):
@@ -1136,19 +1157,25 @@ def reciprocal_default(self):
         _translate(_exc, 'reciprocal', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def reciprocal__default(self):
     """In-place reciprocal_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(reciprocal__default):
         return _observe.call_op('aten::reciprocal_', reciprocal__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.reciprocal_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.reciprocal_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1178,19 +1205,25 @@ def relu_default(self):
         _translate(_exc, 'relu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def relu__default(self):
     """In-place relu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(relu__default):
         return _observe.call_op('aten::relu_', relu__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.relu_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1221,13 +1254,13 @@ def rsub_Tensor(self, other, *, alpha=1):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def rsub_Scalar(self, other, alpha=1):
@@ -1240,12 +1273,12 @@ def rsub_Scalar(self, other, alpha=1):
         _translate(_exc, 'rsub', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def select_int(self, dim, index):
@@ -1258,16 +1291,16 @@ def select_int(self, dim, index):
         _translate(_exc, 'select', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, select_int, (dim, index, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, select_int, (dim, index, ), {})
     return result
@@ -1283,13 +1316,13 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         _translate(_exc, 'select_backward', (grad_output, ))
         raise
     _f0 = grad_output.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
         grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sigmoid_default(self):
@@ -1302,19 +1335,25 @@ def sigmoid_default(self):
         _translate(_exc, 'sigmoid', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sigmoid__default(self):
     """In-place sigmoid_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sigmoid__default):
         return _observe.call_op('aten::sigmoid_', sigmoid__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sigmoid_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1344,18 +1383,18 @@ def sign_default(self):
         _translate(_exc, 'sign', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sign__default(self):
     """In-place sign_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sign__default):
         return _observe.call_op('aten::sign_', sign__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sign_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sign_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1384,18 +1423,18 @@ def sgn_default(self):
         _translate(_exc, 'sgn', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sgn__default(self):
     """In-place sgn_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sgn__default):
         return _observe.call_op('aten::sgn_', sgn__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sgn_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sgn_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1424,23 +1463,23 @@ def sin_default(self):
         _translate(_exc, 'sin', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sin__default(self):
     """In-place sin_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sin__default):
         return _observe.call_op('aten::sin_', sin__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sin_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1470,18 +1509,18 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         _translate(_exc, 'slice', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
         grad_fn._v_step = step
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, slice_Tensor, (dim, start, end, step, ), {})
     return result
@@ -1497,15 +1536,15 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         _translate(_exc, 'slice_backward', (grad_output, ))
         raise
     _f0 = grad_output.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
         grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
         grad_fn._v_step = step
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def split_Tensor(self, split_size, dim=0):
@@ -1518,16 +1557,16 @@ def split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'split', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
+        outputs = tuple(_new_tensor(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
+    outputs = tuple(_new_tensor(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1542,16 +1581,16 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'split_with_sizes', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
+        outputs = tuple(_new_tensor(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
+    outputs = tuple(_new_tensor(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1566,19 +1605,25 @@ def sqrt_default(self):
         _translate(_exc, 'sqrt', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sqrt__default(self):
     """In-place sqrt_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sqrt__default):
         return _observe.call_op('aten::sqrt_', sqrt__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sqrt_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1608,14 +1653,14 @@ def squeeze_default(self):
         _translate(_exc, 'squeeze', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_default, (), {})
     return result
@@ -1631,15 +1676,15 @@ def squeeze_dim(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dim, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dim, (dim, ), {})
     return result
@@ -1657,9 +1702,9 @@ def stack_default(tensors, dim=0):
     if _needs_grad(*tensors):
         grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sub_Tensor(self, other, *, alpha=1):
@@ -1673,20 +1718,20 @@ def sub_Tensor(self, other, *, alpha=1):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sub__Tensor(self, other, *, alpha=1):
     """In-place sub_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sub__Tensor):
         return _observe.call_op('aten::sub_', sub__Tensor, {'self': self, 'other': other, 'alpha': alpha})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.sub_Tensor_forward.into2(self, other, (alpha,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1716,11 +1761,11 @@ def sub_Scalar(self, other, alpha=1):
         _translate(_exc, 'sub', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sum_default(self, *, dtype=None):
@@ -1733,12 +1778,12 @@ def sum_default(self, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
@@ -1751,14 +1796,14 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'sum', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def t_default(self):
@@ -1771,13 +1816,13 @@ def t_default(self):
         _translate(_exc, 't', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, t_default, (), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, t_default, (), {})
     return result
@@ -1793,19 +1838,25 @@ def tanh_default(self):
         _translate(_exc, 'tanh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def tanh__default(self):
     """In-place tanh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(tanh__default):
         return _observe.call_op('aten::tanh_', tanh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.tanh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -1835,15 +1886,15 @@ def transpose_int(self, dim0, dim1):
         _translate(_exc, 'transpose', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, transpose_int, (dim0, dim1, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, transpose_int, (dim0, dim1, ), {})
     return result
@@ -1859,15 +1910,15 @@ def unbind_int(self, dim=0):
         _translate(_exc, 'unbind', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
+        outputs = tuple(_new_tensor(r, grad_fn, i, _shared_version(self)) for i, r in enumerate(result))
         _record_multi_output_views(outputs, self)
         return outputs
-    outputs = tuple(_Tensor._make(r, None, 0, _shared_version(self)) for r in result)
+    outputs = tuple(_new_tensor(r, None, 0, _shared_version(self)) for r in result)
     _record_multi_output_views(outputs, self)
     return outputs
 
@@ -1882,14 +1933,14 @@ def unsqueeze_default(self, dim):
         _translate(_exc, 'unsqueeze', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, unsqueeze_default, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, unsqueeze_default, (dim, ), {})
     return result
@@ -1905,14 +1956,14 @@ def view_default(self, size):
         _translate(_exc, 'view', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, view_default, (size, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, view_default, (size, ), {})
     return result
@@ -1928,12 +1979,12 @@ def _unsafe_view_default(self, size):
         _translate(_exc, '_unsafe_view', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def where_self(condition, self, other):
@@ -1947,17 +1998,17 @@ def where_self(condition, self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or condition._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or condition._inference:
                 grad_fn._sv_condition = _Saved(condition)
             else:
                 grad_fn._sv_condition = condition
                 grad_fn._svv_condition = condition._vc[0] if condition.grad_fn is None else ~condition._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def exp2_default(self):
@@ -1970,19 +2021,25 @@ def exp2_default(self):
         _translate(_exc, 'exp2', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def exp2__default(self):
     """In-place exp2_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(exp2__default):
         return _observe.call_op('aten::exp2_', exp2__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.exp2_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.exp2_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2012,19 +2069,25 @@ def expm1_default(self):
         _translate(_exc, 'expm1', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def expm1__default(self):
     """In-place expm1_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(expm1__default):
         return _observe.call_op('aten::expm1_', expm1__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.expm1_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.expm1_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2054,23 +2117,23 @@ def log2_default(self):
         _translate(_exc, 'log2', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log2__default(self):
     """In-place log2_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log2__default):
         return _observe.call_op('aten::log2_', log2__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log2_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.log2_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2100,23 +2163,23 @@ def log10_default(self):
         _translate(_exc, 'log10', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log10__default(self):
     """In-place log10_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log10__default):
         return _observe.call_op('aten::log10_', log10__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log10_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.log10_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2146,23 +2209,23 @@ def log1p_default(self):
         _translate(_exc, 'log1p', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log1p__default(self):
     """In-place log1p_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(log1p__default):
         return _observe.call_op('aten::log1p_', log1p__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.log1p_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.log1p_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2192,19 +2255,25 @@ def rsqrt_default(self):
         _translate(_exc, 'rsqrt', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def rsqrt__default(self):
     """In-place rsqrt_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(rsqrt__default):
         return _observe.call_op('aten::rsqrt_', rsqrt__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.rsqrt_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.rsqrt_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2234,19 +2303,25 @@ def tan_default(self):
         _translate(_exc, 'tan', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def tan__default(self):
     """In-place tan_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(tan__default):
         return _observe.call_op('aten::tan_', tan__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.tan_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.tan_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2276,23 +2351,23 @@ def asin_default(self):
         _translate(_exc, 'asin', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def asin__default(self):
     """In-place asin_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(asin__default):
         return _observe.call_op('aten::asin_', asin__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.asin_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.asin_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2322,23 +2397,23 @@ def acos_default(self):
         _translate(_exc, 'acos', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def acos__default(self):
     """In-place acos_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(acos__default):
         return _observe.call_op('aten::acos_', acos__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.acos_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.acos_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2368,23 +2443,23 @@ def atan_default(self):
         _translate(_exc, 'atan', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def atan__default(self):
     """In-place atan_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(atan__default):
         return _observe.call_op('aten::atan_', atan__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.atan_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.atan_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2414,23 +2489,23 @@ def sinh_default(self):
         _translate(_exc, 'sinh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def sinh__default(self):
     """In-place sinh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(sinh__default):
         return _observe.call_op('aten::sinh_', sinh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.sinh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.sinh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2460,23 +2535,23 @@ def cosh_default(self):
         _translate(_exc, 'cosh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cosh__default(self):
     """In-place cosh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(cosh__default):
         return _observe.call_op('aten::cosh_', cosh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.cosh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.cosh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2506,23 +2581,23 @@ def asinh_default(self):
         _translate(_exc, 'asinh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def asinh__default(self):
     """In-place asinh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(asinh__default):
         return _observe.call_op('aten::asinh_', asinh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.asinh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.asinh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2552,23 +2627,23 @@ def acosh_default(self):
         _translate(_exc, 'acosh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def acosh__default(self):
     """In-place acosh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(acosh__default):
         return _observe.call_op('aten::acosh_', acosh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.acosh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.acosh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2598,23 +2673,23 @@ def atanh_default(self):
         _translate(_exc, 'atanh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def atanh__default(self):
     """In-place atanh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(atanh__default):
         return _observe.call_op('aten::atanh_', atanh__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.atanh_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.atanh_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2644,23 +2719,23 @@ def erf_default(self):
         _translate(_exc, 'erf', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def erf__default(self):
     """In-place erf_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(erf__default):
         return _observe.call_op('aten::erf_', erf__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.erf_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.erf_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2690,23 +2765,23 @@ def erfc_default(self):
         _translate(_exc, 'erfc', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def erfc__default(self):
     """In-place erfc_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(erfc__default):
         return _observe.call_op('aten::erfc_', erfc__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.erfc_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.erfc_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -2736,17 +2811,17 @@ def logit_default(self, eps=None):
         _translate(_exc, 'logit', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_eps = eps
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def logit__default(self, eps=None):
@@ -2781,11 +2856,11 @@ def floor_default(self):
         _translate(_exc, 'floor', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def floor__default(self):
@@ -2818,11 +2893,11 @@ def ceil_default(self):
         _translate(_exc, 'ceil', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def ceil__default(self):
@@ -2855,11 +2930,11 @@ def round_default(self):
         _translate(_exc, 'round', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def round__default(self):
@@ -2892,11 +2967,11 @@ def round_decimals(self, *, decimals):
         _translate(_exc, 'round', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def round__decimals(self, *, decimals):
@@ -2929,11 +3004,11 @@ def trunc_default(self):
         _translate(_exc, 'trunc', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def trunc__default(self):
@@ -2966,11 +3041,11 @@ def frac_default(self):
         _translate(_exc, 'frac', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def frac__default(self):
@@ -3005,7 +3080,7 @@ def clamp_Tensor(self, min=None, max=None):
     if _needs_grad(self, min, max):
         grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
@@ -3014,9 +3089,9 @@ def clamp_Tensor(self, min=None, max=None):
             grad_fn._sv_min = None if min is None else _Saved(min)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_max = None if max is None else _Saved(max)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def clamp__Tensor(self, min=None, max=None):
@@ -3055,18 +3130,18 @@ def clamp_default(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
         grad_fn._v_max = max
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def clamp__default(self, min=None, max=None):
@@ -3102,24 +3177,24 @@ def clamp_min_default(self, min):
         _translate(_exc, 'clamp_min', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def clamp_min__default(self, min):
     """In-place clamp_min_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_min__default):
         return _observe.call_op('aten::clamp_min_', clamp_min__default, {'self': self, 'min': min})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_min_forward.into1(self, (min,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3150,24 +3225,24 @@ def clamp_max_default(self, max):
         _translate(_exc, 'clamp_max', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_max = max
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def clamp_max__default(self, max):
     """In-place clamp_max_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(clamp_max__default):
         return _observe.call_op('aten::clamp_max_', clamp_max__default, {'self': self, 'max': max})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.clamp_max_forward.into1(self, (max,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3198,16 +3273,16 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         _translate(_exc, 'nan_to_num', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def nan_to_num__default(self, nan=None, posinf=None, neginf=None):
@@ -3241,18 +3316,18 @@ def deg2rad_default(self):
         _translate(_exc, 'deg2rad', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def deg2rad__default(self):
     """In-place deg2rad_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(deg2rad__default):
         return _observe.call_op('aten::deg2rad_', deg2rad__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.deg2rad_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.deg2rad_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3281,18 +3356,18 @@ def rad2deg_default(self):
         _translate(_exc, 'rad2deg', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def rad2deg__default(self):
     """In-place rad2deg_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(rad2deg__default):
         return _observe.call_op('aten::rad2deg_', rad2deg__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.rad2deg_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.rad2deg_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3320,7 +3395,7 @@ def isnan_default(self):
     except Exception as _exc:
         _translate(_exc, 'isnan', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def isinf_default(self):
@@ -3332,7 +3407,7 @@ def isinf_default(self):
     except Exception as _exc:
         _translate(_exc, 'isinf', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def isfinite_default(self):
@@ -3344,7 +3419,7 @@ def isfinite_default(self):
     except Exception as _exc:
         _translate(_exc, 'isfinite', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def isposinf_default(self):
@@ -3356,7 +3431,7 @@ def isposinf_default(self):
     except Exception as _exc:
         _translate(_exc, 'isposinf', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def isneginf_default(self):
@@ -3368,7 +3443,7 @@ def isneginf_default(self):
     except Exception as _exc:
         _translate(_exc, 'isneginf', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def gelu_default(self, *, approximate='none'):
@@ -3381,17 +3456,17 @@ def gelu_default(self, *, approximate='none'):
         _translate(_exc, 'gelu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_approximate = approximate
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def silu_default(self):
@@ -3404,23 +3479,23 @@ def silu_default(self):
         _translate(_exc, 'silu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def silu__default(self):
     """In-place silu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(silu__default):
         return _observe.call_op('aten::silu_', silu__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.silu_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3450,23 +3525,23 @@ def mish_default(self):
         _translate(_exc, 'mish', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def mish__default(self):
     """In-place mish_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(mish__default):
         return _observe.call_op('aten::mish_', mish__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.mish_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3496,18 +3571,18 @@ def softplus_default(self, beta=1, threshold=20):
         _translate(_exc, 'softplus', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def elu_default(self, alpha=1, scale=1, input_scale=1):
@@ -3520,9 +3595,9 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         _translate(_exc, 'elu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -3530,9 +3605,9 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def celu_default(self, alpha=1.0):
@@ -3545,17 +3620,17 @@ def celu_default(self, alpha=1.0):
         _translate(_exc, 'celu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def leaky_relu_default(self, negative_slope=0.01):
@@ -3568,17 +3643,17 @@ def leaky_relu_default(self, negative_slope=0.01):
         _translate(_exc, 'leaky_relu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardtanh_default(self, min_val=-1, max_val=1):
@@ -3591,25 +3666,25 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         _translate(_exc, 'hardtanh', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardtanh__default(self, min_val=-1, max_val=1):
     """In-place hardtanh_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardtanh__default):
         return _observe.call_op('aten::hardtanh_', hardtanh__default, {'self': self, 'min_val': min_val, 'max_val': max_val})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.hardtanh_forward.into1(self, (min_val, max_val)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3641,23 +3716,23 @@ def hardsigmoid_default(self):
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardsigmoid__default(self):
     """In-place hardsigmoid_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardsigmoid__default):
         return _observe.call_op('aten::hardsigmoid_', hardsigmoid__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.hardsigmoid_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3687,23 +3762,23 @@ def hardswish_default(self):
         _translate(_exc, 'hardswish', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardswish__default(self):
     """In-place hardswish_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hardswish__default):
         return _observe.call_op('aten::hardswish_', hardswish__default, {'self': self})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.hardswish_forward.into1(self, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -3733,16 +3808,16 @@ def log_sigmoid_default(self):
         _translate(_exc, 'log_sigmoid', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def softshrink_default(self, lambd=0.5):
@@ -3755,17 +3830,17 @@ def softshrink_default(self, lambd=0.5):
         _translate(_exc, 'softshrink', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_lambd = lambd
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardshrink_default(self, lambd=0.5):
@@ -3778,17 +3853,17 @@ def hardshrink_default(self, lambd=0.5):
         _translate(_exc, 'hardshrink', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_lambd = lambd
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _prelu_kernel_default(self, weight):
@@ -3802,24 +3877,24 @@ def _prelu_kernel_default(self, weight):
         raise
     _f0 = self.grad_fn
     _f1 = weight.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad):
         _m = _meta2(self, weight)
         grad_fn = PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and weight.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or weight._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
             else:
                 grad_fn._sv_weight = weight
                 grad_fn._svv_weight = weight._vc[0] if _f1 is None else ~weight._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def glu_default(self, dim=-1):
@@ -3832,17 +3907,17 @@ def glu_default(self, dim=-1):
         _translate(_exc, 'glu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = GluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def div_Tensor_mode(self, other, *, rounding_mode):
@@ -3856,24 +3931,24 @@ def div_Tensor_mode(self, other, *, rounding_mode):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
         grad_fn._v_rounding_mode = rounding_mode
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def div_Scalar_mode(self, other, *, rounding_mode):
@@ -3886,13 +3961,13 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         _translate(_exc, 'div', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fmax_default(self, other):
@@ -3906,23 +3981,23 @@ def fmax_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fmin_default(self, other):
@@ -3936,23 +4011,23 @@ def fmin_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def atan2_default(self, other):
@@ -3966,31 +4041,31 @@ def atan2_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def atan2__default(self, other):
     """In-place atan2_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(atan2__default):
         return _observe.call_op('aten::atan2_', atan2__default, {'self': self, 'other': other})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.atan2_forward.into2(self, other, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.atan2_forward.into2(self, other, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -4001,7 +4076,7 @@ def atan2__default(self, other):
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -4028,32 +4103,38 @@ def hypot_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hypot__default(self, other):
     """In-place hypot_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(hypot__default):
         return _observe.call_op('aten::hypot_', hypot__default, {'self': self, 'other': other})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.hypot_forward.into2(self, other, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.hypot_forward.into2(self, other, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -4064,7 +4145,7 @@ def hypot__default(self, other):
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -4091,11 +4172,11 @@ def remainder_Scalar(self, other):
         _translate(_exc, 'remainder', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def remainder__Scalar(self, other):
@@ -4129,23 +4210,23 @@ def remainder_Tensor(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def remainder__Tensor(self, other):
@@ -4160,7 +4241,7 @@ def remainder__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -4186,11 +4267,11 @@ def fmod_Scalar(self, other):
         _translate(_exc, 'fmod', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fmod__Scalar(self, other):
@@ -4224,23 +4305,23 @@ def fmod_Tensor(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fmod__Tensor(self, other):
@@ -4255,7 +4336,7 @@ def fmod__Tensor(self, other):
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -4282,20 +4363,20 @@ def lerp_Scalar(self, end, weight):
         raise
     _f0 = self.grad_fn
     _f1 = end.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
         _m = _meta2(self, end)
         grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and end.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def lerp__Scalar(self, end, weight):
     """In-place lerp_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(lerp__Scalar):
         return _observe.call_op('aten::lerp_', lerp__Scalar, {'self': self, 'end': end, 'weight': weight})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad)) and _k.lerp_Scalar_forward.into2(self, end, (weight,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad)) and _k.lerp_Scalar_forward.into2(self, end, (weight,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -4328,26 +4409,26 @@ def lerp_Tensor(self, end, weight):
         _m = (_meta(self), _meta(end), _meta(weight), )
         grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if self.grad_fn is None else ~self._vc[0]
         if weight.grad_fn is not None or weight._requires_grad:
-            if _saved_hooks_tls.stack or end._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or end._inference:
                 grad_fn._sv_end = _Saved(end)
             else:
                 grad_fn._sv_end = end
                 grad_fn._svv_end = end._vc[0] if end.grad_fn is None else ~end._vc[0]
         if self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad:
-            if _saved_hooks_tls.stack or weight._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
             else:
                 grad_fn._sv_weight = weight
                 grad_fn._svv_weight = weight._vc[0] if weight.grad_fn is None else ~weight._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def lerp__Tensor(self, end, weight):
@@ -4362,13 +4443,13 @@ def lerp__Tensor(self, end, weight):
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if weight.grad_fn is not None or weight._requires_grad:
-            if _saved_hooks_tls.stack or end._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or end._inference:
                 grad_fn._sv_end = _Saved(end)
             else:
                 grad_fn._sv_end = end
                 grad_fn._svv_end = end._vc[0] if end.grad_fn is None else ~end._vc[0]
         if self.grad_fn is not None or self._requires_grad or end.grad_fn is not None or end._requires_grad:
-            if _saved_hooks_tls.stack or weight._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
             else:
                 grad_fn._sv_weight = weight
@@ -4397,21 +4478,21 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
         grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
             else:
                 grad_fn._sv_tensor1 = tensor1
                 grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad:
-            if _saved_hooks_tls.stack or tensor2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor2._inference:
                 grad_fn._sv_tensor2 = _Saved(tensor2)
             else:
                 grad_fn._sv_tensor2 = tensor2
                 grad_fn._svv_tensor2 = tensor2._vc[0] if tensor2.grad_fn is None else ~tensor2._vc[0]
         grad_fn._v_value = value
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def addcmul__default(self, tensor1, tensor2, *, value=1):
@@ -4424,13 +4505,13 @@ def addcmul__default(self, tensor1, tensor2, *, value=1):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
             else:
                 grad_fn._sv_tensor1 = tensor1
                 grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad:
-            if _saved_hooks_tls.stack or tensor2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor2._inference:
                 grad_fn._sv_tensor2 = _Saved(tensor2)
             else:
                 grad_fn._sv_tensor2 = tensor2
@@ -4460,21 +4541,21 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
         grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
             else:
                 grad_fn._sv_tensor1 = tensor1
                 grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor2._inference:
                 grad_fn._sv_tensor2 = _Saved(tensor2)
             else:
                 grad_fn._sv_tensor2 = tensor2
                 grad_fn._svv_tensor2 = tensor2._vc[0] if tensor2.grad_fn is None else ~tensor2._vc[0]
         grad_fn._v_value = value
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def addcdiv__default(self, tensor1, tensor2, *, value=1):
@@ -4487,13 +4568,13 @@ def addcdiv__default(self, tensor1, tensor2, *, value=1):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
             else:
                 grad_fn._sv_tensor1 = tensor1
                 grad_fn._svv_tensor1 = tensor1._vc[0] if tensor1.grad_fn is None else ~tensor1._vc[0]
         if tensor1.grad_fn is not None or tensor1._requires_grad or tensor2.grad_fn is not None or tensor2._requires_grad:
-            if _saved_hooks_tls.stack or tensor2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor2._inference:
                 grad_fn._sv_tensor2 = _Saved(tensor2)
             else:
                 grad_fn._sv_tensor2 = tensor2
@@ -4519,7 +4600,7 @@ def logical_and_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'logical_and', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def logical_or_default(self, other):
@@ -4531,7 +4612,7 @@ def logical_or_default(self, other):
     except Exception as _exc:
         _translate(_exc, 'logical_or', (self, other, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def logical_not_default(self):
@@ -4543,7 +4624,7 @@ def logical_not_default(self):
     except Exception as _exc:
         _translate(_exc, 'logical_not', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def logaddexp_default(self, other):
@@ -4557,24 +4638,24 @@ def logaddexp_default(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def prod_default(self, *, dtype=None):
@@ -4587,17 +4668,23 @@ def prod_default(self, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
@@ -4610,18 +4697,18 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         _translate(_exc, 'prod', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _max_dim_return = _return_type("max", ['values', 'indices'])
@@ -4637,15 +4724,15 @@ def max_dim(self, dim, keepdim=False):
         _translate(_exc, 'max', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _max_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _max_dim_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _max_dim_return(*(_Tensor._make(r) for r in result))
+    return _max_dim_return(*(_new_tensor(r) for r in result))
 
 
 def max_default(self):
@@ -4658,17 +4745,23 @@ def max_default(self):
         _translate(_exc, 'max', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _min_dim_return = _return_type("min", ['values', 'indices'])
@@ -4684,15 +4777,15 @@ def min_dim(self, dim, keepdim=False):
         _translate(_exc, 'min', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _min_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _min_dim_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _min_dim_return(*(_Tensor._make(r) for r in result))
+    return _min_dim_return(*(_new_tensor(r) for r in result))
 
 
 def min_default(self):
@@ -4705,17 +4798,23 @@ def min_default(self):
         _translate(_exc, 'min', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def amax_default(self, dim=(), keepdim=False):
@@ -4728,19 +4827,25 @@ def amax_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amax', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def amin_default(self, dim=(), keepdim=False):
@@ -4753,19 +4858,25 @@ def amin_default(self, dim=(), keepdim=False):
         _translate(_exc, 'amin', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def argmax_default(self, dim=None, keepdim=False):
@@ -4777,7 +4888,7 @@ def argmax_default(self, dim=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'argmax', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def argmin_default(self, dim=None, keepdim=False):
@@ -4789,7 +4900,7 @@ def argmin_default(self, dim=None, keepdim=False):
     except Exception as _exc:
         _translate(_exc, 'argmin', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def nansum_default(self, dim=None, keepdim=False, *, dtype=None):
@@ -4802,9 +4913,9 @@ def nansum_default(self, dim=None, keepdim=False, *, dtype=None):
         _translate(_exc, 'nansum', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = NansumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4812,9 +4923,9 @@ def nansum_default(self, dim=None, keepdim=False, *, dtype=None):
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def logsumexp_default(self, dim, keepdim=False):
@@ -4827,9 +4938,9 @@ def logsumexp_default(self, dim, keepdim=False):
         _translate(_exc, 'logsumexp', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4837,10 +4948,16 @@ def logsumexp_default(self, dim, keepdim=False):
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
@@ -4853,9 +4970,9 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4863,9 +4980,9 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
@@ -4878,9 +4995,9 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4888,10 +5005,16 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_dim = dim
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _var_mean_correction_return = _return_type("var_mean", ['result0', 'result1'])
@@ -4907,9 +5030,9 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'var_mean', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4918,9 +5041,9 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _var_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
+        outputs = _var_mean_correction_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1], grad_fn, 1))
         return outputs
-    return _var_mean_correction_return(*(_Tensor._make(r) for r in result))
+    return _var_mean_correction_return(*(_new_tensor(r) for r in result))
 
 
 _std_mean_correction_return = _return_type("std_mean", ['result0', 'result1'])
@@ -4936,9 +5059,9 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         _translate(_exc, 'std_mean', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4947,10 +5070,10 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         grad_fn._v_correction = correction
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _std_mean_correction_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1))
+        outputs = _std_mean_correction_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1], grad_fn, 1))
         grad_fn._sv_result0 = _Saved(outputs[0], is_output=True)
         return outputs
-    return _std_mean_correction_return(*(_Tensor._make(r) for r in result))
+    return _std_mean_correction_return(*(_new_tensor(r) for r in result))
 
 
 def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -4963,9 +5086,9 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         _translate(_exc, 'linalg_vector_norm', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -4973,10 +5096,16 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         grad_fn._v_ord = ord
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cumsum_default(self, dim, *, dtype=None):
@@ -4989,12 +5118,12 @@ def cumsum_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumsum', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cumsum__default(self, dim, *, dtype=None):
@@ -5028,18 +5157,24 @@ def cumprod_default(self, dim, *, dtype=None):
         _translate(_exc, 'cumprod', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
         grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cumprod__default(self, dim, *, dtype=None):
@@ -5078,18 +5213,18 @@ def cummax_default(self, dim):
         _translate(_exc, 'cummax', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CummaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
-        outputs = _cummax_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _cummax_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _cummax_default_return(*(_Tensor._make(r) for r in result))
+    return _cummax_default_return(*(_new_tensor(r) for r in result))
 
 
 _cummin_default_return = _return_type("cummin", ['values', 'indices'])
@@ -5105,18 +5240,18 @@ def cummin_default(self, dim):
         _translate(_exc, 'cummin', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CumminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_dim = dim
-        outputs = _cummin_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _cummin_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _cummin_default_return(*(_Tensor._make(r) for r in result))
+    return _cummin_default_return(*(_new_tensor(r) for r in result))
 
 
 def median_default(self):
@@ -5129,17 +5264,23 @@ def median_default(self):
         _translate(_exc, 'median', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MedianBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _median_dim_return = _return_type("median", ['values', 'indices'])
@@ -5155,15 +5296,15 @@ def median_dim(self, dim, keepdim=False):
         _translate(_exc, 'median', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MedianBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _median_dim_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _median_dim_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _median_dim_return(*(_Tensor._make(r) for r in result))
+    return _median_dim_return(*(_new_tensor(r) for r in result))
 
 
 def norm_Scalar(self, p=2):
@@ -5176,18 +5317,24 @@ def norm_Scalar(self, p=2):
         _translate(_exc, 'norm', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_p = p
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
@@ -5200,9 +5347,9 @@ def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
         _translate(_exc, 'norm', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NormBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -5210,10 +5357,16 @@ def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
         grad_fn._v_p = p
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
@@ -5228,22 +5381,22 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
     if _needs_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
-            if _saved_hooks_tls.stack or mat1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat1._inference:
                 grad_fn._sv_mat1 = _Saved(mat1)
             else:
                 grad_fn._sv_mat1 = mat1
                 grad_fn._svv_mat1 = mat1._vc[0] if mat1.grad_fn is None else ~mat1._vc[0]
         if mat1.grad_fn is not None or mat1._requires_grad:
-            if _saved_hooks_tls.stack or mat2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
                 grad_fn._svv_mat2 = mat2._vc[0] if mat2.grad_fn is None else ~mat2._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def addmm__default(self, mat1, mat2, *, beta=1, alpha=1):
@@ -5256,13 +5409,13 @@ def addmm__default(self, mat1, mat2, *, beta=1, alpha=1):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _LIKE_FIRST_INPUT)
         if mat2.grad_fn is not None or mat2._requires_grad:
-            if _saved_hooks_tls.stack or mat1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat1._inference:
                 grad_fn._sv_mat1 = _Saved(mat1)
             else:
                 grad_fn._sv_mat1 = mat1
                 grad_fn._svv_mat1 = mat1._vc[0] if mat1.grad_fn is None else ~mat1._vc[0]
         if mat1.grad_fn is not None or mat1._requires_grad:
-            if _saved_hooks_tls.stack or mat2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat2._inference:
                 grad_fn._sv_mat2 = _Saved(mat2)
             else:
                 grad_fn._sv_mat2 = mat2
@@ -5292,22 +5445,22 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
     if _needs_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
         if batch2.grad_fn is not None or batch2._requires_grad:
-            if _saved_hooks_tls.stack or batch1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch1._inference:
                 grad_fn._sv_batch1 = _Saved(batch1)
             else:
                 grad_fn._sv_batch1 = batch1
                 grad_fn._svv_batch1 = batch1._vc[0] if batch1.grad_fn is None else ~batch1._vc[0]
         if batch1.grad_fn is not None or batch1._requires_grad:
-            if _saved_hooks_tls.stack or batch2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch2._inference:
                 grad_fn._sv_batch2 = _Saved(batch2)
             else:
                 grad_fn._sv_batch2 = batch2
                 grad_fn._svv_batch2 = batch2._vc[0] if batch2.grad_fn is None else ~batch2._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_alpha = alpha
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def baddbmm__default(self, batch1, batch2, *, beta=1, alpha=1):
@@ -5320,13 +5473,13 @@ def baddbmm__default(self, batch1, batch2, *, beta=1, alpha=1):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _LIKE_FIRST_INPUT)
         if batch2.grad_fn is not None or batch2._requires_grad:
-            if _saved_hooks_tls.stack or batch1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch1._inference:
                 grad_fn._sv_batch1 = _Saved(batch1)
             else:
                 grad_fn._sv_batch1 = batch1
                 grad_fn._svv_batch1 = batch1._vc[0] if batch1.grad_fn is None else ~batch1._vc[0]
         if batch1.grad_fn is not None or batch1._requires_grad:
-            if _saved_hooks_tls.stack or batch2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch2._inference:
                 grad_fn._sv_batch2 = _Saved(batch2)
             else:
                 grad_fn._sv_batch2 = batch2
@@ -5357,12 +5510,12 @@ def linalg_inv_ex_default(A, *, check_errors=False):
         _translate(_exc, 'linalg_inv_ex', (A, ))
         raise
     _f0 = A.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or A._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or A._requires_grad):
         grad_fn = LinalgInvExBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _outs_meta((result[0], )))
-        outputs = _linalg_inv_ex_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _linalg_inv_ex_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_inverse = _Saved(outputs[0], is_output=True)
         return outputs
-    return _linalg_inv_ex_default_return(*(_Tensor._make(r) for r in result))
+    return _linalg_inv_ex_default_return(*(_new_tensor(r) for r in result))
 
 
 def _linalg_det_default(A):
@@ -5375,17 +5528,23 @@ def _linalg_det_default(A):
         _translate(_exc, '_linalg_det', (A, ))
         raise
     _f0 = A.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or A._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or A._requires_grad):
         grad_fn = LinalgDetBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _out_meta(result))
-        if _saved_hooks_tls.stack or A._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or A._inference:
             grad_fn._sv_A = _Saved(A)
         else:
             grad_fn._sv_A = A
             grad_fn._svv_A = A._vc[0] if _f0 is None else ~A._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def trace_default(self):
@@ -5398,12 +5557,12 @@ def trace_default(self):
         _translate(_exc, 'trace', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TraceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def squeeze_dims(self, dim):
@@ -5416,14 +5575,14 @@ def squeeze_dims(self, dim):
         _translate(_exc, 'squeeze', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, squeeze_dims, (dim, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, squeeze_dims, (dim, ), {})
     return result
@@ -5439,12 +5598,12 @@ def squeeze__default(self):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def squeeze__dim(self, dim):
@@ -5457,13 +5616,13 @@ def squeeze__dim(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def squeeze__dims(self, dim):
@@ -5476,12 +5635,12 @@ def squeeze__dims(self, dim):
         _translate(_exc, 'squeeze_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def repeat_default(self, repeats):
@@ -5494,13 +5653,13 @@ def repeat_default(self, repeats):
         _translate(_exc, 'repeat', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def index_Tensor(self, indices):
@@ -5513,13 +5672,13 @@ def index_Tensor(self, indices):
         _translate(_exc, 'index', (self, indices, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def index_put_default(self, indices, values, accumulate=False):
@@ -5533,19 +5692,19 @@ def index_put_default(self, indices, values, accumulate=False):
         raise
     _f0 = self.grad_fn
     _f1 = values.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
         grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and values.output_nr) else _NR2, _meta2(self, values), _out_meta(result))
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or values._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or values._inference:
                 grad_fn._sv_values = _Saved(values)
             else:
                 grad_fn._sv_values = values
                 grad_fn._svv_values = values._vc[0] if _f1 is None else ~values._vc[0]
         grad_fn._v_indices = indices
         grad_fn._v_accumulate = accumulate
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def index_put__default(self, indices, values, accumulate=False):
@@ -5558,7 +5717,7 @@ def index_put__default(self, indices, values, accumulate=False):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or values._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or values._inference:
                 grad_fn._sv_values = _Saved(values)
             else:
                 grad_fn._sv_values = values
@@ -5586,18 +5745,18 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         _translate(_exc, 'gather', (self, index, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or index._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
             grad_fn._sv_index = index
             grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def scatter_src(self, dim, index, src):
@@ -5611,18 +5770,18 @@ def scatter_src(self, dim, index, src):
         raise
     _f0 = self.grad_fn
     _f1 = src.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def scatter__src(self, dim, index, src):
@@ -5635,7 +5794,7 @@ def scatter__src(self, dim, index, src):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
@@ -5662,17 +5821,17 @@ def scatter_value(self, dim, index, value):
         _translate(_exc, 'scatter', (self, index, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or index._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
             grad_fn._sv_index = index
             grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def scatter__value(self, dim, index, value):
@@ -5684,7 +5843,7 @@ def scatter__value(self, dim, index, value):
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or index._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
             grad_fn._sv_index = index
@@ -5712,18 +5871,18 @@ def scatter_add_default(self, dim, index, src):
         raise
     _f0 = self.grad_fn
     _f1 = src.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f1 is not None or src._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def scatter_add__default(self, dim, index, src):
@@ -5736,7 +5895,7 @@ def scatter_add__default(self, dim, index, src):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
         if src.grad_fn is not None or src._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
@@ -5763,18 +5922,18 @@ def index_select_default(self, dim, index):
         _translate(_exc, 'index_select', (self, index, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or index._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
             grad_fn._sv_index = index
             grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def index_add_default(self, dim, index, source, *, alpha=1):
@@ -5788,10 +5947,10 @@ def index_add_default(self, dim, index, source, *, alpha=1):
         raise
     _f0 = self.grad_fn
     _f1 = source.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f1 is not None or source._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
@@ -5799,9 +5958,9 @@ def index_add_default(self, dim, index, source, *, alpha=1):
         grad_fn._v_dim = dim
         grad_fn._v_alpha = alpha
         grad_fn._v_source_sym_sizes = _value(source).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def index_add__default(self, dim, index, source, *, alpha=1):
@@ -5814,7 +5973,7 @@ def index_add__default(self, dim, index, source, *, alpha=1):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if source.grad_fn is not None or source._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
@@ -5843,23 +6002,23 @@ def masked_fill_Scalar(self, mask, value):
         _translate(_exc, 'masked_fill', (self, mask, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or mask._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
             grad_fn._sv_mask = mask
             grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def masked_fill__Scalar(self, mask, value):
     """In-place masked_fill_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(masked_fill__Scalar):
         return _observe.call_op('aten::masked_fill_', masked_fill__Scalar, {'self': self, 'mask': mask, 'value': value})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.masked_fill_Scalar_forward.into2(self, mask, (value,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -5867,7 +6026,7 @@ def masked_fill__Scalar(self, mask, value):
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or mask._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
             grad_fn._sv_mask = mask
@@ -5894,17 +6053,17 @@ def masked_fill_Tensor(self, mask, value):
         raise
     _f0 = self.grad_fn
     _f1 = value.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad:
-            if _saved_hooks_tls.stack or mask._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
             else:
                 grad_fn._sv_mask = mask
                 grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def masked_fill__Tensor(self, mask, value):
@@ -5917,7 +6076,7 @@ def masked_fill__Tensor(self, mask, value):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
-            if _saved_hooks_tls.stack or mask._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
             else:
                 grad_fn._sv_mask = mask
@@ -5943,12 +6102,12 @@ def flip_default(self, dims):
         _translate(_exc, 'flip', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def roll_default(self, shifts, dims=()):
@@ -5961,13 +6120,13 @@ def roll_default(self, shifts, dims=()):
         _translate(_exc, 'roll', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def tril_default(self, diagonal=0):
@@ -5980,12 +6139,12 @@ def tril_default(self, diagonal=0):
         _translate(_exc, 'tril', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def tril__default(self, diagonal=0):
@@ -6019,12 +6178,12 @@ def triu_default(self, diagonal=0):
         _translate(_exc, 'triu', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def triu__default(self, diagonal=0):
@@ -6058,17 +6217,17 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         _translate(_exc, 'diagonal', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, diagonal_default, (offset, dim1, dim2, ), {})
     return result
@@ -6084,14 +6243,14 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         _translate(_exc, 'diagonal_backward', (grad_output, ))
         raise
     _f0 = grad_output.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
         grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def diagonal_copy_default(self, offset=0, dim1=0, dim2=1):
@@ -6104,15 +6263,15 @@ def diagonal_copy_default(self, offset=0, dim1=0, dim2=1):
         _translate(_exc, 'diagonal_copy', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = DiagonalBackward0_copy((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def diag_embed_default(self, offset=0, dim1=-2, dim2=-1):
@@ -6125,14 +6284,14 @@ def diag_embed_default(self, offset=0, dim1=-2, dim2=-1):
         _translate(_exc, 'diag_embed', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = DiagEmbedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def masked_select_default(self, mask):
@@ -6145,21 +6304,21 @@ def masked_select_default(self, mask):
         _translate(_exc, 'masked_select', (self, mask, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaskedSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        if _saved_hooks_tls.stack or mask._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
             grad_fn._sv_mask = mask
             grad_fn._svv_mask = mask._vc[0] if mask.grad_fn is None else ~mask._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def constant_pad_nd_default(self, pad, value=0):
@@ -6172,12 +6331,12 @@ def constant_pad_nd_default(self, pad, value=0):
         _translate(_exc, 'constant_pad_nd', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_pad = pad
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _sort_default_return = _return_type("sort", ['values', 'indices'])
@@ -6193,14 +6352,14 @@ def sort_default(self, dim=-1, descending=False):
         _translate(_exc, 'sort', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _sort_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _sort_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _sort_default_return(*(_Tensor._make(r) for r in result))
+    return _sort_default_return(*(_new_tensor(r) for r in result))
 
 
 _topk_default_return = _return_type("topk", ['values', 'indices'])
@@ -6216,14 +6375,14 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         _translate(_exc, 'topk', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _topk_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _topk_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _topk_default_return(*(_Tensor._make(r) for r in result))
+    return _topk_default_return(*(_new_tensor(r) for r in result))
 
 
 def _softmax_default(self, dim, half_to_float):
@@ -6236,13 +6395,19 @@ def _softmax_default(self, dim, half_to_float):
         _translate(_exc, '_softmax', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _log_softmax_default(self, dim, half_to_float):
@@ -6255,13 +6420,19 @@ def _log_softmax_default(self, dim, half_to_float):
         _translate(_exc, '_log_softmax', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def xlogy_Tensor(self, other):
@@ -6275,31 +6446,31 @@ def xlogy_Tensor(self, other):
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _meta2(self, other)
         grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def xlogy__Tensor(self, other):
     """In-place xlogy_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(xlogy__Tensor):
         return _observe.call_op('aten::xlogy_', xlogy__Tensor, {'self': self, 'other': other})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.xlogy_Tensor_forward.into2(self, other, ()):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad)) and _k.xlogy_Tensor_forward.into2(self, other, ()):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -6310,7 +6481,7 @@ def xlogy__Tensor(self, other):
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
-            if _saved_hooks_tls.stack or other._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or other._inference:
                 grad_fn._sv_other = _Saved(other)
             else:
                 grad_fn._sv_other = other
@@ -6337,25 +6508,25 @@ def mse_loss_default(self, target, reduction='Mean'):
         raise
     _f0 = self.grad_fn
     _f1 = target.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or target._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
                 grad_fn._svv_target = target._vc[0] if _f1 is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def soft_margin_loss_default(self, target, reduction='Mean'):
@@ -6368,23 +6539,23 @@ def soft_margin_loss_default(self, target, reduction='Mean'):
         _translate(_exc, 'soft_margin_loss', (self, target, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SoftMarginLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        if _saved_hooks_tls.stack or target._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
             grad_fn._sv_target = _Saved(target)
         else:
             grad_fn._sv_target = target
             grad_fn._svv_target = target._vc[0] if target.grad_fn is None else ~target._vc[0]
         grad_fn._v_reduction = reduction
         grad_fn._v_self_sym_numel = _value(self).size
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
@@ -6398,16 +6569,16 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
         raise
     _f0 = self.grad_fn
     _f1 = target.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or target._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
@@ -6415,9 +6586,9 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
         grad_fn._v_reduction = reduction
         grad_fn._v_beta = beta
         grad_fn._v_self_sym_numel = _value(self).size
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def huber_loss_default(self, target, reduction='Mean', delta=1.0):
@@ -6431,16 +6602,16 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
         raise
     _f0 = self.grad_fn
     _f1 = target.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or target._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
@@ -6448,9 +6619,9 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
         grad_fn._v_reduction = reduction
         grad_fn._v_delta = delta
         grad_fn._v_self_sym_numel = _value(self).size
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _nll_loss_forward_default_return = _return_type("nll_loss_forward", ['output', 'total_weight'])
@@ -6466,14 +6637,14 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         _translate(_exc, 'nll_loss_forward', (self, target, weight, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        if _saved_hooks_tls.stack or target._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
             grad_fn._sv_target = _Saved(target)
         else:
             grad_fn._sv_target = target
@@ -6481,10 +6652,10 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
         grad_fn._v_ignore_index = ignore_index
-        outputs = _nll_loss_forward_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _nll_loss_forward_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_total_weight = _Saved(outputs[1])
         return outputs
-    return _nll_loss_forward_default_return(*(_Tensor._make(r) for r in result))
+    return _nll_loss_forward_default_return(*(_new_tensor(r) for r in result))
 
 
 def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
@@ -6498,16 +6669,16 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
         raise
     _f0 = self.grad_fn
     _f1 = target.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or target._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
@@ -6515,9 +6686,9 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_weight = None if weight is None else _Saved(weight)
         grad_fn._v_reduction = reduction
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weight=None, reduction='Mean'):
@@ -6531,16 +6702,16 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
         raise
     _f0 = self.grad_fn
     _f1 = target.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
-            if _saved_hooks_tls.stack or target._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or target._inference:
                 grad_fn._sv_target = _Saved(target)
             else:
                 grad_fn._sv_target = target
@@ -6550,9 +6721,9 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             grad_fn._sv_pos_weight = None if pos_weight is None else _Saved(pos_weight)
         grad_fn._v_reduction = reduction
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _native_layer_norm_default_return = _return_type("native_layer_norm", ['result0', 'result1', 'result2'])
@@ -6570,7 +6741,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
     if _needs_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            if _saved_hooks_tls.stack or input._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
             else:
                 grad_fn._sv_input = input
@@ -6581,11 +6752,11 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
             grad_fn._sv_bias = None if bias is None else _Saved(bias)
         grad_fn._v_normalized_shape = normalized_shape
         grad_fn._v_eps = eps
-        outputs = _native_layer_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
+        outputs = _native_layer_norm_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]), _new_tensor(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
         return outputs
-    return _native_layer_norm_default_return(*(_Tensor._make(r) for r in result))
+    return _native_layer_norm_default_return(*(_new_tensor(r) for r in result))
 
 
 def convolution_default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -6600,13 +6771,13 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
     if _needs_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
-            if _saved_hooks_tls.stack or input._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
             else:
                 grad_fn._sv_input = input
                 grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
-            if _saved_hooks_tls.stack or weight._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
             else:
                 grad_fn._sv_weight = weight
@@ -6619,9 +6790,9 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
         grad_fn._v_transposed = transposed
         grad_fn._v_output_padding = output_padding
         grad_fn._v_groups = groups
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _max_pool2d_with_indices_default_return = _return_type("max_pool2d_with_indices", ['result0', 'result1'])
@@ -6637,9 +6808,9 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         _translate(_exc, 'max_pool2d_with_indices', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -6649,10 +6820,10 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         grad_fn._v_padding = padding
         grad_fn._v_dilation = dilation
         grad_fn._v_ceil_mode = ceil_mode
-        outputs = _max_pool2d_with_indices_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _max_pool2d_with_indices_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
-    return _max_pool2d_with_indices_default_return(*(_Tensor._make(r) for r in result))
+    return _max_pool2d_with_indices_default_return(*(_new_tensor(r) for r in result))
 
 
 def upsample_nearest2d_default(self, output_size, scales_h=None, scales_w=None):
@@ -6665,15 +6836,15 @@ def upsample_nearest2d_default(self, output_size, scales_h=None, scales_w=None):
         _translate(_exc, 'upsample_nearest2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UpsampleNearest2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_scales_h = scales_h
         grad_fn._v_scales_w = scales_w
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def upsample_bilinear2d_default(self, output_size, align_corners, scales_h=None, scales_w=None):
@@ -6686,16 +6857,16 @@ def upsample_bilinear2d_default(self, output_size, align_corners, scales_h=None,
         _translate(_exc, 'upsample_bilinear2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UpsampleBilinear2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_align_corners = align_corners
         grad_fn._v_scales_h = scales_h
         grad_fn._v_scales_w = scales_w
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
@@ -6708,9 +6879,9 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         _translate(_exc, 'avg_pool2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -6721,9 +6892,9 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         grad_fn._v_ceil_mode = ceil_mode
         grad_fn._v_count_include_pad = count_include_pad
         grad_fn._v_divisor_override = divisor_override
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _adaptive_avg_pool2d_default(self, output_size):
@@ -6736,16 +6907,16 @@ def _adaptive_avg_pool2d_default(self, output_size):
         _translate(_exc, '_adaptive_avg_pool2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _native_batch_norm_default_return = _return_type("native_batch_norm", ['result0', 'result1', 'result2'])
@@ -6763,7 +6934,7 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
     if _needs_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            if _saved_hooks_tls.stack or input._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
             else:
                 grad_fn._sv_input = input
@@ -6776,11 +6947,11 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
             grad_fn._sv_running_var = None if running_var is None else _Saved(running_var)
         grad_fn._v_training = training
         grad_fn._v_eps = eps
-        outputs = _native_batch_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
+        outputs = _native_batch_norm_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]), _new_tensor(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
         return outputs
-    return _native_batch_norm_default_return(*(_Tensor._make(r) for r in result))
+    return _native_batch_norm_default_return(*(_new_tensor(r) for r in result))
 
 
 _native_group_norm_default_return = _return_type("native_group_norm", ['result0', 'result1', 'result2'])
@@ -6798,7 +6969,7 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
     if _needs_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
-            if _saved_hooks_tls.stack or input._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
             else:
                 grad_fn._sv_input = input
@@ -6812,11 +6983,11 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         grad_fn._v_HxW = HxW
         grad_fn._v_group = group
         grad_fn._v_eps = eps
-        outputs = _native_group_norm_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]))
+        outputs = _native_group_norm_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]), _new_tensor(result[2]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
         return outputs
-    return _native_group_norm_default_return(*(_Tensor._make(r) for r in result))
+    return _native_group_norm_default_return(*(_new_tensor(r) for r in result))
 
 
 def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -6829,9 +7000,9 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         _translate(_exc, 'embedding', (weight, indices, ))
         raise
     _f0 = weight.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or weight._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or weight._requires_grad):
         grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ) if (_f0 is not None and weight.output_nr) else _NR1, _meta1(weight), _out_meta(result))
-        if _saved_hooks_tls.stack or indices._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or indices._inference:
             grad_fn._sv_indices = _Saved(indices)
         else:
             grad_fn._sv_indices = indices
@@ -6839,9 +7010,9 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._v_weight_sym_sizes = _value(weight).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 __embedding_bag_default_return = _return_type("_embedding_bag", ['result0', 'result1', 'result2', 'result3'])
@@ -6859,19 +7030,19 @@ def _embedding_bag_default(weight, indices, offsets, scale_grad_by_freq=False, m
     if _needs_grad(weight, per_sample_weights):
         grad_fn = EmbeddingBagBackward0((_fn(weight), _fn_opt(per_sample_weights), ), (_nr(weight), _nr_opt(per_sample_weights), ), (_meta(weight), _meta_opt(per_sample_weights), ), _outs_meta((result[0], )))
         if (per_sample_weights is not None and per_sample_weights.requires_grad):
-            if _saved_hooks_tls.stack or weight._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
             else:
                 grad_fn._sv_weight = weight
                 grad_fn._svv_weight = weight._vc[0] if weight.grad_fn is None else ~weight._vc[0]
         if weight.grad_fn is not None or weight._requires_grad or (per_sample_weights is not None and per_sample_weights.requires_grad):
-            if _saved_hooks_tls.stack or indices._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or indices._inference:
                 grad_fn._sv_indices = _Saved(indices)
             else:
                 grad_fn._sv_indices = indices
                 grad_fn._svv_indices = indices._vc[0] if indices.grad_fn is None else ~indices._vc[0]
         if weight.grad_fn is not None or weight._requires_grad:
-            if _saved_hooks_tls.stack or offsets._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or offsets._inference:
                 grad_fn._sv_offsets = _Saved(offsets)
             else:
                 grad_fn._sv_offsets = offsets
@@ -6882,12 +7053,12 @@ def _embedding_bag_default(weight, indices, offsets, scale_grad_by_freq=False, m
         grad_fn._v_mode = mode
         grad_fn._v_padding_idx = padding_idx
         grad_fn._v_weight_sym_sizes = _value(weight).shape
-        outputs = __embedding_bag_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]), _Tensor._make(result[2]), _Tensor._make(result[3]))
+        outputs = __embedding_bag_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]), _new_tensor(result[2]), _new_tensor(result[3]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         grad_fn._sv_result2 = _Saved(outputs[2])
         grad_fn._sv_result3 = _Saved(outputs[3])
         return outputs
-    return __embedding_bag_default_return(*(_Tensor._make(r) for r in result))
+    return __embedding_bag_default_return(*(_new_tensor(r) for r in result))
 
 
 def fill_Scalar(self, value):
@@ -6900,11 +7071,11 @@ def fill_Scalar(self, value):
         _translate(_exc, 'fill', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fill_Tensor(self, value):
@@ -6918,11 +7089,11 @@ def fill_Tensor(self, value):
         raise
     _f0 = self.grad_fn
     _f1 = value.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fill__Scalar(self, value):
@@ -6935,11 +7106,11 @@ def fill__Scalar(self, value):
         _translate(_exc, 'fill_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def fill__Tensor(self, value):
@@ -6953,11 +7124,11 @@ def fill__Tensor(self, value):
         raise
     _f0 = self.grad_fn
     _f1 = value.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
         grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def zero__default(self):
@@ -6970,11 +7141,11 @@ def zero__default(self):
         _translate(_exc, 'zero_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _reshape_alias_default(self, size, stride):
@@ -6987,14 +7158,14 @@ def _reshape_alias_default(self, size, stride):
         _translate(_exc, '_reshape_alias', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, _reshape_alias_default, (size, stride, ), {})
     return result
@@ -7011,11 +7182,11 @@ def copy__default(self, src, non_blocking=False):
         raise
     _f0 = self.grad_fn
     _f1 = src.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
         grad_fn = CopyBackwards((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def as_strided_default(self, size, stride, storage_offset=None):
@@ -7028,17 +7199,17 @@ def as_strided_default(self, size, stride, storage_offset=None):
         _translate(_exc, 'as_strided', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0, _shared_version(self))
+        result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
         return result
-    result = _Tensor._make(result, None, 0, _shared_version(self))
+    result = _new_tensor(result, None, 0, _shared_version(self))
     result._base = self
     _record_view(result, self, as_strided_default, (size, stride, storage_offset, ), {})
     return result
@@ -7054,15 +7225,15 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         _translate(_exc, 'unsafe_split', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i) for i, r in enumerate(result))
+        outputs = tuple(_new_tensor(r, grad_fn, i) for i, r in enumerate(result))
         return outputs
-    return tuple(_Tensor._make(r, None, 0) for r in result)
+    return tuple(_new_tensor(r, None, 0) for r in result)
 
 
 def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
@@ -7075,15 +7246,15 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         _translate(_exc, 'unsafe_split_with_sizes', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = tuple(_Tensor._make(r, grad_fn, i) for i, r in enumerate(result))
+        outputs = tuple(_new_tensor(r, grad_fn, i) for i, r in enumerate(result))
         return outputs
-    return tuple(_Tensor._make(r, None, 0) for r in result)
+    return tuple(_new_tensor(r, None, 0) for r in result)
 
 
 def put_default(self, index, source, accumulate=False):
@@ -7097,25 +7268,25 @@ def put_default(self, index, source, accumulate=False):
         raise
     _f0 = self.grad_fn
     _f1 = source.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
         grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         if _f0 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or source._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or source._inference:
                 grad_fn._sv_source = _Saved(source)
             else:
                 grad_fn._sv_source = source
                 grad_fn._svv_source = source._vc[0] if _f1 is None else ~source._vc[0]
         grad_fn._v_accumulate = accumulate
         grad_fn._v_source_sym_sizes = _value(source).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def put__default(self, index, source, accumulate=False):
@@ -7128,13 +7299,13 @@ def put__default(self, index, source, accumulate=False):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
         grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
-            if _saved_hooks_tls.stack or index._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
             else:
                 grad_fn._sv_index = index
                 grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         if self.grad_fn is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or source._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or source._inference:
                 grad_fn._sv_source = _Saved(source)
             else:
                 grad_fn._sv_source = source
@@ -7162,17 +7333,17 @@ def take_default(self, index):
         _translate(_exc, 'take', (self, index, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or index._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
             grad_fn._sv_index = index
             grad_fn._svv_index = index._vc[0] if index.grad_fn is None else ~index._vc[0]
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _sort_stable_return = _return_type("sort", ['values', 'indices'])
@@ -7188,14 +7359,14 @@ def sort_stable(self, *, stable, dim=-1, descending=False):
         _translate(_exc, 'sort', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _sort_stable_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _sort_stable_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _sort_stable_return(*(_Tensor._make(r) for r in result))
+    return _sort_stable_return(*(_new_tensor(r) for r in result))
 
 
 _kthvalue_default_return = _return_type("kthvalue", ['values', 'indices'])
@@ -7211,15 +7382,15 @@ def kthvalue_default(self, k, dim=-1, keepdim=False):
         _translate(_exc, 'kthvalue', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
-        outputs = _kthvalue_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _kthvalue_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_indices = _Saved(outputs[1])
         return outputs
-    return _kthvalue_default_return(*(_Tensor._make(r) for r in result))
+    return _kthvalue_default_return(*(_new_tensor(r) for r in result))
 
 
 def count_nonzero_dim_IntList(self, dim):
@@ -7231,7 +7402,7 @@ def count_nonzero_dim_IntList(self, dim):
     except Exception as _exc:
         _translate(_exc, 'count_nonzero', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def count_nonzero_default(self, dim=None):
@@ -7243,14 +7414,14 @@ def count_nonzero_default(self, dim=None):
     except Exception as _exc:
         _translate(_exc, 'count_nonzero', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def elu__default(self, alpha=1, scale=1, input_scale=1):
     """In-place elu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(elu__default):
         return _observe.call_op('aten::elu_', elu__default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.elu__forward.into1(self, (alpha, scale, input_scale)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -7277,7 +7448,7 @@ def celu__default(self, alpha=1.0):
     """In-place celu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(celu__default):
         return _observe.call_op('aten::celu_', celu__default, {'self': self, 'alpha': alpha})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.celu__forward.into1(self, (alpha,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -7302,7 +7473,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     """In-place leaky_relu_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(leaky_relu__default):
         return _observe.call_op('aten::leaky_relu_', leaky_relu__default, {'self': self, 'negative_slope': negative_slope})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.leaky_relu__forward.into1(self, (negative_slope,)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -7333,24 +7504,24 @@ def threshold_default(self, threshold, value):
         _translate(_exc, 'threshold', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def threshold__default(self, threshold, value):
     """In-place threshold_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(threshold__default):
         return _observe.call_op('aten::threshold_', threshold__default, {'self': self, 'threshold': threshold, 'value': value})
-    if self._base is None and not (_grad_mode._state.enabled and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad)) and _k.threshold__forward.into1(self, (threshold, value)):
         _bump_version(self)
         return self
     _check_inplace(self)
@@ -7382,19 +7553,19 @@ def threshold_backward_default(grad_output, self, threshold):
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def uniform__default(self, from_=0, to=1, *, generator=None):
@@ -7407,11 +7578,11 @@ def uniform__default(self, from_=0, to=1, *, generator=None):
         _translate(_exc, 'uniform_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UniformBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def normal__default(self, mean=0, std=1, *, generator=None):
@@ -7424,11 +7595,11 @@ def normal__default(self, mean=0, std=1, *, generator=None):
         _translate(_exc, 'normal_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = NormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def bernoulli_default(self, *, generator=None):
@@ -7441,11 +7612,11 @@ def bernoulli_default(self, *, generator=None):
         _translate(_exc, 'bernoulli', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = BernoulliBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def bernoulli_p(self, p, *, generator=None):
@@ -7457,7 +7628,7 @@ def bernoulli_p(self, p, *, generator=None):
     except Exception as _exc:
         _translate(_exc, 'bernoulli', (self, ))
         raise
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def bernoulli__Tensor(self, p, *, generator=None):
@@ -7471,17 +7642,17 @@ def bernoulli__Tensor(self, p, *, generator=None):
         raise
     _f0 = self.grad_fn
     _f1 = p.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
         grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and p.output_nr) else _NR2, _meta2(self, p), _out_meta(result))
         if _f1 is not None or p._requires_grad:
-            if _saved_hooks_tls.stack or p._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or p._inference:
                 grad_fn._sv_p = _Saved(p)
             else:
                 grad_fn._sv_p = p
                 grad_fn._svv_p = p._vc[0] if _f1 is None else ~p._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def bernoulli__float(self, p=0.5, *, generator=None):
@@ -7494,11 +7665,11 @@ def bernoulli__float(self, p=0.5, *, generator=None):
         _translate(_exc, 'bernoulli_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = BernoulliBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def exponential__default(self, lambd=1, *, generator=None):
@@ -7511,11 +7682,11 @@ def exponential__default(self, lambd=1, *, generator=None):
         _translate(_exc, 'exponential_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ExponentialBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def geometric__default(self, p, *, generator=None):
@@ -7528,11 +7699,11 @@ def geometric__default(self, p, *, generator=None):
         _translate(_exc, 'geometric_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = GeometricBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def log_normal__default(self, mean=1, std=2, *, generator=None):
@@ -7545,11 +7716,11 @@ def log_normal__default(self, mean=1, std=2, *, generator=None):
         _translate(_exc, 'log_normal_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = LogNormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def cauchy__default(self, median=0, sigma=1, *, generator=None):
@@ -7562,11 +7733,11 @@ def cauchy__default(self, median=0, sigma=1, *, generator=None):
         _translate(_exc, 'cauchy_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = CauchyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def random__from(self, from_, to, *, generator=None):
@@ -7579,11 +7750,11 @@ def random__from(self, from_, to, *, generator=None):
         _translate(_exc, 'random_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RandomBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def random__to(self, to, *, generator=None):
@@ -7596,11 +7767,11 @@ def random__to(self, to, *, generator=None):
         _translate(_exc, 'random_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RandomBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def random__default(self, *, generator=None):
@@ -7613,11 +7784,11 @@ def random__default(self, *, generator=None):
         _translate(_exc, 'random_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RandomBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _max_pool3d_with_indices_default_return = _return_type("max_pool3d_with_indices", ['result0', 'result1'])
@@ -7633,9 +7804,9 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         _translate(_exc, 'max_pool3d_with_indices', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -7645,10 +7816,10 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         grad_fn._v_padding = padding
         grad_fn._v_dilation = dilation
         grad_fn._v_ceil_mode = ceil_mode
-        outputs = _max_pool3d_with_indices_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _max_pool3d_with_indices_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
-    return _max_pool3d_with_indices_default_return(*(_Tensor._make(r) for r in result))
+    return _max_pool3d_with_indices_default_return(*(_new_tensor(r) for r in result))
 
 
 def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
@@ -7661,9 +7832,9 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         _translate(_exc, 'avg_pool3d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
@@ -7674,9 +7845,9 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         grad_fn._v_ceil_mode = ceil_mode
         grad_fn._v_count_include_pad = count_include_pad
         grad_fn._v_divisor_override = divisor_override
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def _adaptive_avg_pool3d_default(self, output_size):
@@ -7689,16 +7860,16 @@ def _adaptive_avg_pool3d_default(self, output_size):
         _translate(_exc, '_adaptive_avg_pool3d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _adaptive_max_pool2d_default_return = _return_type("adaptive_max_pool2d", ['result0', 'result1'])
@@ -7714,17 +7885,17 @@ def adaptive_max_pool2d_default(self, output_size):
         _translate(_exc, 'adaptive_max_pool2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        outputs = _adaptive_max_pool2d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _adaptive_max_pool2d_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
-    return _adaptive_max_pool2d_default_return(*(_Tensor._make(r) for r in result))
+    return _adaptive_max_pool2d_default_return(*(_new_tensor(r) for r in result))
 
 
 def reflection_pad1d_default(self, padding):
@@ -7737,17 +7908,17 @@ def reflection_pad1d_default(self, padding):
         _translate(_exc, 'reflection_pad1d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def reflection_pad2d_default(self, padding):
@@ -7760,17 +7931,17 @@ def reflection_pad2d_default(self, padding):
         _translate(_exc, 'reflection_pad2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def reflection_pad3d_default(self, padding):
@@ -7783,17 +7954,17 @@ def reflection_pad3d_default(self, padding):
         _translate(_exc, 'reflection_pad3d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def replication_pad1d_default(self, padding):
@@ -7806,17 +7977,17 @@ def replication_pad1d_default(self, padding):
         _translate(_exc, 'replication_pad1d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def replication_pad2d_default(self, padding):
@@ -7829,17 +8000,17 @@ def replication_pad2d_default(self, padding):
         _translate(_exc, 'replication_pad2d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def replication_pad3d_default(self, padding):
@@ -7852,17 +8023,17 @@ def replication_pad3d_default(self, padding):
         _translate(_exc, 'replication_pad3d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_padding = padding
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
@@ -7875,14 +8046,14 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
         _translate(_exc, 'rrelu_with_noise', (self, noise, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        if _saved_hooks_tls.stack or noise._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
             grad_fn._sv_noise = noise
@@ -7890,9 +8061,9 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
         grad_fn._v_lower = lower
         grad_fn._v_upper = upper
         grad_fn._v_training = training
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _adaptive_max_pool3d_default_return = _return_type("adaptive_max_pool3d", ['result0', 'result1'])
@@ -7908,17 +8079,17 @@ def adaptive_max_pool3d_default(self, output_size):
         _translate(_exc, 'adaptive_max_pool3d', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
-        if _saved_hooks_tls.stack or self._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        outputs = _adaptive_max_pool3d_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1]))
+        outputs = _adaptive_max_pool3d_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_result1 = _Saved(outputs[1])
         return outputs
-    return _adaptive_max_pool3d_default_return(*(_Tensor._make(r) for r in result))
+    return _adaptive_max_pool3d_default_return(*(_new_tensor(r) for r in result))
 
 
 def rrelu_with_noise__default(self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
@@ -7931,9 +8102,9 @@ def rrelu_with_noise__default(self, noise, lower=0.125, upper=0.3333333333333333
         _translate(_exc, 'rrelu_with_noise_', (self, noise, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = RreluWithNoiseBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        if _saved_hooks_tls.stack or noise._inference:
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
             grad_fn._sv_noise = noise
@@ -7941,10 +8112,16 @@ def rrelu_with_noise__default(self, noise, lower=0.125, upper=0.3333333333333333
         grad_fn._v_lower = lower
         grad_fn._v_upper = upper
         grad_fn._v_training = training
-        result = _Tensor._make(result, grad_fn, 0)
-        grad_fn._sv_result = _Saved(result, is_output=True)
+        if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
+            result = _new_tensor(result, grad_fn, 0)
+            grad_fn._sv_result = _Saved(result, is_output=True)
+        else:
+            # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
+            grad_fn._sv_result = result
+            _vc = grad_fn._svv_result = [0]
+            result = _new_tensor(result, grad_fn, 0, _vc)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 _mkldnn_rnn_layer_default_return = _return_type("mkldnn_rnn_layer", ['result0', 'result1', 'result2', 'result3'])
@@ -7962,43 +8139,43 @@ def mkldnn_rnn_layer_default(input, weight0, weight1, weight2, weight3, hx_, cx_
     if _needs_grad(input, weight0, weight1, weight2, weight3, hx_, cx_):
         grad_fn = MkldnnRnnLayerBackward0((_fn(input), _fn(weight0), _fn(weight1), _fn(weight2), _fn(weight3), _fn(hx_), _fn(cx_), ), (_nr(input), _nr(weight0), _nr(weight1), _nr(weight2), _nr(weight3), _nr(hx_), _nr(cx_), ), (_meta(input), _meta(weight0), _meta(weight1), _meta(weight2), _meta(weight3), _meta(hx_), _meta(cx_), ), _outs_meta((result[0], result[1], result[2], )))
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or input._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
             else:
                 grad_fn._sv_input = input
                 grad_fn._svv_input = input._vc[0] if input.grad_fn is None else ~input._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or weight0._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight0._inference:
                 grad_fn._sv_weight0 = _Saved(weight0)
             else:
                 grad_fn._sv_weight0 = weight0
                 grad_fn._svv_weight0 = weight0._vc[0] if weight0.grad_fn is None else ~weight0._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or weight1._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight1._inference:
                 grad_fn._sv_weight1 = _Saved(weight1)
             else:
                 grad_fn._sv_weight1 = weight1
                 grad_fn._svv_weight1 = weight1._vc[0] if weight1.grad_fn is None else ~weight1._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or weight2._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight2._inference:
                 grad_fn._sv_weight2 = _Saved(weight2)
             else:
                 grad_fn._sv_weight2 = weight2
                 grad_fn._svv_weight2 = weight2._vc[0] if weight2.grad_fn is None else ~weight2._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or weight3._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight3._inference:
                 grad_fn._sv_weight3 = _Saved(weight3)
             else:
                 grad_fn._sv_weight3 = weight3
                 grad_fn._svv_weight3 = weight3._vc[0] if weight3.grad_fn is None else ~weight3._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or hx_._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or hx_._inference:
                 grad_fn._sv_hx_ = _Saved(hx_)
             else:
                 grad_fn._sv_hx_ = hx_
                 grad_fn._svv_hx_ = hx_._vc[0] if hx_.grad_fn is None else ~hx_._vc[0]
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
-            if _saved_hooks_tls.stack or cx_._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or cx_._inference:
                 grad_fn._sv_cx_ = _Saved(cx_)
             else:
                 grad_fn._sv_cx_ = cx_
@@ -8012,13 +8189,13 @@ def mkldnn_rnn_layer_default(input, weight0, weight1, weight2, weight3, hx_, cx_
         grad_fn._v_bidirectional = bidirectional
         grad_fn._v_batch_first = batch_first
         grad_fn._v_train = train
-        outputs = _mkldnn_rnn_layer_default_return(_Tensor._make(result[0], grad_fn, 0), _Tensor._make(result[1], grad_fn, 1), _Tensor._make(result[2], grad_fn, 2), _Tensor._make(result[3]))
+        outputs = _mkldnn_rnn_layer_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1], grad_fn, 1), _new_tensor(result[2], grad_fn, 2), _new_tensor(result[3]))
         grad_fn._sv_result0 = _Saved(outputs[0], is_output=True)
         grad_fn._sv_result1 = _Saved(outputs[1], is_output=True)
         grad_fn._sv_result2 = _Saved(outputs[2], is_output=True)
         grad_fn._sv_result3 = _Saved(outputs[3])
         return outputs
-    return _mkldnn_rnn_layer_default_return(*(_Tensor._make(r) for r in result))
+    return _mkldnn_rnn_layer_default_return(*(_new_tensor(r) for r in result))
 
 
 def transpose__default(self, dim0, dim1):
@@ -8031,13 +8208,13 @@ def transpose__default(self, dim0, dim1):
         _translate(_exc, 'transpose_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TransposeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def t__default(self):
@@ -8050,11 +8227,11 @@ def t__default(self):
         _translate(_exc, 't_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = TBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def unsqueeze__default(self, dim):
@@ -8067,12 +8244,12 @@ def unsqueeze__default(self, dim):
         _translate(_exc, 'unsqueeze_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = UnsqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def as_strided__default(self, size, stride, storage_offset=None):
@@ -8085,15 +8262,15 @@ def as_strided__default(self, size, stride, storage_offset=None):
         _translate(_exc, 'as_strided_', (self, ))
         raise
     _f0 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
         grad_fn = AsStridedBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
         grad_fn._v_self_sym_sizes = _value(self).shape
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_result):
@@ -8107,19 +8284,19 @@ def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_resul
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardtanh_backward_default(grad_output, self, min_val, max_val):
@@ -8133,20 +8310,20 @@ def hardtanh_backward_default(grad_output, self, min_val, max_val):
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self_or_result):
@@ -8160,17 +8337,17 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
         raise
     _f0 = grad_output.grad_fn
     _f1 = self_or_result.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad):
         _m = _meta2(grad_output, self_or_result)
         grad_fn = EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self_or_result.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self_or_result._requires_grad:
-            if _saved_hooks_tls.stack or grad_output._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
             else:
                 grad_fn._sv_grad_output = grad_output
                 grad_fn._svv_grad_output = grad_output._vc[0] if _f0 is None else ~grad_output._vc[0]
         if _f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad:
-            if _saved_hooks_tls.stack or self_or_result._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self_or_result._inference:
                 grad_fn._sv_self_or_result = _Saved(self_or_result)
             else:
                 grad_fn._sv_self_or_result = self_or_result
@@ -8179,9 +8356,9 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
         grad_fn._v_is_result = is_result
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def softplus_backward_default(grad_output, self, beta, threshold):
@@ -8195,26 +8372,26 @@ def softplus_backward_default(grad_output, self, beta, threshold):
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or grad_output._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
             else:
                 grad_fn._sv_grad_output = grad_output
                 grad_fn._svv_grad_output = grad_output._vc[0] if _f0 is None else ~grad_output._vc[0]
         if _f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def hardswish_backward_default(grad_output, self):
@@ -8228,24 +8405,24 @@ def hardswish_backward_default(grad_output, self):
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _meta2(grad_output, self)
         grad_fn = HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or grad_output._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
             else:
                 grad_fn._sv_grad_output = grad_output
                 grad_fn._svv_grad_output = grad_output._vc[0] if _f0 is None else ~grad_output._vc[0]
         if _f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 def gelu_backward_default(grad_output, self, *, approximate='none'):
@@ -8259,24 +8436,24 @@ def gelu_backward_default(grad_output, self, *, approximate='none'):
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
-    if _grad_mode._state.enabled and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
+    if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         grad_fn = GeluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _meta2(grad_output, self), _out_meta(result))
         if _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or grad_output._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
             else:
                 grad_fn._sv_grad_output = grad_output
                 grad_fn._svv_grad_output = grad_output._vc[0] if _f0 is None else ~grad_output._vc[0]
         if _f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad:
-            if _saved_hooks_tls.stack or self._inference:
+            if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_approximate = approximate
-        result = _Tensor._make(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0)
         return result
-    return _Tensor._make(result, None, 0)
+    return _new_tensor(result, None, 0)
 
 
 # ---- Python-facing functions: pick the row from the arguments -------------------------------------

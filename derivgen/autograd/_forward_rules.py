@@ -17,7 +17,7 @@ import numpy as np
 
 from derivgen.core import observe as _observe
 from derivgen.core.grad_mode import is_grad_enabled
-from derivgen.core.node import SavedVariable
+from derivgen.core.node import SavedVariable, raw_saved
 from derivgen.core.pending import Pending
 from derivgen.core.tensor import Tensor
 from derivgen.engine import fusion as _fusion
@@ -212,6 +212,8 @@ def _share_with_saved_output(result):
     for name in getattr(type(node), "__slots__", ()):
         if name.startswith("_sv_"):
             sv = getattr(node, name, None)
+            if sv is raw:  # kept compactly: the SavedVariable it stands for can carry the tangents
+                sv = raw_saved(node, name[len("_sv_"):])
             if isinstance(sv, SavedVariable) and sv.is_output and sv._array is raw:
                 sv.fw_grads = result._fw_grads
 

@@ -19,8 +19,8 @@ MODULE_NAMES = frozenset({
     "_meta1", "_meta2", "_SHARED_META2", "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "_NR1", "_NR2",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
-    "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_bump_version", "_shared_version",
-    "_return_type",
+    "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_saved_hooks", "_bump_version", "_shared_version",
+    "_return_type", "_ndarray", "_new_tensor",
     # nodes.py
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
@@ -37,7 +37,7 @@ MODULE_NAMES = frozenset({
 # Parameters and locals of generated functions and methods (op wrappers, node methods, kernels).
 # (Comprehension variables and kernel parameters are left out: a comprehension has its own scope, and
 # kernels rename a parameter that clashes with their own names, see lower.py.)
-FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc", "_m"})
+FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc", "_m", "_vc"})
 
 # Builtins the code of ops.py calls at module level or in its functions: an op function of that name
 # would replace it for the whole module.

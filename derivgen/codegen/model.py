@@ -73,6 +73,15 @@ class RowModel:
     fresh_outputs: int = 0
     # per formula: (input names, "derived" | "proven" | "hand-written"), what `derivgen explain` shows
     formula_origins: list = field(default_factory=list)
+
+    @property
+    def compact_output(self):
+        """The name of the one saved output of a row returning one fresh Tensor (not a view), which the
+        node keeps compactly as its array and version counter (derivgen.core.node); else None."""
+        names = [s.name for s in self.saved_tensors if s.is_output]
+        if len(names) == 1 and not self.view and not self.tuple_return and not self.outputs_list:
+            return names[0]
+        return None
     jvp: object = None    # forward mode: a JvpModel (derivgen/codegen/jvp.py), or None
     # the node's one output has the (shape, dtype) of its inputs: "always" (one input), "when_equal" (several,
     # when theirs agree), or "" (recorded from the result); see _out_like_inputs
@@ -579,7 +588,15 @@ def _lower_bodies(model, entry, parsed, low, scope, graph_exprs=None):
                         head.append(f"grad_{returns[ret_index].name} = grads_{ret_index}")
         unpack = "unpack_data" if path == "fast" else "unpack"
         for s in model.saved_tensors:
-            if s.is_output:
+            if s.is_output and s.name == model.compact_output:
+                n, code = s.name, f"node._svv_{s.name}"
+                head.append(f"{n} = node._sv_{n}")
+                if path == "fast":  # the common case inline: the array kept compactly, at its version 0
+                    head.append(f"{n} = {n} if {n}.__class__ is np.ndarray and {code}[0] == 0 "
+                                f"else _saved_data(node, {n}, {code})")
+                else:
+                    head.append(f"{n} = _unpack_saved(node, {n}, {code})")
+            elif s.is_output:
                 head.append(f"{s.name} = node._sv_{s.name}.{unpack}(node) if node._sv_{s.name} is not None else None")
             elif path == "fast":  # an input may be kept compactly (derivgen.core.node.saved_data)
                 # the common case inline (a Tensor saved at the version it still has): two calls fewer

@@ -139,7 +139,8 @@ def render_models(models, table_file, table_sha, library=None):
         row.source_literal = repr(row.entry.source)  # a Python literal: table text never becomes code
         row.origins_literal = repr(tuple(row.formula_origins))
         row.slots = ([f"_sv_{s.name}" for s in row.saved_tensors]
-                     + [f"_svv_{s.name}" for s in row.saved_tensors if not s.is_output]
+                     + [f"_svv_{s.name}" for s in row.saved_tensors
+                        if not s.is_output or s.name == row.compact_output]
                      + [f"_v_{v.name}" for v in row.saved_values])
         for k in row.kernels:
             k.params_sig = "".join(p + ", " for p in k.params)

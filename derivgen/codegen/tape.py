@@ -59,7 +59,7 @@ def build_tape(model):
         values[arg] = plan
     tape = TapeModel(step_name=f"{model.py_name}_tape_step", saved=[s.name for s in saved], numbers=numbers)
     tape.step_lines = _step_lines(model, tape, values, grads)
-    tape.gather_lines = _gather_lines(saved, numbers, len(model.diff_args))
+    tape.gather_lines = _gather_lines(saved, numbers, len(model.diff_args), model.compact_output)
     return tape
 
 
@@ -126,7 +126,7 @@ def _step_lines(model, tape, values, grads):
     return lines
 
 
-def _gather_lines(saved, numbers, n_inputs):
+def _gather_lines(saved, numbers, n_inputs, compact_output=None):
     zeros = "(" + "0, " * n_inputs + ")"
     lines = [f"if node._next_nrs != {zeros.replace(', )', ',)') if n_inputs == 1 else zeros.replace(', )', ')')}:",
              "    return False  # a gradient for an output of a multi-output node other than the first"]
@@ -135,6 +135,11 @@ def _gather_lines(saved, numbers, n_inputs):
         lines += [f"{n} = node._sv_{n}",
                   f"if {n} is None:",
                   f"    {n} = _blank  # not saved: no gradient needs it"]
+        if s.is_output and n == compact_output:
+            # kept compactly: the array itself, at version 0 (derivgen.core.node.saved_data)
+            lines += [f"elif {n}.__class__ is np.ndarray:",
+                      f"    if node._svv_{n}[0] != 0 or {n}.shape != _shape or {n}.dtype is not _dtype:",
+                      "        return False"]
         if s.is_output:
             lines += [f"elif {n}.__class__ is _SavedVariable and {n}.unpack_hook is None and not {n}.released "
                       f"and {n}.vc[0] == {n}.version:"]

@@ -8,6 +8,8 @@ import threading
 import weakref
 from typing import NamedTuple
 
+import numpy as np
+
 from derivgen.core import anomaly
 
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
@@ -28,7 +30,10 @@ ERR_BACKWARD_TWICE = (
     "or if you need to access saved tensors after calling backward.")
 
 class _SequenceCounter(threading.local):
-    seq = 0  # each thread's counter starts at 0 (a class default: no AttributeError on first use)
+    def __init__(self):
+        # each thread's counter, from 0: a one-element list, so that taking a number reads the
+        # thread-local once and writes the list, not the thread-local (a write costs twice a read)
+        self.cell = [0]
 
 
 _tls = _SequenceCounter()
@@ -36,13 +41,14 @@ _tls = _SequenceCounter()
 
 def next_sequence_nr():
     """Take one number from this thread's counter (starts at 0, only goes up)."""
-    n = _tls.seq
-    _tls.seq = n + 1
+    cell = _tls.cell
+    n = cell[0]
+    cell[0] = n + 1
     return n
 
 
 def peek_sequence_nr():
-    return _tls.seq
+    return _tls.cell[0]
 
 
 def forward_op_name(node_name):
@@ -117,6 +123,23 @@ class SavedVariable:
         sv.unpack_hook = sv.packed = None
         sv.tensor = t
         sv._array = None
+        return sv
+
+    @classmethod
+    def of_output(cls, data, vc):
+        """The SavedVariable of a fresh output a generated node keeps compactly (its array ``data`` and
+        version counter ``vc``, saved at version 0; see ``saved_data``), made when something asks for
+        the object itself."""
+        sv = object.__new__(cls)
+        sv.is_output = True
+        sv.released = False
+        sv.vc = vc
+        sv.saved_nonleaf = False
+        sv.version = 0
+        sv.output_nr = 0
+        sv.unpack_hook = sv.packed = None
+        sv.tensor = None
+        sv._array = data
         return sv
 
     def _pack_with(self, t, pack, unpack):
@@ -388,9 +411,9 @@ class Node:
         self._out_meta = out_meta
         self._n_inputs = len(out_meta)
         if seq is None:  # next_sequence_nr(), inlined: this runs for every node
-            tls = _tls
-            seq = tls.seq
-            tls.seq = seq + 1
+            cell = _tls.cell
+            seq = cell[0]
+            cell[0] = seq + 1
         self._seq = seq
         self._metadata = None
         self._pre_hooks = None
@@ -471,7 +494,7 @@ class Node:
         for slot in self._saved_tensor_slots:
             sv = getattr(self, slot)
             if sv is not None:
-                if isinstance(sv, Tensor):
+                if isinstance(sv, (Tensor, np.ndarray)):  # kept compactly
                     setattr(self, slot, RELEASED)
                 elif isinstance(sv, list):
                     for s in sv:
@@ -574,7 +597,6 @@ def _accumulate_into_leaf(var, g, fresh, graph):
     if old is None:
         if graph and g._array is data and g.requires_grad:
             # torch's clone_obey_contract: a new tensor copy_-ed from the gradient (CopyBackwards in the graph)
-            import numpy as np
             var._grad = Tensor._make(np.empty_like(data)).copy_(g)
         elif graph:
             var._grad = g if g._array is data else Tensor._make(data)
@@ -662,12 +684,17 @@ def rebase_history(t, grad_fn, output_nr=0):
         t.retain_grad()
 
 
-# A generated node keeps an input saved without saved-tensor hooks compactly, in two slots instead of a
-# SavedVariable: ``_sv_<name>`` holds the input Tensor itself and ``_svv_<name>`` its version code, the
-# version at save time, bit-inverted (negative) when the input was a non-leaf (so that detaching it in
-# place afterwards is caught). One object fewer per saved input that the cyclic GC tracks and walks in
-# every full collection while the graph lives. ``_sv_<name>`` holds a SavedVariable instead for saved
-# outputs, inputs saved under hooks, and once ``_raw_saved_<name>`` has been asked for.
+# A generated node keeps a saved value without saved-tensor hooks compactly, in two slots instead of a
+# SavedVariable (one object fewer per saved value that the cyclic GC tracks and walks in every full
+# collection while the graph lives, and no object to build per op):
+# - an input: ``_sv_<name>`` holds the input Tensor itself and ``_svv_<name>`` its version code, the
+#   version at save time, bit-inverted (negative) when the input was a non-leaf (so that detaching it in
+#   place afterwards is caught);
+# - the fresh output of an op with one output: ``_sv_<name>`` holds its array (holding the Tensor would
+#   make a cycle output -> node -> output) and ``_svv_<name>`` its version counter (a list shared with the
+#   output Tensor), saved at version 0.
+# ``_sv_<name>`` holds a SavedVariable instead for values saved under hooks, outputs of in-place or
+# multi-output ops, deferred outputs, and once ``_raw_saved_<name>`` has been asked for.
 
 def saved_input_code(t):
     """The version code kept in ``_svv_<name>`` for an input saved compactly."""
@@ -681,15 +708,25 @@ def compact_intact(t, code):
     return t._vc[0] == ~code and t.grad_fn is not None
 
 
+def _expanded(sv, code):
+    """The SavedVariable of a compactly saved value (``sv``: the input Tensor or the output's array)."""
+    if sv.__class__ is np.ndarray:
+        return SavedVariable.of_output(sv, code)
+    return SavedVariable.of_input(sv, code)
+
+
 def saved_data(node, sv, code):
     """The saved array, for the fast (numpy) backward path (``SavedVariable.unpack_data``)."""
     if sv.__class__ is SavedVariable:
         return sv.unpack_data(node)
     if sv is None:
         return None
-    if compact_intact(sv, code):  # a Tensor, or a subclass of it
+    if sv.__class__ is np.ndarray:  # an output kept compactly
+        if code[0] == 0:
+            return sv
+    elif compact_intact(sv, code):  # a Tensor, or a subclass of it
         return sv._array
-    return SavedVariable.of_input(sv, code).unpack_data(node)  # raises the version/detach error
+    return _expanded(sv, code).unpack_data(node)  # raises the version/detach error
 
 
 def unpack_saved(node, sv, code=None):
@@ -699,24 +736,23 @@ def unpack_saved(node, sv, code=None):
         return sv.unpack(node)
     if sv is None:
         return None
-    if compact_intact(sv, code):  # a Tensor, or a subclass of it
+    if sv.__class__ is not np.ndarray and compact_intact(sv, code):  # a Tensor, or a subclass of it
         return sv
-    return SavedVariable.of_input(sv, code).unpack(node)  # raises the version/detach error
+    return _expanded(sv, code).unpack(node)  # an output's Tensor, or the version/detach error
 
 
 def raw_saved(node, name):
-    """``_raw_saved_<name>``: the SavedVariable object, made (once) from a compactly saved input."""
+    """``_raw_saved_<name>``: the SavedVariable object, made (once) from a compactly saved value."""
     slot = "_sv_" + name
     sv = getattr(node, slot)
-    if isinstance(sv, Tensor):
-        sv = SavedVariable.of_input(sv, getattr(node, "_svv_" + name))
+    if isinstance(sv, (Tensor, np.ndarray)):
+        sv = _expanded(sv, getattr(node, "_svv_" + name))
         setattr(node, slot, sv)
     return sv
 
 
 def zeros_like_output(node, slot, graph):
     """An undefined gradient of a multi-output node's output, materialised as zeros."""
-    import numpy as np
     shape, dtype = node._out_meta[slot]
     z = np.zeros(shape, dtype)
     if graph:

@@ -8,6 +8,24 @@ class _State(threading.local):
 
 _tls = _State()
 
+# How many hook pairs are pushed in all threads together. Every saved value asks for the current hooks;
+# while none are pushed anywhere, this plain module global answers without the thread-local read:
+# ``saved_hooks.pushed and saved_hooks._tls.stack``.
+pushed = 0
+_pushed_lock = threading.Lock()
+
+
+def _count(n):
+    global pushed
+    with _pushed_lock:
+        pushed += n
+
+
+def set_stack(hooks):
+    """Make ``hooks`` (a list of (pack, unpack) pairs) this thread's stack, in place of its own."""
+    _count(len(hooks) - len(_tls.stack or ()))
+    _tls.stack = hooks
+
 
 def current():
     stack = _tls.stack
@@ -24,10 +42,12 @@ class saved_tensors_hooks:
         if _tls.stack is None:
             _tls.stack = []
         _tls.stack.append(self.hooks)
+        _count(1)
         return self
 
     def __exit__(self, *exc):
         _tls.stack.pop()
+        _count(-1)
         return False
 
 

@@ -96,25 +96,7 @@ class Tensor:
         self._wrapped = False
         self._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
 
-    @classmethod
-    def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
-        t = object.__new__(cls if data.__class__ is not Pending else LazyTensor)
-        # _init's body, inlined: every op's result is made here, so one call less per op counts
-        t._array = data
-        t._requires_grad = False
-        t.grad_fn = grad_fn
-        t.output_nr = output_nr
-        t._grad = None
-        t._vc = vc if vc is not None else FRESH_VERSION
-        t._acc = None
-        t._hooks = None
-        t._retains_grad = False
-        t._post_acc_hooks = None
-        t._base = None
-        t._wrapped = False
-        # made under inference_mode: an inference tensor (the thread-local is read only while one is open)
-        t._inference = _inference_contexts[0] != 0 and _grad_mode_state.inference
-        return t
+    # _make: make_tensor (below), a static method: every op's result is made there
 
     # ---- autograd attributes -----------------------------------------------------------------
     @property
@@ -575,6 +557,32 @@ class LazyTensor(Tensor):
         return int(self._pending.size)
 
     nelement = numel
+
+
+def make_tensor(data, grad_fn=None, output_nr=0, vc=None):
+    """A Tensor over ``data`` (a LazyTensor over a Pending), output ``output_nr`` of ``grad_fn``, with
+    version counter ``vc`` (the shared fresh one by default). A plain function, as ``Tensor._make``
+    too: a class method read from the class builds a bound method on every call."""
+    t = object.__new__(Tensor if data.__class__ is not Pending else LazyTensor)
+    # _init's body, inlined: every op's result is made here, so one call less per op counts
+    t._array = data
+    t._requires_grad = False
+    t.grad_fn = grad_fn
+    t.output_nr = output_nr
+    t._grad = None
+    t._vc = vc if vc is not None else FRESH_VERSION
+    t._acc = None
+    t._hooks = None
+    t._retains_grad = False
+    t._post_acc_hooks = None
+    t._base = None
+    t._wrapped = False
+    # made under inference_mode: an inference tensor (the thread-local is read only while one is open)
+    t._inference = _inference_contexts[0] != 0 and _grad_mode_state.inference
+    return t
+
+
+Tensor._make = staticmethod(make_tensor)
 
 
 class Size(tuple):

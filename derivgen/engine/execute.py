@@ -80,12 +80,17 @@ def _on_fresh_thread(fn, *args):
     result, error = [], []
 
     def run():
-        grad_mode._state.enabled, grad_mode._state.inference = enabled, inference
-        saved_hooks._tls.stack = hooks
+        grad_mode._set_enabled(enabled)
+        grad_mode._state.inference = inference
+        saved_hooks.set_stack(hooks)
         try:
             result.append(fn(*args))
         except BaseException as exc:  # re-raised on the calling thread
             error.append(exc)
+        finally:
+            # what a thread ends with stays counted (grad_mode.off_threads, saved_hooks.pushed)
+            grad_mode._set_enabled(True)
+            saved_hooks.set_stack([])
 
     worker = threading.Thread(target=run, name="derivgen-reentrant-backward")
     worker.start()

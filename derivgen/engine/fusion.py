@@ -349,6 +349,11 @@ def _saved_ref(prog, node, name):
         if not compact_intact(sv, code):
             saved_data(node, sv, code)  # raises the error eager mode raises
         t = sv  # a deferred input stays deferred: the region's kernel recomputes it
+    elif sv.__class__ is np.ndarray:  # an output kept compactly: its array, saved at version 0
+        code = getattr(node, "_svv_" + name)
+        if code[0] != 0:
+            saved_data(node, sv, code)  # raises the error eager mode raises
+        return prog.value(sv)
     else:
         if sv is None or sv.unpack_hook is not None:
             raise _Bail  # not saved (an input without grad), or packed by saved-tensor hooks

@@ -10,6 +10,7 @@ torchviz draws): each node's sequence number under its name and, as an SVG toolt
 saved tensors with dtype and whether backward released them. With ``execution=`` (an
 ``ExecutionRecord`` from ``record_execution()``) each node that ran is numbered by when it ran, and
 regions the engine fused into one kernel are outlined."""
+import numpy as np
 from graphviz import Digraph
 
 from derivgen.core.node import RELEASED, UINT64_MAX, SavedVariable
@@ -61,6 +62,8 @@ def _saved_state(fn, attr):
 def _saved_meta(sv):
     if isinstance(sv, Tensor):  # an input a generated node keeps compactly, without a SavedVariable
         return tuple(sv._array.shape), str(sv._array.dtype), False
+    if isinstance(sv, np.ndarray):  # an output kept compactly
+        return tuple(sv.shape), str(sv.dtype), False
     if sv is RELEASED or not isinstance(sv, SavedVariable) or sv.released:
         return None, None, True
     data = sv.tensor._array if sv.tensor is not None else sv._array
