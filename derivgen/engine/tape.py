@@ -28,7 +28,6 @@ Compiling. A kernel covers the node kinds it was made for and takes seconds to c
 their kinds was written by an earlier process, the kernel of the kinds seen so far is made. Later chains
 use it for the nodes whose kinds it covers; the others count toward the next kernel in the same way.
 """
-import array
 import heapq
 import threading
 
@@ -178,11 +177,11 @@ class _Chain:
         metas = []             # in_meta tuples (shared between nodes) found to be all of the run's meta
         limit = -heap[0][0] if heap else -1   # the highest sequence number waiting in the heap
         most = MAX_SAVED // (3 * g.size) + 2
-        # the code and the numbers grow as C arrays: they reach the kernel as numpy views of them, where a
-        # list had to be converted element by element (about 25 ns per entry)
-        code = self.code = array.array("q")
+        # the code and the numbers grow as lists, converted once by np.fromiter: a list append costs a fifth
+        # of an array.array append (which parses its argument), the conversion a third of that append
+        code = self.code = []
         saved = self.saved = []
-        numbers = self.numbers = array.array("d")
+        numbers = self.numbers = []
         outside = self.outside = {}
         completed = self.completed = []   # the nodes outside that the chain completes, in the order it does
         seeds = self.seeds = []
@@ -269,8 +268,8 @@ class _Chain:
         for k, a in self.seeds:
             grads[k] = a.reshape(size)
         saved = _stacked(self.saved, dtype, size)
-        code = np.frombuffer(self.code, np.int64)
-        numbers = np.frombuffer(self.numbers, np.float64)
+        code = np.fromiter(self.code, np.int64, len(self.code))
+        numbers = np.fromiter(self.numbers, np.float64, len(self.numbers))
         end = kernel.run(code, grads, saved, numbers, _zero_of(dtype))
         if end != len(code):
             raise RuntimeError(f"derivgen: the backward tape stopped at entry {end} of {len(code)} (a node kind "

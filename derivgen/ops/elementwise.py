@@ -48,11 +48,12 @@ class ElementwiseOp(Elementwise):
             self.arg_rule(scalars, t)
         if not t._lazy:
             a = t._array
-            entry = self._entry.get(a.dtype)
+            dt = a.dtype
+            entry = self._entry.get(dt)
             if entry is not None and a.flags.c_contiguous and a.size < _cfg.small_array:
-                dt = a.dtype
-                out = flat = np.empty(a.shape, dt)
-                if a.ndim != 1:
+                shape = a.shape  # (each read of an array's shape builds a tuple)
+                out = flat = np.empty(shape, dt)
+                if len(shape) != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
                     entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
@@ -71,10 +72,11 @@ class ElementwiseOp(Elementwise):
             b = u._array
             dt = a.dtype
             entry = self._entry.get(dt)
-            if (entry is not None and b.dtype is dt and a.shape == b.shape and a.flags.c_contiguous
+            shape = a.shape  # (each read of an array's shape builds a tuple)
+            if (entry is not None and b.dtype is dt and shape == b.shape and a.flags.c_contiguous
                     and b.flags.c_contiguous and a.size < _cfg.small_array):
-                out = flat = np.empty(a.shape, dt)
-                if a.ndim != 1:
+                out = flat = np.empty(shape, dt)
+                if len(shape) != 1:
                     flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
                 if scalars:
                     entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
