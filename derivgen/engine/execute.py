@@ -88,7 +88,7 @@ def _on_fresh_thread(fn, *args):
         except BaseException as exc:  # re-raised on the calling thread
             error.append(exc)
         finally:
-            # what a thread ends with stays counted (grad_mode.off_threads, saved_hooks.pushed)
+            # reset: what a thread ends with would stay counted (grad_mode.off_threads, saved_hooks.pushed)
             grad_mode._set_enabled(True)
             saved_hooks.set_stack([])
 
