@@ -7,7 +7,7 @@ import numpy as np
 from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
 from derivgen.ops.forwards._common import _tn
-from derivgen.ops.scalar_checks import ARG_RULES
+from derivgen.ops.scalar_checks import ARG_RULES, PLAIN_SCALARS_PASS
 
 _SUB_TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
@@ -278,3 +278,4 @@ def attach(*kernels):
         if rule is not None:
             k.dtype_rule = rule
         k.arg_rule = ARG_RULES.get(name)
+        k.plain_scalars_pass = k.arg_rule in PLAIN_SCALARS_PASS

@@ -13,7 +13,8 @@ from derivgen.config import settings as _cfg
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import _ENTRY_DTYPES, Elementwise, _entry_scalars, _typed, _zero_of, run_elementwise
+from derivgen.kernels.dispatch import (_ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
+                                      run_elementwise)
 
 
 def _plain(scalars):
@@ -26,7 +27,7 @@ def _plain(scalars):
 
 
 class ElementwiseOp(Elementwise):
-    __slots__ = ("dtype_rule", "arg_rule")
+    __slots__ = ("dtype_rule", "arg_rule", "plain_scalars_pass")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -39,12 +40,15 @@ class ElementwiseOp(Elementwise):
         # of 0; ``first`` is the first tensor operand, whose dtype some texts name); set by
         # derivgen.ops.dtype_rules from derivgen.ops.scalar_checks, checked on every path
         self.arg_rule = None
+        # True when arg_rule refuses no plain int/float: forward1/forward2 skip it for one such scalar
+        self.plain_scalars_pass = False
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
     def forward1(self, t, scalars=()):
         """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
-        if self.arg_rule is not None:
+        if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
+                                              and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
         if not t._lazy:
             a = t._array
@@ -65,7 +69,8 @@ class ElementwiseOp(Elementwise):
     def forward2(self, t, u, scalars=()):
         """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
         broadcasting, deferred or large inputs take the general path."""
-        if self.arg_rule is not None:
+        if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
+                                              and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
         if not t._lazy and not u._lazy:
             a = t._array

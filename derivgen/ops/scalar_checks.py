@@ -61,6 +61,10 @@ def _bool_alpha(scalars, first=None):
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
+# The checks above that refuse no plain Python int or float: a kernel whose one Scalar argument is one
+# (``x + y``: alpha=1) skips the call (derivgen.ops.elementwise: forward1/forward2).
+PLAIN_SCALARS_PASS = frozenset({_bool_alpha})
+
 # forward kernel name -> check(scalars, first tensor), raising torch's error
 ARG_RULES = {
     "add_Tensor_forward": _bool_alpha, "sub_Tensor_forward": _bool_alpha, "rsub_Tensor_forward": _bool_alpha,
