@@ -96,7 +96,9 @@ def _out_meta(d):
 
 def _meta1(t):
     """``(_meta(t),)``, one shared tuple per distinct metadata (the same tuples as ``_out_meta``)."""
-    return _out_meta(t._pending if t._lazy else t._array)
+    d = t._pending if t._lazy else t._array
+    shared = _SHARED_OUT_META.get((d.shape, d.dtype))  # _out_meta's lookup inline: one call less per op
+    return shared if shared is not None else _out_meta(d)
 
 
 def _meta2(t, u):
