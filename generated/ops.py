@@ -32,6 +32,12 @@ from derivgen.core.node import SavedVariable as _Saved
 from derivgen.core import saved_hooks as _saved_hooks
 from derivgen.core.saved_hooks import _tls as _saved_hooks_tls
 from derivgen.core.node import LIKE_FIRST_INPUT as _LIKE_FIRST_INPUT
+from derivgen.core.meta import contiguous_meta as _cmeta
+from derivgen.core.meta import meta as _meta
+from derivgen.core.meta import meta1 as _meta1
+from derivgen.core.meta import meta2 as _meta2
+from derivgen.core.meta import out_meta as _out_meta
+from derivgen.core.meta import outs_meta as _outs_meta
 from derivgen.core.node import grad_accumulator as _grad_accumulator
 from derivgen.core.node import rebase_history as _rebase_history
 from derivgen.core.tensor import Tensor as _Tensor
@@ -51,75 +57,10 @@ def _value(t):
     return t._pending if t._lazy else t._array
 
 
-# One shared (shape, dtype) tuple per distinct input metadata. A graph of many ops on same-shaped
-# tensors then holds one tuple instead of two new ones per input, and Python's cyclic GC, which scans
-# every tracked object that survives while the graph lives, has less to scan: measured 0.3 us less per
-# node in benchmark W1. Bounded, so that a program with ever-new shapes does not grow it without end.
-_SHARED_META = {}
-
-
-def _meta(t):
-    d = t._pending if t._lazy else t._array
-    meta = (d.shape, d.dtype)
-    shared = _SHARED_META.get(meta)
-    return shared if shared is not None else _share(meta)
-
-
-def _share(meta):
-    if len(_SHARED_META) >= 4096:
-        _SHARED_META.clear()
-    _SHARED_META[meta] = meta
-    return meta
-
-
 # A node's input numbers when every one is 0 (nearly always): one shared tuple, not a new one per node
 # that the cyclic GC must count and scan.
 _NR1 = (0, )
 _NR2 = (0, 0)
-
-
-# A node's output metadata (the gradients it receives: torch's input_metadata), for the common one-output
-# node a shared 1-tuple, so that recording it costs one lookup and no new object per node.
-_SHARED_OUT_META = {}
-
-
-def _out_meta(d):
-    """``((shape, dtype),)`` of a node's one output ``d`` (an array, or the Pending of a deferred value)."""
-    meta = (d.shape, d.dtype)
-    shared = _SHARED_OUT_META.get(meta)
-    if shared is None:
-        if len(_SHARED_OUT_META) >= 4096:
-            _SHARED_OUT_META.clear()
-        shared = _SHARED_OUT_META[meta] = (_SHARED_META.get(meta) or _share(meta),)
-    return shared
-
-
-def _meta1(t):
-    """``(_meta(t),)``, one shared tuple per distinct metadata (the same tuples as ``_out_meta``)."""
-    d = t._pending if t._lazy else t._array
-    shared = _SHARED_OUT_META.get((d.shape, d.dtype))  # _out_meta's lookup inline: one call less per op
-    return shared if shared is not None else _out_meta(d)
-
-
-def _meta2(t, u):
-    """``(_meta(t), _meta(u))``, one shared tuple per distinct pair of metadata."""
-    d = t._pending if t._lazy else t._array
-    e = u._pending if u._lazy else u._array
-    key = (d.shape, d.dtype, e.shape, e.dtype)
-    shared = _SHARED_META2.get(key)
-    if shared is None:
-        if len(_SHARED_META2) >= 4096:
-            _SHARED_META2.clear()
-        shared = _SHARED_META2[key] = (_meta(t), _meta(u))
-    return shared
-
-
-_SHARED_META2 = {}
-
-
-def _outs_meta(outputs):
-    """The output metadata of a node with several outputs (arrays)."""
-    return tuple(_SHARED_META.get((d.shape, d.dtype)) or _share((d.shape, d.dtype)) for d in outputs)
 
 
 def _fn(t):
@@ -151,20 +92,23 @@ def abs_default(self):
     """abs(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(abs_default):
         return _observe.call_op('aten::abs', abs_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.abs_forward.forward1(self)
+        result = _k.abs_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'abs', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -197,18 +141,25 @@ def add_Tensor(self, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(add_Tensor):
         return _observe.call_op('aten::add', add_Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.add_Tensor_forward.forward2(self, other, (alpha,))
+        result = _k.add_Tensor_forward.forward2(self, other, (alpha,), _c)
     except Exception as _exc:
         _translate(_exc, 'add', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -241,15 +192,18 @@ def add_Scalar(self, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(add_Scalar):
         return _observe.call_op('aten::add', add_Scalar, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.add_Scalar_forward.forward1(self, (other, alpha))
+        result = _k.add_Scalar_forward.forward1(self, (other, alpha), _c0)
     except Exception as _exc:
         _translate(_exc, 'add', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -388,20 +342,23 @@ def cos_default(self):
     """cos(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(cos_default):
         return _observe.call_op('aten::cos', cos_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.cos_forward.forward1(self)
+        result = _k.cos_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'cos', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -434,15 +391,22 @@ def div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(div_Tensor):
         return _observe.call_op('aten::div', div_Tensor, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.div_Tensor_forward.forward2(self, other)
+        result = _k.div_Tensor_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'div', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -456,7 +420,7 @@ def div_Tensor(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -496,16 +460,19 @@ def div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(div_Scalar):
         return _observe.call_op('aten::div', div_Scalar, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.div_Scalar_forward.forward1(self, (other,))
+        result = _k.div_Scalar_forward.forward1(self, (other,), _c0)
     except Exception as _exc:
         _translate(_exc, 'div', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -556,14 +523,17 @@ def exp_default(self):
     """exp(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(exp_default):
         return _observe.call_op('aten::exp', exp_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.exp_forward.forward1(self)
+        result = _k.exp_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'exp', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -571,7 +541,7 @@ def exp_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -663,20 +633,23 @@ def log_default(self):
     """log(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(log_default):
         return _observe.call_op('aten::log', log_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.log_forward.forward1(self)
+        result = _k.log_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'log', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -721,15 +694,22 @@ def maximum_default(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(maximum_default):
         return _observe.call_op('aten::maximum', maximum_default, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.maximum_forward.forward2(self, other)
+        result = _k.maximum_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'maximum', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -743,7 +723,7 @@ def maximum_default(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -791,15 +771,22 @@ def minimum_default(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(minimum_default):
         return _observe.call_op('aten::minimum', minimum_default, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.minimum_forward.forward2(self, other)
+        result = _k.minimum_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'minimum', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -813,7 +800,7 @@ def minimum_default(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -852,15 +839,22 @@ def mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(mul_Tensor):
         return _observe.call_op('aten::mul', mul_Tensor, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.mul_Tensor_forward.forward2(self, other)
+        result = _k.mul_Tensor_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'mul', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -874,7 +868,7 @@ def mul_Tensor(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -914,16 +908,19 @@ def mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(mul_Scalar):
         return _observe.call_op('aten::mul', mul_Scalar, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.mul_Scalar_forward.forward1(self, (other,))
+        result = _k.mul_Scalar_forward.forward1(self, (other,), _c0)
     except Exception as _exc:
         _translate(_exc, 'mul', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -974,15 +971,18 @@ def neg_default(self):
     """neg(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(neg_default):
         return _observe.call_op('aten::neg', neg_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.neg_forward.forward1(self)
+        result = _k.neg_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'neg', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1037,21 +1037,24 @@ def pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(pow_Tensor_Scalar):
         return _observe.call_op('aten::pow', pow_Tensor_Scalar, {'self': self, 'exponent': exponent})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,))
+        result = _k.pow_Tensor_Scalar_forward.forward1(self, (exponent,), _c0)
     except Exception as _exc:
         _translate(_exc, 'pow', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_exponent = exponent
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1085,15 +1088,22 @@ def pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(pow_Tensor_Tensor):
         return _observe.call_op('aten::pow', pow_Tensor_Tensor, {'self': self, 'exponent': exponent})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = exponent._cmeta
+    if _c1 is None or exponent._cmeta_of is not exponent._array:
+        _c1 = _cmeta(exponent)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent)
+        result = _k.pow_Tensor_Tensor_forward.forward2(self, exponent, (), _c)
     except Exception as _exc:
         _translate(_exc, 'pow', (self, exponent, ))
         raise
     _f0 = self.grad_fn
     _f1 = exponent.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
-        _m = _meta2(self, exponent)
+        _m = _c.same2 if _c is not None else _meta2(self, exponent)
         grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and exponent.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -1114,7 +1124,7 @@ def pow_Tensor_Tensor(self, exponent):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1123,14 +1133,17 @@ def pow_Scalar(self, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(pow_Scalar):
         return _observe.call_op('aten::pow', pow_Scalar, {'self': self, 'exponent': exponent})
+    _c0 = exponent._cmeta
+    if _c0 is None or exponent._cmeta_of is not exponent._array:
+        _c0 = _cmeta(exponent)
     try:
-        result = _k.pow_Scalar_forward.forward1(exponent, (self,))
+        result = _k.pow_Scalar_forward.forward1(exponent, (self,), _c0)
     except Exception as _exc:
         _translate(_exc, 'pow', (exponent, ))
         raise
     _f0 = exponent.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _meta1(exponent), _LIKE_FIRST_INPUT)
+        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(exponent), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or exponent._inference:
             grad_fn._sv_exponent = _Saved(exponent)
         else:
@@ -1144,7 +1157,7 @@ def pow_Scalar(self, exponent):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1153,14 +1166,17 @@ def reciprocal_default(self):
     """reciprocal(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(reciprocal_default):
         return _observe.call_op('aten::reciprocal', reciprocal_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.reciprocal_forward.forward1(self)
+        result = _k.reciprocal_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'reciprocal', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1168,7 +1184,7 @@ def reciprocal_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1201,14 +1217,17 @@ def relu_default(self):
     """relu(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(relu_default):
         return _observe.call_op('aten::relu', relu_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.relu_forward.forward1(self)
+        result = _k.relu_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'relu', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1216,7 +1235,7 @@ def relu_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1249,18 +1268,25 @@ def rsub_Tensor(self, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(rsub_Tensor):
         return _observe.call_op('aten::rsub', rsub_Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,))
+        result = _k.rsub_Tensor_forward.forward2(self, other, (alpha,), _c)
     except Exception as _exc:
         _translate(_exc, 'rsub', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1269,16 +1295,19 @@ def rsub_Scalar(self, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(rsub_Scalar):
         return _observe.call_op('aten::rsub', rsub_Scalar, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.rsub_Scalar_forward.forward1(self, (other, alpha))
+        result = _k.rsub_Scalar_forward.forward1(self, (other, alpha), _c0)
     except Exception as _exc:
         _translate(_exc, 'rsub', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1331,14 +1360,17 @@ def sigmoid_default(self):
     """sigmoid(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sigmoid_default):
         return _observe.call_op('aten::sigmoid', sigmoid_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sigmoid_forward.forward1(self)
+        result = _k.sigmoid_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sigmoid', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1346,7 +1378,7 @@ def sigmoid_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1379,15 +1411,18 @@ def sign_default(self):
     """sign(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sign_default):
         return _observe.call_op('aten::sign', sign_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sign_forward.forward1(self)
+        result = _k.sign_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sign', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1419,15 +1454,18 @@ def sgn_default(self):
     """sgn(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sgn_default):
         return _observe.call_op('aten::sgn', sgn_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sgn_forward.forward1(self)
+        result = _k.sgn_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sgn', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1459,20 +1497,23 @@ def sin_default(self):
     """sin(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sin_default):
         return _observe.call_op('aten::sin', sin_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sin_forward.forward1(self)
+        result = _k.sin_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sin', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1601,14 +1642,17 @@ def sqrt_default(self):
     """sqrt(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sqrt_default):
         return _observe.call_op('aten::sqrt', sqrt_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sqrt_forward.forward1(self)
+        result = _k.sqrt_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sqrt', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1616,7 +1660,7 @@ def sqrt_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1713,18 +1757,25 @@ def sub_Tensor(self, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sub_Tensor):
         return _observe.call_op('aten::sub', sub_Tensor, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.sub_Tensor_forward.forward2(self, other, (alpha,))
+        result = _k.sub_Tensor_forward.forward2(self, other, (alpha,), _c)
     except Exception as _exc:
         _translate(_exc, 'sub', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1757,15 +1808,18 @@ def sub_Scalar(self, other, alpha=1):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sub_Scalar):
         return _observe.call_op('aten::sub', sub_Scalar, {'self': self, 'other': other, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sub_Scalar_forward.forward1(self, (other, alpha))
+        result = _k.sub_Scalar_forward.forward1(self, (other, alpha), _c0)
     except Exception as _exc:
         _translate(_exc, 'sub', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -1834,14 +1888,17 @@ def tanh_default(self):
     """tanh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(tanh_default):
         return _observe.call_op('aten::tanh', tanh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.tanh_forward.forward1(self)
+        result = _k.tanh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'tanh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1849,7 +1906,7 @@ def tanh_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2017,14 +2074,17 @@ def exp2_default(self):
     """exp2(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(exp2_default):
         return _observe.call_op('aten::exp2', exp2_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.exp2_forward.forward1(self)
+        result = _k.exp2_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'exp2', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2032,7 +2092,7 @@ def exp2_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2065,14 +2125,17 @@ def expm1_default(self):
     """expm1(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(expm1_default):
         return _observe.call_op('aten::expm1', expm1_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.expm1_forward.forward1(self)
+        result = _k.expm1_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'expm1', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2080,7 +2143,7 @@ def expm1_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2113,20 +2176,23 @@ def log2_default(self):
     """log2(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(log2_default):
         return _observe.call_op('aten::log2', log2_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.log2_forward.forward1(self)
+        result = _k.log2_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'log2', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2159,20 +2225,23 @@ def log10_default(self):
     """log10(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(log10_default):
         return _observe.call_op('aten::log10', log10_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.log10_forward.forward1(self)
+        result = _k.log10_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'log10', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2205,20 +2274,23 @@ def log1p_default(self):
     """log1p(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(log1p_default):
         return _observe.call_op('aten::log1p', log1p_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.log1p_forward.forward1(self)
+        result = _k.log1p_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'log1p', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2251,14 +2323,17 @@ def rsqrt_default(self):
     """rsqrt(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(rsqrt_default):
         return _observe.call_op('aten::rsqrt', rsqrt_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.rsqrt_forward.forward1(self)
+        result = _k.rsqrt_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'rsqrt', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2266,7 +2341,7 @@ def rsqrt_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2299,14 +2374,17 @@ def tan_default(self):
     """tan(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(tan_default):
         return _observe.call_op('aten::tan', tan_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.tan_forward.forward1(self)
+        result = _k.tan_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'tan', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2314,7 +2392,7 @@ def tan_default(self):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2347,20 +2425,23 @@ def asin_default(self):
     """asin(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(asin_default):
         return _observe.call_op('aten::asin', asin_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.asin_forward.forward1(self)
+        result = _k.asin_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'asin', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2393,20 +2474,23 @@ def acos_default(self):
     """acos(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(acos_default):
         return _observe.call_op('aten::acos', acos_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.acos_forward.forward1(self)
+        result = _k.acos_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'acos', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2439,20 +2523,23 @@ def atan_default(self):
     """atan(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(atan_default):
         return _observe.call_op('aten::atan', atan_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.atan_forward.forward1(self)
+        result = _k.atan_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'atan', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2485,20 +2572,23 @@ def sinh_default(self):
     """sinh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(sinh_default):
         return _observe.call_op('aten::sinh', sinh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.sinh_forward.forward1(self)
+        result = _k.sinh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'sinh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2531,20 +2621,23 @@ def cosh_default(self):
     """cosh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(cosh_default):
         return _observe.call_op('aten::cosh', cosh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.cosh_forward.forward1(self)
+        result = _k.cosh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'cosh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2577,20 +2670,23 @@ def asinh_default(self):
     """asinh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(asinh_default):
         return _observe.call_op('aten::asinh', asinh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.asinh_forward.forward1(self)
+        result = _k.asinh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'asinh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2623,20 +2719,23 @@ def acosh_default(self):
     """acosh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(acosh_default):
         return _observe.call_op('aten::acosh', acosh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.acosh_forward.forward1(self)
+        result = _k.acosh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'acosh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2669,20 +2768,23 @@ def atanh_default(self):
     """atanh(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(atanh_default):
         return _observe.call_op('aten::atanh', atanh_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.atanh_forward.forward1(self)
+        result = _k.atanh_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'atanh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2715,20 +2817,23 @@ def erf_default(self):
     """erf(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(erf_default):
         return _observe.call_op('aten::erf', erf_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.erf_forward.forward1(self)
+        result = _k.erf_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'erf', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -2761,20 +2866,23 @@ def erfc_default(self):
     """erfc(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(erfc_default):
         return _observe.call_op('aten::erfc', erfc_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.erfc_forward.forward1(self)
+        result = _k.erfc_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'erfc', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3173,21 +3281,24 @@ def clamp_min_default(self, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(clamp_min_default):
         return _observe.call_op('aten::clamp_min', clamp_min_default, {'self': self, 'min': min})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.clamp_min_forward.forward1(self, (min,))
+        result = _k.clamp_min_forward.forward1(self, (min,), _c0)
     except Exception as _exc:
         _translate(_exc, 'clamp_min', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min = min
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3221,21 +3332,24 @@ def clamp_max_default(self, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(clamp_max_default):
         return _observe.call_op('aten::clamp_max', clamp_max_default, {'self': self, 'max': max})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.clamp_max_forward.forward1(self, (max,))
+        result = _k.clamp_max_forward.forward1(self, (max,), _c0)
     except Exception as _exc:
         _translate(_exc, 'clamp_max', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_max = max
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3312,15 +3426,18 @@ def deg2rad_default(self):
     """deg2rad(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(deg2rad_default):
         return _observe.call_op('aten::deg2rad', deg2rad_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.deg2rad_forward.forward1(self)
+        result = _k.deg2rad_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'deg2rad', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3352,15 +3469,18 @@ def rad2deg_default(self):
     """rad2deg(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(rad2deg_default):
         return _observe.call_op('aten::rad2deg', rad2deg_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.rad2deg_forward.forward1(self)
+        result = _k.rad2deg_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'rad2deg', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
-        result = _new_tensor(result, grad_fn, 0)
+        grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3475,20 +3595,23 @@ def silu_default(self):
     """silu(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(silu_default):
         return _observe.call_op('aten::silu', silu_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.silu_forward.forward1(self)
+        result = _k.silu_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'silu', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3521,20 +3644,23 @@ def mish_default(self):
     """mish(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(mish_default):
         return _observe.call_op('aten::mish', mish_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.mish_forward.forward1(self)
+        result = _k.mish_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'mish', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3567,14 +3693,17 @@ def softplus_default(self, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(softplus_default):
         return _observe.call_op('aten::softplus', softplus_default, {'self': self, 'beta': beta, 'threshold': threshold})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.softplus_forward.forward1(self, (beta, threshold))
+        result = _k.softplus_forward.forward1(self, (beta, threshold), _c0)
     except Exception as _exc:
         _translate(_exc, 'softplus', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3582,7 +3711,7 @@ def softplus_default(self, beta=1, threshold=20):
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3591,14 +3720,17 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(elu_default):
         return _observe.call_op('aten::elu', elu_default, {'self': self, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.elu_forward.forward1(self, (alpha, scale, input_scale))
+        result = _k.elu_forward.forward1(self, (alpha, scale, input_scale), _c0)
     except Exception as _exc:
         _translate(_exc, 'elu', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3607,7 +3739,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3616,21 +3748,24 @@ def celu_default(self, alpha=1.0):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(celu_default):
         return _observe.call_op('aten::celu', celu_default, {'self': self, 'alpha': alpha})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.celu_forward.forward1(self, (alpha,))
+        result = _k.celu_forward.forward1(self, (alpha,), _c0)
     except Exception as _exc:
         _translate(_exc, 'celu', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_alpha = alpha
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3639,21 +3774,24 @@ def leaky_relu_default(self, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(leaky_relu_default):
         return _observe.call_op('aten::leaky_relu', leaky_relu_default, {'self': self, 'negative_slope': negative_slope})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.leaky_relu_forward.forward1(self, (negative_slope,))
+        result = _k.leaky_relu_forward.forward1(self, (negative_slope,), _c0)
     except Exception as _exc:
         _translate(_exc, 'leaky_relu', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3662,14 +3800,17 @@ def hardtanh_default(self, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardtanh_default):
         return _observe.call_op('aten::hardtanh', hardtanh_default, {'self': self, 'min_val': min_val, 'max_val': max_val})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.hardtanh_forward.forward1(self, (min_val, max_val))
+        result = _k.hardtanh_forward.forward1(self, (min_val, max_val), _c0)
     except Exception as _exc:
         _translate(_exc, 'hardtanh', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3677,7 +3818,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3712,20 +3853,23 @@ def hardsigmoid_default(self):
     """hardsigmoid(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardsigmoid_default):
         return _observe.call_op('aten::hardsigmoid', hardsigmoid_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.hardsigmoid_forward.forward1(self)
+        result = _k.hardsigmoid_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'hardsigmoid', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3758,20 +3902,23 @@ def hardswish_default(self):
     """hardswish(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardswish_default):
         return _observe.call_op('aten::hardswish', hardswish_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.hardswish_forward.forward1(self)
+        result = _k.hardswish_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'hardswish', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3804,20 +3951,23 @@ def log_sigmoid_default(self):
     """log_sigmoid(Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(log_sigmoid_default):
         return _observe.call_op('aten::log_sigmoid', log_sigmoid_default, {'self': self})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.log_sigmoid_forward.forward1(self)
+        result = _k.log_sigmoid_forward.forward1(self, (), _c0)
     except Exception as _exc:
         _translate(_exc, 'log_sigmoid', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3826,21 +3976,24 @@ def softshrink_default(self, lambd=0.5):
     """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(softshrink_default):
         return _observe.call_op('aten::softshrink', softshrink_default, {'self': self, 'lambd': lambd})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.softshrink_forward.forward1(self, (lambd,))
+        result = _k.softshrink_forward.forward1(self, (lambd,), _c0)
     except Exception as _exc:
         _translate(_exc, 'softshrink', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_lambd = lambd
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3849,21 +4002,24 @@ def hardshrink_default(self, lambd=0.5):
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardshrink_default):
         return _observe.call_op('aten::hardshrink', hardshrink_default, {'self': self, 'lambd': lambd})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.hardshrink_forward.forward1(self, (lambd,))
+        result = _k.hardshrink_forward.forward1(self, (lambd,), _c0)
     except Exception as _exc:
         _translate(_exc, 'hardshrink', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_lambd = lambd
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -3872,15 +4028,22 @@ def _prelu_kernel_default(self, weight):
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(_prelu_kernel_default):
         return _observe.call_op('aten::_prelu_kernel', _prelu_kernel_default, {'self': self, 'weight': weight})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = weight._cmeta
+    if _c1 is None or weight._cmeta_of is not weight._array:
+        _c1 = _cmeta(weight)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k._prelu_kernel_forward.forward2(self, weight)
+        result = _k._prelu_kernel_forward.forward2(self, weight, (), _c)
     except Exception as _exc:
         _translate(_exc, '_prelu_kernel', (self, weight, ))
         raise
     _f0 = self.grad_fn
     _f1 = weight.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad):
-        _m = _meta2(self, weight)
+        _m = _c.same2 if _c is not None else _meta2(self, weight)
         grad_fn = PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and weight.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -3894,7 +4057,7 @@ def _prelu_kernel_default(self, weight):
             else:
                 grad_fn._sv_weight = weight
                 grad_fn._svv_weight = weight._vc[0] if _f1 is None else ~weight._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -4036,15 +4199,22 @@ def atan2_default(self, other):
     """atan2(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(atan2_default):
         return _observe.call_op('aten::atan2', atan2_default, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.atan2_forward.forward2(self, other)
+        result = _k.atan2_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'atan2', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -4058,7 +4228,7 @@ def atan2_default(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -4098,15 +4268,22 @@ def hypot_default(self, other):
     """hypot(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hypot_default):
         return _observe.call_op('aten::hypot', hypot_default, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.hypot_forward.forward2(self, other)
+        result = _k.hypot_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'hypot', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -4127,7 +4304,7 @@ def hypot_default(self, other):
             # the output kept compactly: its array and version counter (derivgen.core.node.saved_data)
             grad_fn._sv_result = result
             _vc = grad_fn._svv_result = [0]
-            result = _new_tensor(result, grad_fn, 0, _vc)
+            result = _new_tensor(result, grad_fn, 0, _vc, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -4358,18 +4535,25 @@ def lerp_Scalar(self, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(lerp_Scalar):
         return _observe.call_op('aten::lerp', lerp_Scalar, {'self': self, 'end': end, 'weight': weight})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = end._cmeta
+    if _c1 is None or end._cmeta_of is not end._array:
+        _c1 = _cmeta(end)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.lerp_Scalar_forward.forward2(self, end, (weight,))
+        result = _k.lerp_Scalar_forward.forward2(self, end, (weight,), _c)
     except Exception as _exc:
         _translate(_exc, 'lerp', (self, end, ))
         raise
     _f0 = self.grad_fn
     _f1 = end.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
-        _m = _meta2(self, end)
+        _m = _c.same2 if _c is not None else _meta2(self, end)
         grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and end.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -4633,15 +4817,22 @@ def logaddexp_default(self, other):
     """logaddexp(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(logaddexp_default):
         return _observe.call_op('aten::logaddexp', logaddexp_default, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.logaddexp_forward.forward2(self, other)
+        result = _k.logaddexp_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'logaddexp', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -4655,7 +4846,7 @@ def logaddexp_default(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -6441,15 +6632,22 @@ def xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(xlogy_Tensor):
         return _observe.call_op('aten::xlogy', xlogy_Tensor, {'self': self, 'other': other})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
+    _c1 = other._cmeta
+    if _c1 is None or other._cmeta_of is not other._array:
+        _c1 = _cmeta(other)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.xlogy_Tensor_forward.forward2(self, other)
+        result = _k.xlogy_Tensor_forward.forward2(self, other, (), _c)
     except Exception as _exc:
         _translate(_exc, 'xlogy', (self, other, ))
         raise
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        _m = _meta2(self, other)
+        _m = _c.same2 if _c is not None else _meta2(self, other)
         grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -6463,7 +6661,7 @@ def xlogy_Tensor(self, other):
             else:
                 grad_fn._sv_other = other
                 grad_fn._svv_other = other._vc[0] if _f1 is None else ~other._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -7500,21 +7698,24 @@ def threshold_default(self, threshold, value):
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(threshold_default):
         return _observe.call_op('aten::threshold', threshold_default, {'self': self, 'threshold': threshold, 'value': value})
+    _c0 = self._cmeta
+    if _c0 is None or self._cmeta_of is not self._array:
+        _c0 = _cmeta(self)
     try:
-        result = _k.threshold_forward.forward1(self, (threshold, value))
+        result = _k.threshold_forward.forward1(self, (threshold, value), _c0)
     except Exception as _exc:
         _translate(_exc, 'threshold', (self, ))
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
             grad_fn._sv_self = self
             grad_fn._svv_self = self._vc[0] if _f0 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
 
@@ -7548,15 +7749,22 @@ def threshold_backward_default(grad_output, self, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(threshold_backward_default):
         return _observe.call_op('aten::threshold_backward', threshold_backward_default, {'grad_output': grad_output, 'self': self, 'threshold': threshold})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self._cmeta
+    if _c1 is None or self._cmeta_of is not self._array:
+        _c1 = _cmeta(self)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.threshold_backward_forward.forward2(grad_output, self, (threshold,))
+        result = _k.threshold_backward_forward.forward2(grad_output, self, (threshold,), _c)
     except Exception as _exc:
         _translate(_exc, 'threshold_backward', (grad_output, self, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        _m = _meta2(grad_output, self)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self)
         grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -7565,7 +7773,7 @@ def threshold_backward_default(grad_output, self, threshold):
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_threshold = threshold
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -8279,15 +8487,22 @@ def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_resul
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(leaky_relu_backward_default):
         return _observe.call_op('aten::leaky_relu_backward', leaky_relu_backward_default, {'grad_output': grad_output, 'self': self, 'negative_slope': negative_slope, 'self_is_result': self_is_result})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self._cmeta
+    if _c1 is None or self._cmeta_of is not self._array:
+        _c1 = _cmeta(self)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.leaky_relu_backward_forward.forward2(grad_output, self, (negative_slope, self_is_result))
+        result = _k.leaky_relu_backward_forward.forward2(grad_output, self, (negative_slope, self_is_result), _c)
     except Exception as _exc:
         _translate(_exc, 'leaky_relu_backward', (grad_output, self, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        _m = _meta2(grad_output, self)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self)
         grad_fn = LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -8296,7 +8511,7 @@ def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_resul
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_negative_slope = negative_slope
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -8305,15 +8520,22 @@ def hardtanh_backward_default(grad_output, self, min_val, max_val):
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardtanh_backward_default):
         return _observe.call_op('aten::hardtanh_backward', hardtanh_backward_default, {'grad_output': grad_output, 'self': self, 'min_val': min_val, 'max_val': max_val})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self._cmeta
+    if _c1 is None or self._cmeta_of is not self._array:
+        _c1 = _cmeta(self)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.hardtanh_backward_forward.forward2(grad_output, self, (min_val, max_val))
+        result = _k.hardtanh_backward_forward.forward2(grad_output, self, (min_val, max_val), _c)
     except Exception as _exc:
         _translate(_exc, 'hardtanh_backward', (grad_output, self, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        _m = _meta2(grad_output, self)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self)
         grad_fn = HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
@@ -8323,7 +8545,7 @@ def hardtanh_backward_default(grad_output, self, min_val, max_val):
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -8332,15 +8554,22 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(elu_backward_default):
         return _observe.call_op('aten::elu_backward', elu_backward_default, {'grad_output': grad_output, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale, 'is_result': is_result, 'self_or_result': self_or_result})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self_or_result._cmeta
+    if _c1 is None or self_or_result._cmeta_of is not self_or_result._array:
+        _c1 = _cmeta(self_or_result)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.elu_backward_forward.forward2(grad_output, self_or_result, (alpha, scale, input_scale, is_result))
+        result = _k.elu_backward_forward.forward2(grad_output, self_or_result, (alpha, scale, input_scale, is_result), _c)
     except Exception as _exc:
         _translate(_exc, 'elu_backward', (grad_output, self_or_result, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self_or_result.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad):
-        _m = _meta2(grad_output, self_or_result)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self_or_result)
         grad_fn = EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self_or_result.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self_or_result._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
@@ -8358,7 +8587,7 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
         grad_fn._v_is_result = is_result
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -8367,15 +8596,22 @@ def softplus_backward_default(grad_output, self, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(softplus_backward_default):
         return _observe.call_op('aten::softplus_backward', softplus_backward_default, {'grad_output': grad_output, 'self': self, 'beta': beta, 'threshold': threshold})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self._cmeta
+    if _c1 is None or self._cmeta_of is not self._array:
+        _c1 = _cmeta(self)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.softplus_backward_forward.forward2(grad_output, self, (beta, threshold))
+        result = _k.softplus_backward_forward.forward2(grad_output, self, (beta, threshold), _c)
     except Exception as _exc:
         _translate(_exc, 'softplus_backward', (grad_output, self, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        _m = _meta2(grad_output, self)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self)
         grad_fn = SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
@@ -8391,7 +8627,7 @@ def softplus_backward_default(grad_output, self, beta, threshold):
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
         grad_fn._v_beta = beta
         grad_fn._v_threshold = threshold
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 
@@ -8400,15 +8636,22 @@ def hardswish_backward_default(grad_output, self):
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     if _observe.ACTIVE and _observe.wanted(hardswish_backward_default):
         return _observe.call_op('aten::hardswish_backward', hardswish_backward_default, {'grad_output': grad_output, 'self': self})
+    _c0 = grad_output._cmeta
+    if _c0 is None or grad_output._cmeta_of is not grad_output._array:
+        _c0 = _cmeta(grad_output)
+    _c1 = self._cmeta
+    if _c1 is None or self._cmeta_of is not self._array:
+        _c1 = _cmeta(self)
+    _c = _c0 if _c0 is _c1 else None
     try:
-        result = _k.hardswish_backward_forward.forward2(grad_output, self)
+        result = _k.hardswish_backward_forward.forward2(grad_output, self, (), _c)
     except Exception as _exc:
         _translate(_exc, 'hardswish_backward', (grad_output, self, ))
         raise
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        _m = _meta2(grad_output, self)
+        _m = _c.same2 if _c is not None else _meta2(grad_output, self)
         grad_fn = HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
@@ -8422,7 +8665,7 @@ def hardswish_backward_default(grad_output, self):
             else:
                 grad_fn._sv_self = self
                 grad_fn._svv_self = self._vc[0] if _f1 is None else ~self._vc[0]
-        result = _new_tensor(result, grad_fn, 0)
+        result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
     return _new_tensor(result, None, 0)
 

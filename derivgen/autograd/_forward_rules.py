@@ -19,7 +19,7 @@ from derivgen.core import observe as _observe
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import SavedVariable, raw_saved
 from derivgen.core.pending import Pending
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, replace_array
 from derivgen.engine import fusion as _fusion
 from derivgen.generated import jvp as _jvp
 from derivgen.generated import kernels as _kernels
@@ -190,7 +190,7 @@ def _commit(t, out, view_op=False):
         return
     old = tangent_of(t)
     if view_op and old is not None:
-        old._array = new._array
+        replace_array(old, new._array)
         return
     if new._array.shape == t._array.shape and not view_op:
         write_inplace_tangent(t, new)

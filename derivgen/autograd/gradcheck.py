@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from derivgen.engine.api import grad as _grad
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, replace_array
 from derivgen.core.tensor_str import tensor_repr
 from derivgen.autograd.transforms import jvp as _func_jvp
 from derivgen.batching.autograd import grad as _vmap_aware_grad
@@ -80,11 +80,11 @@ class _Perturbed:
 
     def __enter__(self):
         self.orig = self.t._array
-        self.t._array = np.array(self.orig, copy=True, order="C")
+        replace_array(self.t, np.array(self.orig, copy=True, order="C"))
         return self.t._array.reshape(-1)
 
     def __exit__(self, *exc):
-        self.t._array = self.orig
+        replace_array(self.t, self.orig)
         return False
 
 

@@ -15,8 +15,8 @@ MODULE_NAMES = frozenset({
     "_b", "_fw", "_grad_mode", "_check_inplace", "_commit_inplace", "_inplace_target",
     "_commit_view_inplace", "_check_inplace_view",
     "_write_inplace", "_record_view", "_set_inplace_history", "_Saved", "_grad_accumulator", "_rebase_history",
-    "_Tensor", "_needs_grad", "_k", "_value", "_SHARED_META", "_meta", "_share", "_SHARED_OUT_META", "_out_meta",
-    "_meta1", "_meta2", "_SHARED_META2", "_outs_meta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
+    "_Tensor", "_needs_grad", "_k", "_value", "_meta", "_out_meta",
+    "_meta1", "_meta2", "_outs_meta", "_cmeta", "_LIKE_FIRST_INPUT", "_fn", "_nr", "_fn_opt", "_nr_opt", "_meta_opt",
     "_NR1", "_NR2",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_saved_hooks", "_bump_version", "_shared_version",
@@ -37,7 +37,7 @@ MODULE_NAMES = frozenset({
 # Parameters and locals of generated functions and methods (op wrappers, node methods, kernels).
 # (Comprehension variables and kernel parameters are left out: a comprehension has its own scope, and
 # kernels rename a parameter that clashes with their own names, see lower.py.)
-FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc", "_m", "_vc"})
+FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "needs", "grad", "_exc", "_m", "_vc", "_c", "_c0", "_c1"})
 
 # Builtins the code of ops.py calls at module level or in its functions: an op function of that name
 # would replace it for the whole module.

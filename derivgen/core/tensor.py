@@ -67,7 +67,9 @@ class Tensor:
                  # derivgen.autograd.forward_ad gives the tensor one, so read it with getattr(t, "_fw_grads", None)
                  "_fw_grads",
                  # the dtype AccumulateGrad casts gradients to (None: none); unset means the tensor's own dtype
-                 "_grad_dtype")
+                 "_grad_dtype",
+                 # the ContiguousMeta of _array while it is _cmeta_of (derivgen.core.meta), or None
+                 "_cmeta", "_cmeta_of")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
 
     def __dir__(self):
@@ -95,6 +97,7 @@ class Tensor:
         self._base = None
         self._wrapped = False
         self._inference = _grad_mode_state.inference  # made under inference_mode: an inference tensor
+        self._cmeta = self._cmeta_of = None
 
     # _make: make_tensor (below), a static method: every op's result is made there
 
@@ -280,7 +283,7 @@ class Tensor:
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self.requires_grad and value._array.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        self._array = value._array
+        replace_array(self, value._array)
 
     data = data.deleter(_undeletable_attribute)
 
@@ -384,7 +387,9 @@ class Tensor:
             flush_pending()
         if self.requires_grad and is_grad_enabled():  # torch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._array
+        # a new array over the same memory, as torch's: the caller may reshape it in place, the tensor's
+        # own array (whose shape derivgen.core.meta caches) never changes shape
+        return self._array.view()
 
     def data_ptr(self):
         """The address of the first element (torch's ``data_ptr``)."""
@@ -415,7 +420,7 @@ class Tensor:
         return bool(self._array.reshape(-1)[0])
 
     def __array__(self, dtype=None, copy=None):
-        return self._array if dtype is None else self._array.astype(dtype)
+        return self._array.view() if dtype is None else self._array.astype(dtype)
 
     def __len__(self):
         if self._array.ndim == 0:
@@ -559,11 +564,22 @@ class LazyTensor(Tensor):
     nelement = numel
 
 
-def make_tensor(data, grad_fn=None, output_nr=0, vc=None):
+def make_tensor(data, grad_fn=None, output_nr=0, vc=None, cmeta=None):
     """A Tensor over ``data`` (a LazyTensor over a Pending), output ``output_nr`` of ``grad_fn``, with
-    version counter ``vc`` (the shared fresh one by default). A plain function, as ``Tensor._make``
-    too: a class method read from the class builds a bound method on every call."""
-    t = object.__new__(Tensor if data.__class__ is not Pending else LazyTensor)
+    version counter ``vc`` (the shared fresh one by default). ``cmeta``: the ContiguousMeta of ``data``
+    when the caller knows it (an elementwise op's result is like its inputs), ignored for a Pending.
+    A plain function, as ``Tensor._make`` too: a class method read from the class builds a bound
+    method on every call."""
+    if data.__class__ is not Pending:
+        t = object.__new__(Tensor)
+        if cmeta is None:
+            t._cmeta = t._cmeta_of = None
+        else:
+            t._cmeta = cmeta
+            t._cmeta_of = data
+    else:
+        t = object.__new__(LazyTensor)
+        t._cmeta = t._cmeta_of = None
     # _init's body, inlined: every op's result is made here, so one call less per op counts
     t._array = data
     t._requires_grad = False
@@ -583,6 +599,13 @@ def make_tensor(data, grad_fn=None, output_nr=0, vc=None):
 
 
 Tensor._make = staticmethod(make_tensor)
+
+
+def replace_array(t, data):
+    """Make ``data`` the array of ``t`` (a shape-changing in-place op, ``.data =``, ``set_``): drops the
+    cached ContiguousMeta, so that it does not keep the old array alive."""
+    t._array = data
+    t._cmeta = t._cmeta_of = None
 
 
 class Size(tuple):

@@ -45,12 +45,26 @@ class ElementwiseOp(Elementwise):
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
-    def forward1(self, t, scalars=()):
-        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion)."""
+    def forward1(self, t, scalars=(), cmeta=None):
+        """``self.forward((t,), scalars)``: a deferred or large input takes the general path (fusion).
+        ``cmeta``: ``t``'s ContiguousMeta (derivgen.core.meta) when the caller has it, or None."""
         if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
                                               and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
-        if not t._lazy:
+        if cmeta is not None:
+            dt = cmeta.dtype
+            entry = self._entry.get(dt)
+            if entry is not None and cmeta.size < _cfg.small_array:
+                out = flat = np.empty(cmeta.shape, dt)
+                a = t._array
+                if not cmeta.one_dim:
+                    flat, a = out.reshape(-1), a.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, entry[1])
+                return out
+        elif not t._lazy:
             a = t._array
             dt = a.dtype
             entry = self._entry.get(dt)
@@ -66,13 +80,28 @@ class ElementwiseOp(Elementwise):
                 return out
         return self.forward((t,), scalars)
 
-    def forward2(self, t, u, scalars=()):
+    def forward2(self, t, u, scalars=(), cmeta=None):
         """``self.forward((t, u), scalars)``: 0-dim operands (wrapped numbers), mixed dtypes,
-        broadcasting, deferred or large inputs take the general path."""
+        broadcasting, deferred or large inputs take the general path. ``cmeta``: the ContiguousMeta
+        (derivgen.core.meta) ``t`` and ``u`` share when the caller has it, or None."""
         if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
                                               and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
-        if not t._lazy and not u._lazy:
+        if cmeta is not None:
+            dt = cmeta.dtype
+            entry = self._entry.get(dt)
+            if entry is not None and cmeta.size < _cfg.small_array:
+                out = flat = np.empty(cmeta.shape, dt)
+                a = t._array
+                b = u._array
+                if not cmeta.one_dim:
+                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+                if scalars:
+                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
+                else:
+                    entry[0](flat, a, b, entry[1])
+                return out
+        elif not t._lazy and not u._lazy:
             a = t._array
             b = u._array
             dt = a.dtype

@@ -58,7 +58,9 @@ def as_tensor(data, dtype=None, device=None):
 def from_numpy(arr):
     arr = np.asarray(arr)
     _dt.from_numpy_dtype(arr.dtype)  # a dtype derivgen cannot compute in is refused here, not at first use
-    return Tensor._make(arr)
+    # a view of the caller's array: the memory is shared, but reshaping theirs in place (``a.shape = ...``)
+    # leaves the tensor's shape alone, as in torch
+    return Tensor._make(arr.view())
 
 
 def zeros(*args, size=None, dtype=None, requires_grad=False, device=None, out=None):

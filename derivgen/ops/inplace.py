@@ -11,7 +11,7 @@ from derivgen.core.scalars import FLOAT32_MAX, INT64_MIN, UINT64_END
 from derivgen.engine.copyslices import CopySlices
 from derivgen.kernels.promotion import can_cast
 from derivgen.core.sizes import has_internal_overlap
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step, check_view_meta, mode_meta,
                                     register_view, view_steps, VIEWS_OF_ROOT)
 
@@ -108,7 +108,7 @@ def commit_inplace(t, out):
             _write(t._array, out._array)
             bump_version(t)
     else:
-        t._array = out._array
+        replace_array(t, out._array)
     if out.grad_fn is not None:
         set_inplace_history(t, out.grad_fn, out.output_nr)
     if _tangent_commit[0] is not None and getattr(out, "_fw_grads", None):
@@ -126,7 +126,7 @@ def commit_view_inplace(t, out, dispatch, name, rows, args, kwargs):
     fn = out.grad_fn
     if fn is not None:
         check_view_meta(t)
-    t._array = out._array
+    replace_array(t, out._array)
     bump_version(t)
     if t._base is not None:
         rest = tuple(args[1:]) if args and args[0] is t else tuple(args)

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor, bump_version, replace_array
 
 
 def _requires_grad(values):
@@ -36,7 +36,7 @@ def call_with_out(name, compute, args, kwargs):
     if data.shape == out._array.shape:
         np.copyto(out._array, data, casting="unsafe")
     else:  # torch resizes an out tensor of the wrong shape
-        out._array = data.astype(out._array.dtype, copy=True)
+        replace_array(out, data.astype(out._array.dtype, copy=True))
     bump_version(out)
     return out
 

@@ -3,7 +3,7 @@ row-major order (new trailing elements are uninitialised, as torch's). Not diffe
 to resize a tensor that requires grad. The version counter moves only when the shape changes."""
 import numpy as np
 
-from derivgen.core.tensor import bump_version
+from derivgen.core.tensor import bump_version, replace_array
 from derivgen.ops.inplace import check_inplace
 
 
@@ -23,7 +23,7 @@ def resize_(self, *sizes, memory_format=None):
     data = np.empty(n, self._array.dtype)
     keep = min(n, flat.size)
     data[:keep] = flat[:keep]
-    self._array = data.reshape(shape)
+    replace_array(self, data.reshape(shape))
     bump_version(self)
     return self
 

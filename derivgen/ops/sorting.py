@@ -14,7 +14,7 @@ import numpy as np
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.registry import aten
 from derivgen.core.sizes import wrap_dim
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.errors import forward_ad_unsupported
 from derivgen.ops.forwards import stable_argsort
 from derivgen.ops.forwards._common import _scalar_type_name
@@ -135,7 +135,7 @@ def _write_out(result, out):
     if data.shape == out._array.shape:
         np.copyto(out._array, data)
     else:
-        out._array = data.copy()
+        replace_array(out, data.copy())
     bump_version(out)
     return out
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.node import Node, gradient_edge, rebase_history
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.forwards._common import _tn
 from derivgen.ops.inplace import check_inplace
 
@@ -64,7 +64,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     inputs = (self,) if source is None else (self, source)
     record = is_grad_enabled() and any(t.requires_grad for t in inputs)
     node = NotImplementedBackward("set_", inputs) if record else None
-    self._array = data
+    replace_array(self, data)
     bump_version(self)
     if node is not None:
         rebase_history(self, node)

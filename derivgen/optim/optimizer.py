@@ -16,7 +16,7 @@ from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import enable_grad, set_grad_enabled
 from derivgen.core.hooks import add_ordered_hook
 from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
-from derivgen.core.tensor import Tensor, bump_version
+from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.inplace import READ_ONLY_MEMORY
 
 
@@ -190,7 +190,7 @@ class Optimizer:
                     if arr.flags.writeable:
                         arr[...] = 0
                     else:
-                        g._array = np.zeros_like(arr)
+                        replace_array(g, np.zeros_like(arr))
                     bump_version(g)
 
     @_hooked_step

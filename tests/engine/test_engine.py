@@ -205,7 +205,7 @@ def test_node_records_its_forward_inputs_metadata():
 
 
 def test_node_metadata_is_shared_between_nodes_and_the_shared_tables_are_bounded():
-    from derivgen.generated import ops
+    from derivgen.core import meta
     x = torch.ones(4, requires_grad=True)
     y = x.sum(0, keepdim=True).expand(4)     # rows whose nodes record their output's metadata
     z = y.sum(0, keepdim=True).expand(4)
@@ -214,8 +214,9 @@ def test_node_metadata_is_shared_between_nodes_and_the_shared_tables_are_bounded
     assert y.grad_fn._out_meta[0] is z.grad_fn.next_functions[0][0]._in_meta[0]  # an output's is its consumer's
     for n in range(1, 5000):                                    # ever-new shapes
         torch.ones(n, requires_grad=True).sum(0, keepdim=True)
-    assert 0 < len(ops._SHARED_META) <= 4096
-    assert 0 < len(ops._SHARED_OUT_META) <= 4096
+    assert 0 < len(meta._SHARED_META) <= 4096
+    assert 0 < len(meta._SHARED_OUT_META) <= 4096
+    assert 0 < len(meta._CONTIGUOUS) <= 4096
     assert z.grad_fn._in_meta[0] == ((1,), np.dtype(np.float32))
     assert z.grad_fn._out_meta == (((4,), np.dtype(np.float32)),)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from derivgen.core import dtypes as _dt
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.hooks import add_ordered_hook
-from derivgen.core.tensor import Tensor
+from derivgen.core.tensor import Tensor, replace_array
 from derivgen.core.typename import typename as _typename
 from derivgen.nn.parameter import Buffer, Parameter
 from derivgen.utils.hooks import BackwardHook
@@ -500,7 +500,7 @@ class Module:
             with no_grad():
                 applied = fn(param)
             if applied is not param:
-                param._array = applied.data._array  # .data: an uninitialized result's (empty) values
+                replace_array(param, applied.data._array)  # .data: an uninitialized result's (empty) values
                 param._vc = [0]
             if param._grad is not None:
                 with no_grad():
