@@ -6,6 +6,7 @@ The generated kernel modules build their forward and backward kernels from this 
 formulas call them with arrays (``__call__``, ``callN``), ops with Tensors (``forward``, ``forwardN``).
 """
 import numpy as np
+from numpy import may_share_memory as _may_share_memory
 
 from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
@@ -135,7 +136,9 @@ class ElementwiseOp(Elementwise):
     # no deferred value anywhere (check_inplace would compute them first), a tensor that is not an
     # inference tensor and not a view (the view rules of check_inplace), float32/float64 operands of
     # one shape and dtype, contiguous, self writable, below the parallel threshold, and no partial
-    # overlap: the operand is self's array or both own their memory. Returns False when the general path is needed.
+    # overlap: the operand is self's array, or both own their memory, or their memory is disjoint (a
+    # view, such as the array of ``from_numpy``, is checked by bounds). Returns False when the general
+    # path is needed.
     def into1(self, t, scalars=()):
         """``t = op(t, *scalars)`` in place; False when the general path must run."""
         if self.arg_rule is not None:
@@ -164,7 +167,7 @@ class ElementwiseOp(Elementwise):
         flags = a.flags
         if (dt not in _ENTRY_DTYPES or b.dtype is not dt or a.shape != b.shape or not flags.c_contiguous
                 or not flags.writeable or not b.flags.c_contiguous or a.size >= _cfg.parallel_threshold
-                or (a is not b and (a.base is not None or b.base is not None))):
+                or (a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b))):
             return False
         if a.ndim != 1:
             a, b = a.reshape(-1), b.reshape(-1)

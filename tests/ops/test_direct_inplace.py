@@ -74,6 +74,24 @@ def test_partial_overlap_is_still_refused(torch):
             x[1:].add_(x[:-1])
 
 
+def test_arrays_that_are_numpy_views_of_disjoint_memory_take_the_direct_path(torch, monkeypatch):
+    # from_numpy hands the tensor a view of the caller's array: the direct path checks its bounds
+    # rather than refusing every array that does not own its memory
+    memory = np.arange(10, dtype=np.float32)
+    x, y = torch.from_numpy(memory[:5]), torch.from_numpy(memory[5:])
+    if torch is derivgen:
+        from derivgen.ops.elementwise import ElementwiseOp
+        calls = []
+        into2 = ElementwiseOp.into2
+        monkeypatch.setattr(ElementwiseOp, "into2", lambda *a: calls.append(into2(*a)) or calls[-1])
+    with torch.no_grad():
+        x.sub_(y)
+    np.testing.assert_array_equal(memory, [-5, -5, -5, -5, -5, 5, 6, 7, 8, 9])
+    assert x._version == 1
+    if torch is derivgen:
+        assert calls == [True]
+
+
 def test_view_written_in_place_updates_its_base(torch):
     base = torch.zeros(2, 4)
     row = base[1]
