@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.core.tensor import Tensor, python_number, wrap_scalar
 from derivgen.engine.api import backward as _backward
 from derivgen.ops import aliases, bitwise, closeness, composites, division, linalg, scatter_modes, sorting, structural
 from derivgen.ops.indexing import getitem, setitem
@@ -60,7 +60,7 @@ def install(ops):
                 return row(self, other)
             if not _is_number(other):
                 return NotImplemented
-            return row(self, wrap_scalar(other.item() if isinstance(other, np.generic) else other))
+            return row(self, wrap_scalar(python_number(other)))
         return fast
 
     # ``w.grad.zero_()`` / ``b.fill_(0.1)`` where no check of the general path can refuse (fill_directly)

@@ -71,6 +71,9 @@ class Tensor:
                  # the ContiguousMeta of _array while it is _cmeta_of (derivgen.core.meta), or None
                  "_cmeta", "_cmeta_of")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
+    # torch's: NumPy's operators defer to the Tensor's reflected ones, so that ``np.float32(2) * x`` is a
+    # Tensor (with its history), not the array of ``x`` times two
+    __array_priority__ = 1000
 
     def __dir__(self):
         # an unset slot is not an attribute: dir() lists only names that hasattr() finds, as torch's does
@@ -746,6 +749,15 @@ def result_dtype(*operands):
     if groups[0] is None and groups[1] is None and only_wrapped is not None:
         return only_wrapped
     return combine(groups[0], combine(groups[1], groups[2]))
+
+
+def python_number(v):
+    """The Python number torch's argument parser reads from a number argument: a NumPy scalar's value,
+    a NumPy bool read as a float (as torch does: ``int_tensor * np.bool_(True)`` is a float tensor and
+    ``alpha=np.bool_(True)`` is not a Boolean alpha)."""
+    if isinstance(v, np.generic):
+        return float(v) if isinstance(v, np.bool_) else v.item()
+    return v
 
 
 def wrap_scalar(value):

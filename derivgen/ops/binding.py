@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from derivgen.core.dtypes import dtype as _DType
-from derivgen.core.tensor import _RAW_DATA, Tensor, wrap_scalar
+from derivgen.core.tensor import _RAW_DATA, Tensor, python_number, wrap_scalar
 
 _MISSING = object()
 
@@ -83,11 +83,11 @@ def _convert(p, v, first=False):
         if first or p.optional or _strict[0]:  # a number binds to an optional Tensor nowhere (clamp(x, min=0))
             return _MISSING
         if isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex):
-            return wrap_scalar(v.item() if isinstance(v, np.generic) else v)
+            return wrap_scalar(python_number(v))
         return _MISSING
     if k == "scalar":
-        if isinstance(v, (bool, numbers.Number)) and not isinstance(v, complex):
-            return v.item() if isinstance(v, np.generic) else v
+        if isinstance(v, (bool, numbers.Number, np.bool_)) and not isinstance(v, complex):
+            return python_number(v)
         if isinstance(v, Tensor) and v._array.ndim == 0 and p.type.startswith("Scalar") and v._wrapped:
             return v.item()
         return _MISSING

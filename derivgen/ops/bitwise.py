@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name
-from derivgen.core.tensor import Tensor, bump_version, result_dtype, wrap_scalar
+from derivgen.core.tensor import Tensor, bump_version, python_number, result_dtype, wrap_scalar
 from derivgen.kernels.promotion import can_cast
 from derivgen.ops.inplace import check_inplace
 from derivgen.ops.out_arg import call_with_out
@@ -17,7 +17,7 @@ def _operand(v):
     if isinstance(v, Tensor):
         return v
     if isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex):
-        return wrap_scalar(v.item() if isinstance(v, np.generic) else v)
+        return wrap_scalar(python_number(v))
     raise TypeError(f"expected Tensor or number as operand, but got {type(v).__name__}")
 
 

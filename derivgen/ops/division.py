@@ -6,14 +6,14 @@ import numpy as np
 
 from derivgen.core.grad_mode import no_grad
 from derivgen.core.registry import aten
-from derivgen.core.tensor import Tensor, wrap_scalar
+from derivgen.core.tensor import Tensor, python_number, wrap_scalar
 
 
 def _operand(v):
     if isinstance(v, Tensor):
         return v
     if isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex):
-        return wrap_scalar(v.item() if isinstance(v, np.generic) else v)
+        return wrap_scalar(python_number(v))
     raise TypeError(f"floor_divide(): argument 'other' must be Tensor or Number, not {type(v).__name__}")
 
 

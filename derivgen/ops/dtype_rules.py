@@ -6,6 +6,7 @@ import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.tensor import Tensor, result_dtype, wrap_scalar
+from derivgen.kernels.promotion import can_cast
 from derivgen.ops.forwards._common import _tn
 from derivgen.ops.scalar_checks import ARG_RULES, PLAIN_SCALARS_PASS
 
@@ -236,10 +237,21 @@ def _scalar_operand(kernel):
     def rule(tensors, scalars, out):
         self = tensors[0]
         dtype = result_dtype(self, wrap_scalar(scalars[0]))
-        if dtype == self._array.dtype or out is not None:
+        if dtype == self._array.dtype:
+            return None
+        if out is not None:
+            # in place (``int_tensor.clamp_min_(2.5)``): the promoted result must fit the output, as in torch
+            if not can_cast(dtype, out.dtype):
+                name = _tn(out) if kernel.name in _CPP_NAMED_OUTPUT else scalar_type_name(out.dtype)
+                raise RuntimeError(f"result type {scalar_type_name(dtype)} can't be cast to the desired output "
+                                   f"type {name}")
             return None
         return kernel.forward((Tensor._make(self._array.astype(dtype)),) + tuple(tensors[1:]), scalars)
     return rule
+
+
+# the rows whose cast refusal names the output type by its C++ element type, as torch's clamp kernels do
+_CPP_NAMED_OUTPUT = ("clamp_min_forward", "clamp_max_forward")
 
 
 _SCALAR_OPERAND = ("add_Scalar_forward", "sub_Scalar_forward", "rsub_Scalar_forward", "mul_Scalar_forward",

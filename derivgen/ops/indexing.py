@@ -129,6 +129,7 @@ def setitem(t, index, value):
     (CopySlices on ``t``), tensor indices go to ``index_put_`` (IndexPutBackward0)."""
     ops = aten
     idx = index if isinstance(index, tuple) else (index,)
+    given = value
     if not isinstance(value, Tensor):
         value = wrap_scalar(value.item() if isinstance(value, np.generic) else value) \
             if isinstance(value, (int, float, bool, np.number, np.bool_)) else Tensor._make(np.asarray(value))
@@ -136,6 +137,9 @@ def setitem(t, index, value):
         # basic indices give a view (CopySlices on t when it is one), tensor indices go to index_put_ on it
         view, tensors = _apply_basic(t, idx)
         check_inplace(view)
+        if not isinstance(given, Tensor) and value._array.dtype != view._array.dtype:
+            # a number or a list is taken in t's dtype; a Tensor of another dtype is refused by index_put_
+            value = Tensor._make(value._array.astype(view._array.dtype))
         commit_inplace(view, ops.index_put_default(view, tensors, value, False))
         return None
     view = getitem(t, index)

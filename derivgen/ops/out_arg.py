@@ -4,8 +4,10 @@ import functools
 
 import numpy as np
 
+from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.grad_mode import is_grad_enabled, no_grad
 from derivgen.core.tensor import Tensor, bump_version, replace_array
+from derivgen.kernels.promotion import can_cast
 
 
 def _requires_grad(values):
@@ -31,6 +33,9 @@ def call_with_out(name, compute, args, kwargs):
     with no_grad():
         result = compute(args, kwargs)
     data = result._array
+    if not can_cast(data.dtype, out._array.dtype):  # torch refuses a float result for an int out, ...
+        raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the desired output "
+                           f"type {scalar_type_name(out._array.dtype)}")
     from derivgen.ops.inplace import check_inplace
     check_inplace(out)
     if data.shape == out._array.shape:

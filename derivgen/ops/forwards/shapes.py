@@ -327,9 +327,13 @@ def index_Tensor(self, indices):
 
 
 def index_put(self, indices, values, accumulate=False):
+    values = np.asarray(values)
+    if values.dtype != self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(self.dtype)} for the destination and "
+                           f"{scalar_type_name(values.dtype)} for the source.")
     out = self.copy()
     idx = _index_tuple(self, indices, "index_put")
-    values = np.asarray(values, dtype=self.dtype)
     if accumulate:
         np.add.at(out, idx, values)
     else:
