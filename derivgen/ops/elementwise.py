@@ -11,6 +11,7 @@ from numpy import may_share_memory as _may_share_memory
 from derivgen.core.dtypes import scalar_type_name
 from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.config import settings as _cfg
+from derivgen.core.meta import contiguous_meta
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
@@ -52,6 +53,8 @@ class ElementwiseOp(Elementwise):
         if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
                                               and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
+        if cmeta is None:
+            cmeta = contiguous_meta(t)  # None: deferred, or not C-contiguous
         if cmeta is not None:
             dt = cmeta.dtype
             entry = self._entry.get(dt)
@@ -59,20 +62,6 @@ class ElementwiseOp(Elementwise):
                 out = flat = np.empty(cmeta.shape, dt)
                 a = t._array
                 if not cmeta.one_dim:
-                    flat, a = out.reshape(-1), a.reshape(-1)
-                if scalars:
-                    entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
-                else:
-                    entry[0](flat, a, entry[1])
-                return out
-        elif not t._lazy:
-            a = t._array
-            dt = a.dtype
-            entry = self._entry.get(dt)
-            if entry is not None and a.flags.c_contiguous and a.size < _cfg.small_array:
-                shape = a.shape  # (each read of an array's shape builds a tuple)
-                out = flat = np.empty(shape, dt)
-                if len(shape) != 1:
                     flat, a = out.reshape(-1), a.reshape(-1)
                 if scalars:
                     entry[0](flat, a, *_entry_scalars(scalars, dt), entry[1])
@@ -88,6 +77,23 @@ class ElementwiseOp(Elementwise):
         if self.arg_rule is not None and not (self.plain_scalars_pass and len(scalars) == 1
                                               and type(scalars[0]) in _PLAIN_NUMBERS):
             self.arg_rule(scalars, t)
+        if cmeta is None:
+            cmeta = contiguous_meta(t)  # None: deferred, or not C-contiguous
+            number = contiguous_meta(u)
+            if cmeta is not number:
+                if (number is not None and number.shape == () and cmeta is not None and cmeta.shape != ()
+                        and cmeta.dtype in _ENTRY_DTYPES and number.dtype.kind in "fi" and not self.returns_bool
+                        and self.dtype_rule is None and cmeta.size < _cfg.small_array):
+                    # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
+                    # tensor's dtype is the result's (a 0-dim operand does not promote within a category),
+                    # and the kernel reads the value as a number (what the general path does, minus the
+                    # promotion rules and broadcasting)
+                    dt = cmeta.dtype
+                    out = np.empty(cmeta.shape, dt)
+                    self.call_number(out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
+                                     _typed(scalars, dt), dt)
+                    return out
+                return self.forward((t, u), scalars)
         if cmeta is not None:
             dt = cmeta.dtype
             entry = self._entry.get(dt)
@@ -101,32 +107,6 @@ class ElementwiseOp(Elementwise):
                     entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
                 else:
                     entry[0](flat, a, b, entry[1])
-                return out
-        elif not t._lazy and not u._lazy:
-            a = t._array
-            b = u._array
-            dt = a.dtype
-            entry = self._entry.get(dt)
-            shape = a.shape  # (each read of an array's shape builds a tuple)
-            if (entry is not None and b.dtype is dt and shape == b.shape and a.flags.c_contiguous
-                    and b.flags.c_contiguous and a.size < _cfg.small_array):
-                out = flat = np.empty(shape, dt)
-                if len(shape) != 1:
-                    flat, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
-                if scalars:
-                    entry[0](flat, a, b, *_entry_scalars(scalars, dt), entry[1])
-                else:
-                    entry[0](flat, a, b, entry[1])
-                return out
-            if (dt in _ENTRY_DTYPES and not self.returns_bool and self.dtype_rule is None and b.ndim == 0
-                    and b.dtype.kind in "fi" and a.ndim
-                    and a.flags.c_contiguous and a.size < _cfg.small_array):
-                # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
-                # tensor's dtype is the result's (a 0-dim operand does not promote within a category),
-                # and the kernel reads the value as a number (what the general path does, minus the
-                # promotion rules and broadcasting)
-                out = np.empty(a.shape, dt)
-                self.call_number(out.reshape(-1), a.reshape(-1), dt.type(b.item()), _typed(scalars, dt), dt)
                 return out
         return self.forward((t, u), scalars)
 
