@@ -19,9 +19,12 @@ from derivgen.core.node import RELEASED as _RELEASED
 from derivgen.core.node import FormulaRow as _FormulaRow
 from derivgen.core.node import LoadedOnFirstUse as _LoadedOnFirstUse
 from derivgen.core.node import saved_list as _saved_list
+from derivgen.core.node import saved_list_property as _saved_list_property
+from derivgen.core.node import saved_tensor_property as _saved_tensor_property
+from derivgen.core.node import saved_value_property as _saved_value_property
 from derivgen.core.node import Node as _Node
 from derivgen.core.node import unpack_saved as _unpack_saved
-from derivgen.core.node import raw_saved as _raw_saved
+from derivgen.core.node import raw_saved_property as _raw_saved_property
 from derivgen.core.node import saved_data as _saved_data
 from derivgen.core.node import zeros_like_output as _zeros_like_output
 from derivgen.core.node import SavedVariable as _SavedVariable
@@ -47,24 +50,13 @@ class AbsBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "abs_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "abs_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -123,17 +115,11 @@ class AddBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fusion = _LoadedOnFirstUse(_k, "add_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "add_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -196,9 +182,6 @@ class AddBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
         if node._next_nrs != (0,):
@@ -239,6 +222,10 @@ class BmmBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 54, '- name: bmm(Tensor self, Tensor mat2) -> Tensor\n  result: bmm(self_t, mat2_p) + bmm(self_p, mat2_t)\n  self: grad.bmm(mat2.transpose(1, 2))\n  mat2: self.transpose(1, 2).bmm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_mat2 = _saved_tensor_property("_sv_mat2", "_svv_mat2")
+    _raw_saved_mat2 = _raw_saved_property("mat2")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -246,29 +233,6 @@ class BmmBackward0(_Node):
         self._svv_self = None
         self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
-
-    @property
-    def _raw_saved_mat2(self):
-        return _raw_saved(self, "mat2")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_mat2 is not None:
-            self._sv_mat2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -314,22 +278,13 @@ class CatBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 59, '- name: cat(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)',
                                ((('tensors',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_tensors_args_sizes = _saved_value_property("_v_tensors_args_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_tensors_args_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_tensors_args_sizes(self):
-        return self._v_tensors_args_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -367,9 +322,6 @@ class CloneBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -403,9 +355,6 @@ class ToCopyBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -442,24 +391,13 @@ class CosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cos_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "cos_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -519,6 +457,10 @@ class DivBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "div_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -526,29 +468,6 @@ class DivBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -627,17 +546,11 @@ class DivBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "div_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "div_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_other = _saved_value_property("_v_other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_other(self):
-        return self._v_other
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -685,6 +598,10 @@ class DotBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 87, '- name: dot(Tensor self, Tensor tensor) -> Tensor\n  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)\n  self: grad * tensor\n  tensor: grad * self',
                                ((('self',), 'hand-written'), (('tensor',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_tensor = _saved_tensor_property("_sv_tensor", "_svv_tensor")
+    _raw_saved_tensor = _raw_saved_property("tensor")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -692,29 +609,6 @@ class DotBackward0(_Node):
         self._svv_self = None
         self._svv_tensor = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_tensor(self):
-        return _unpack_saved(self, self._sv_tensor, self._svv_tensor)
-
-    @property
-    def _raw_saved_tensor(self):
-        return _raw_saved(self, "tensor")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_tensor is not None:
-            self._sv_tensor = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -763,24 +657,13 @@ class ExpBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "exp_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -840,17 +723,11 @@ class ExpandBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 101, '- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)\n  variants: [method]\n  result: auto_linear\n  self: sum_to(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -889,24 +766,13 @@ class LogBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "log_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -965,6 +831,10 @@ class MaximumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "maximum_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "maximum_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -972,29 +842,6 @@ class MaximumBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1071,22 +918,13 @@ class MeanBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 129, '- name: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad.expand(self.sym_sizes()) / self.sym_numel()',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self_sym_numel = _saved_value_property("_v_self_sym_numel")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_numel = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_numel(self):
-        return self._v_self_sym_numel
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1123,27 +961,15 @@ class MeanBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 133, '- name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad / reduced_numel(self.sym_sizes(), dim), self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1187,6 +1013,10 @@ class MinimumBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "minimum_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "minimum_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1194,29 +1024,6 @@ class MinimumBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1294,6 +1101,10 @@ class MmBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 142, '- name: mm(Tensor self, Tensor mat2) -> Tensor\n  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)\n  self: grad.mm(mat2.t())\n  mat2: self.t().mm(grad)',
                                ((('self',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_mat2 = _saved_tensor_property("_sv_mat2", "_svv_mat2")
+    _raw_saved_mat2 = _raw_saved_property("mat2")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1301,29 +1112,6 @@ class MmBackward0(_Node):
         self._svv_self = None
         self._svv_mat2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
-
-    @property
-    def _raw_saved_mat2(self):
-        return _raw_saved(self, "mat2")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_mat2 is not None:
-            self._sv_mat2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1374,6 +1162,10 @@ class MulBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "mul_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1381,29 +1173,6 @@ class MulBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1482,17 +1251,11 @@ class MulBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mul_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "mul_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_other = _saved_value_property("_v_other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_other(self):
-        return self._v_other
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1540,6 +1303,10 @@ class MvBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 157, '- name: mv(Tensor self, Tensor vec) -> Tensor\n  result: mv(self_t, vec_p) + mv(self_p, vec_t)\n  self: grad.unsqueeze(1).mm(vec.unsqueeze(0))\n  vec: self.t().mv(grad)',
                                ((('self',), 'hand-written'), (('vec',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_vec = _saved_tensor_property("_sv_vec", "_svv_vec")
+    _raw_saved_vec = _raw_saved_property("vec")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1547,29 +1314,6 @@ class MvBackward0(_Node):
         self._svv_self = None
         self._svv_vec = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_vec(self):
-        return _unpack_saved(self, self._sv_vec, self._svv_vec)
-
-    @property
-    def _raw_saved_vec(self):
-        return _raw_saved(self, "vec")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_vec is not None:
-            self._sv_vec = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1625,9 +1369,6 @@ class NegBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
         if node._next_nrs != (0,):
@@ -1666,17 +1407,11 @@ class PermuteBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 171, '- name: permute(Tensor(a) self, int[] dims) -> Tensor(a)\n  result: auto_linear\n  self: permute_backward(grad, dims)',
                                ((('self',), 'hand-written'),))
+    _saved_dims = _saved_value_property("_v_dims")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dims = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dims(self):
-        return self._v_dims
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -1714,29 +1449,15 @@ class PowBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "pow_Tensor_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_exponent = _saved_value_property("_v_exponent")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_exponent = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_exponent(self):
-        return self._v_exponent
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1801,6 +1522,12 @@ class PowBackward1(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "pow_Tensor_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "pow_Tensor_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_exponent = _saved_tensor_property("_sv_exponent", "_svv_exponent")
+    _raw_saved_exponent = _raw_saved_property("exponent")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -1810,39 +1537,6 @@ class PowBackward1(_Node):
         self._svv_exponent = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
-
-    @property
-    def _raw_saved_exponent(self):
-        return _raw_saved(self, "exponent")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_exponent is not None:
-            self._sv_exponent = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -1939,6 +1633,11 @@ class PowBackward2(_Node):
                                ((('exponent',), 'proven'),))
     _fusion = _LoadedOnFirstUse(_k, "pow_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "pow_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_exponent = _saved_tensor_property("_sv_exponent", "_svv_exponent")
+    _raw_saved_exponent = _raw_saved_property("exponent")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_self = _saved_value_property("_v_self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_exponent = None
@@ -1947,33 +1646,6 @@ class PowBackward2(_Node):
         self._svv_result = None
         self._v_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_exponent(self):
-        return _unpack_saved(self, self._sv_exponent, self._svv_exponent)
-
-    @property
-    def _raw_saved_exponent(self):
-        return _raw_saved(self, "exponent")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_self(self):
-        return self._v_self
-
-    def _release_variables(self):
-        if self._sv_exponent is not None:
-            self._sv_exponent = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2064,24 +1736,13 @@ class ReciprocalBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "reciprocal_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "reciprocal_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2145,24 +1806,13 @@ class ReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "relu_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "relu_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2226,17 +1876,11 @@ class RsubBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "rsub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2292,17 +1936,11 @@ class RsubBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsub_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "rsub_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2348,27 +1986,15 @@ class SelectBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 212, '- name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)\n  result: auto_linear\n  self: select_backward(grad, self.sym_sizes(), dim, index)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_index = _saved_value_property("_v_index")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_index = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_index(self):
-        return self._v_index
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2407,22 +2033,13 @@ class SelectBackwardBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 216, '- name: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor\n  variants: []\n  result: auto_linear\n  grad_output: grad.select(dim, index)',
                                ((('grad_output',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_index = _saved_value_property("_v_index")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_index = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_index(self):
-        return self._v_index
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2463,24 +2080,13 @@ class SigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "sigmoid_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2544,9 +2150,6 @@ class SignBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -2581,9 +2184,6 @@ class SgnBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2620,24 +2220,13 @@ class SinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sin_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "sin_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -2693,6 +2282,11 @@ class SliceBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 243, '- name: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)\n  variants: []\n  result: auto_linear\n  self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_start = _saved_value_property("_v_start")
+    _saved_end = _saved_value_property("_v_end")
+    _saved_step = _saved_value_property("_v_step")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
@@ -2701,29 +2295,6 @@ class SliceBackward0(_Node):
         self._v_step = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_start(self):
-        return self._v_start
-
-    @property
-    def _saved_end(self):
-        return self._v_end
-
-    @property
-    def _saved_step(self):
-        return self._v_step
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2766,6 +2337,10 @@ class SliceBackwardBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 248, '- name: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor\n  variants: []\n  result: auto_linear\n  grad_output: grad.slice(dim, start, end, step)',
                                ((('grad_output',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_start = _saved_value_property("_v_start")
+    _saved_end = _saved_value_property("_v_end")
+    _saved_step = _saved_value_property("_v_step")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
@@ -2773,25 +2348,6 @@ class SliceBackwardBackward0(_Node):
         self._v_end = None
         self._v_step = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_start(self):
-        return self._v_start
-
-    @property
-    def _saved_end(self):
-        return self._v_end
-
-    @property
-    def _saved_step(self):
-        return self._v_step
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -2831,6 +2387,10 @@ class SplitBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 253, '- name: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
+    _saved_split_size = _saved_value_property("_v_split_size")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_scalar_type = _saved_value_property("_v_self_scalar_type")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_size = None
@@ -2838,25 +2398,6 @@ class SplitBackward0(_Node):
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_split_size(self):
-        return self._v_split_size
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self._v_self_scalar_type
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -2894,6 +2435,10 @@ class SplitWithSizesBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 257, '- name: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
+    _saved_split_sizes = _saved_value_property("_v_split_sizes")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_scalar_type = _saved_value_property("_v_self_scalar_type")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_sizes = None
@@ -2901,25 +2446,6 @@ class SplitWithSizesBackward0(_Node):
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_split_sizes(self):
-        return self._v_split_sizes
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self._v_self_scalar_type
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -2962,24 +2488,13 @@ class SqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "sqrt_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -3038,17 +2553,11 @@ class SqueezeBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 267, '- name: squeeze(Tensor(a) self) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3082,22 +2591,13 @@ class SqueezeBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 271, '- name: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3133,17 +2633,11 @@ class StackBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 275, '- name: stack(Tensor[] tensors, int dim=0) -> Tensor\n  result: auto_linear\n  tensors: stack_tensors_backward(grad, dim)',
                                ((('tensors',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3180,17 +2674,11 @@ class SubBackward0(_Node):
     _fresh_outputs = 0b10  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sub_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "sub_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -3248,9 +2736,6 @@ class SubBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
         if node._next_nrs != (0,):
@@ -3289,17 +2774,11 @@ class SumBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 289, '- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: grad.expand(self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3333,27 +2812,15 @@ class SumBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 293, '- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: auto_linear\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3395,9 +2862,6 @@ class TBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -3433,24 +2897,13 @@ class TanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tanh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "tanh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -3509,22 +2962,13 @@ class TransposeBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 307, '- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)\n  result: auto_linear\n  self: grad.transpose(dim0, dim1)',
                                ((('self',), 'hand-written'),))
+    _saved_dim0 = _saved_value_property("_v_dim0")
+    _saved_dim1 = _saved_value_property("_v_dim1")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim0 = None
         self._v_dim1 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim0(self):
-        return self._v_dim0
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3560,27 +3004,15 @@ class UnbindBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 311, '- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]\n  result: auto_linear\n  self: unbind_backward(grads, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_scalar_type = _saved_value_property("_v_self_scalar_type")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self._v_self_scalar_type
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -3616,17 +3048,11 @@ class UnsqueezeBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 315, '- name: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)\n  result: auto_linear\n  self: grad.squeeze_dim(dim)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3661,17 +3087,11 @@ class ViewBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 319, '- name: view(Tensor(a) self, SymInt[] size) -> Tensor(a)\n  variants: [method]\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3705,17 +3125,11 @@ class UnsafeViewBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 324, '- name: _unsafe_view(Tensor self, SymInt[] size) -> Tensor\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3757,24 +3171,13 @@ class WhereBackward0(_Node):
                                ((('self',), 'proven'), (('other',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "where_self_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _saved_condition = _saved_tensor_property("_sv_condition", "_svv_condition")
+    _raw_saved_condition = _raw_saved_property("condition")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_condition = None
         self._svv_condition = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_condition(self):
-        return _unpack_saved(self, self._sv_condition, self._svv_condition)
-
-    @property
-    def _raw_saved_condition(self):
-        return _raw_saved(self, "condition")
-
-    def _release_variables(self):
-        if self._sv_condition is not None:
-            self._sv_condition = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -3820,24 +3223,13 @@ class Exp2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "exp2_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "exp2_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -3901,24 +3293,13 @@ class Expm1Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "expm1_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "expm1_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -3982,24 +3363,13 @@ class Log2Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log2_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "log2_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4059,24 +3429,13 @@ class Log10Backward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log10_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "log10_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4136,24 +3495,13 @@ class Log1PBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log1p_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "log1p_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4213,24 +3561,13 @@ class RsqrtBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "rsqrt_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "rsqrt_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4294,24 +3631,13 @@ class TanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "tan_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "tan_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4375,24 +3701,13 @@ class AsinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asin_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "asin_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4452,24 +3767,13 @@ class AcosBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acos_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "acos_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4529,24 +3833,13 @@ class AtanBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "atan_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4606,24 +3899,13 @@ class SinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "sinh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "sinh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4683,24 +3965,13 @@ class CoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "cosh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "cosh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4760,24 +4031,13 @@ class AsinhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "asinh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "asinh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4837,24 +4097,13 @@ class AcoshBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "acosh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "acosh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4914,24 +4163,13 @@ class AtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atanh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "atanh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -4991,24 +4229,13 @@ class ErfBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erf_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "erf_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -5068,24 +4295,13 @@ class ErfcBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "erfc_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "erfc_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -5142,29 +4358,15 @@ class LogitBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 440, '- name: logit(Tensor self, float? eps=None) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  result: auto_element_wise\n  self: logit_backward(grad, self, eps)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_eps = _saved_value_property("_v_eps")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_eps(self):
-        return self._v_eps
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5207,9 +4409,6 @@ class FloorBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5245,9 +4444,6 @@ class CeilBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5285,9 +4481,6 @@ class RoundBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5323,9 +4516,6 @@ class RoundBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5363,9 +4553,6 @@ class TruncBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5402,9 +4589,6 @@ class FracBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -5438,6 +4622,12 @@ class ClampBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_min", "_sv_max", )
     _formula_row = _FormulaRow("formulas.yaml", 482, '- name: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)\n  self: clamp_backward(grad, self, min, max)\n  min, max: clamp_backward_min_max(grad, self, min, max)',
                                ((('self',), 'hand-written'), (('min', 'max'), 'hand-written')))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_min = _saved_tensor_property("_sv_min", "_svv_min")
+    _raw_saved_min = _raw_saved_property("min")
+    _saved_max = _saved_tensor_property("_sv_max", "_svv_max")
+    _raw_saved_max = _raw_saved_property("max")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5447,39 +4637,6 @@ class ClampBackward0(_Node):
         self._svv_min = None
         self._svv_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_min(self):
-        return _unpack_saved(self, self._sv_min, self._svv_min)
-
-    @property
-    def _raw_saved_min(self):
-        return _raw_saved(self, "min")
-
-    @property
-    def _saved_max(self):
-        return _unpack_saved(self, self._sv_max, self._svv_max)
-
-    @property
-    def _raw_saved_max(self):
-        return _raw_saved(self, "max")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_min is not None:
-            self._sv_min = _RELEASED
-        if self._sv_max is not None:
-            self._sv_max = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5530,6 +4687,10 @@ class ClampBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 489, '- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n  variants: [function, method, inplace_function]\n  result: auto_element_wise\n  inplace: true\n  self: clamp_backward(grad, self, min, max)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_min = _saved_value_property("_v_min")
+    _saved_max = _saved_value_property("_v_max")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -5537,27 +4698,6 @@ class ClampBackward1(_Node):
         self._v_min = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_min(self):
-        return self._v_min
-
-    @property
-    def _saved_max(self):
-        return self._v_max
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5601,29 +4741,15 @@ class ClampMinBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_min_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "clamp_min_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_min = _saved_value_property("_v_min")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_min = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_min(self):
-        return self._v_min
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -5689,29 +4815,15 @@ class ClampMaxBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "clamp_max_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "clamp_max_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_max = _saved_value_property("_v_max")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_max = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_max(self):
-        return self._v_max
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -5775,24 +4887,13 @@ class NanToNumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 507, '- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  result: auto_element_wise\n  self: grad * isfinite(self)',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5836,9 +4937,6 @@ class Deg2RadBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -5887,9 +4985,6 @@ class Rad2DegBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
         if node._next_nrs != (0,):
@@ -5929,29 +5024,15 @@ class GeluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 537, "- name: gelu(Tensor self, *, str approximate='none') -> Tensor\n  variants: []\n  result: auto_element_wise\n  self: gelu_backward(grad, self, approximate=approximate)",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_approximate = _saved_value_property("_v_approximate")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_approximate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_approximate(self):
-        return self._v_approximate
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -5993,24 +5074,13 @@ class SiluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "silu_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "silu_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6070,24 +5140,13 @@ class MishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "mish_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "mish_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6146,6 +5205,10 @@ class SoftplusBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "softplus_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_beta = _saved_value_property("_v_beta")
+    _saved_threshold = _saved_value_property("_v_threshold")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6153,27 +5216,6 @@ class SoftplusBackward0(_Node):
         self._v_beta = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_beta(self):
-        return self._v_beta
-
-    @property
-    def _saved_threshold(self):
-        return self._v_threshold
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6244,6 +5286,11 @@ class EluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "elu_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_alpha = _saved_value_property("_v_alpha")
+    _saved_scale = _saved_value_property("_v_scale")
+    _saved_input_scale = _saved_value_property("_v_input_scale")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6252,31 +5299,6 @@ class EluBackward0(_Node):
         self._v_scale = None
         self._v_input_scale = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    @property
-    def _saved_scale(self):
-        return self._v_scale
-
-    @property
-    def _saved_input_scale(self):
-        return self._v_input_scale
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6353,29 +5375,15 @@ class CeluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "celu_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "celu_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6440,29 +5448,15 @@ class LeakyReluBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "leaky_relu_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "leaky_relu_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_negative_slope = _saved_value_property("_v_negative_slope")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_negative_slope(self):
-        return self._v_negative_slope
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6528,6 +5522,10 @@ class HardtanhBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardtanh_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hardtanh_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_min_val = _saved_value_property("_v_min_val")
+    _saved_max_val = _saved_value_property("_v_max_val")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -6535,27 +5533,6 @@ class HardtanhBackward0(_Node):
         self._v_min_val = None
         self._v_max_val = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_min_val(self):
-        return self._v_min_val
-
-    @property
-    def _saved_max_val(self):
-        return self._v_max_val
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6627,24 +5604,13 @@ class HardsigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardsigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hardsigmoid_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6704,24 +5670,13 @@ class HardswishBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hardswish_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6780,24 +5735,13 @@ class LogSigmoidBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "log_sigmoid_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "log_sigmoid_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6856,29 +5800,15 @@ class SoftshrinkBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softshrink_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "softshrink_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_lambd = _saved_value_property("_v_lambd")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_lambd = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_lambd(self):
-        return self._v_lambd
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -6942,29 +5872,15 @@ class HardshrinkBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardshrink_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hardshrink_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_lambd = _saved_value_property("_v_lambd")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_lambd = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_lambd(self):
-        return self._v_lambd
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -7029,6 +5945,10 @@ class PreluKernelBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "_prelu_kernel_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "_prelu_kernel_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7036,29 +5956,6 @@ class PreluKernelBackward0(_Node):
         self._svv_self = None
         self._svv_weight = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -7137,29 +6034,15 @@ class GluBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 611, '- name: glu(Tensor self, int dim=-1) -> Tensor\n  variants: []\n  result: glu_jvp(result, self_p, self_t, dim)\n  self: glu_backward(grad, self, dim)\n\n# ---- binary -------------------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7197,6 +6080,11 @@ class DivBackward2(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_other", )
     _formula_row = _FormulaRow("formulas.yaml", 618, '- name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)\n  other: zero_if_rounding(-grad * self / (other * other), rounding_mode)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
+    _saved_rounding_mode = _saved_value_property("_v_rounding_mode")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7205,33 +6093,6 @@ class DivBackward2(_Node):
         self._svv_other = None
         self._v_rounding_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    @property
-    def _saved_rounding_mode(self):
-        return self._v_rounding_mode
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7279,22 +6140,13 @@ class DivBackward3(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 623, '- name: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n  result: auto_element_wise\n  self: zero_if_rounding(grad / other, rounding_mode)',
                                ((('self',), 'hand-written'),))
+    _saved_other = _saved_value_property("_v_other")
+    _saved_rounding_mode = _saved_value_property("_v_rounding_mode")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_other = None
         self._v_rounding_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_other(self):
-        return self._v_other
-
-    @property
-    def _saved_rounding_mode(self):
-        return self._v_rounding_mode
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7333,6 +6185,10 @@ class FmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 627, '- name: fmax(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self >= other or isnan(other), grad, 0)\n  other: where(self >= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7340,29 +6196,6 @@ class FmaxBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7410,6 +6243,10 @@ class FminBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 632, '- name: fmin(Tensor self, Tensor other) -> Tensor\n  result: auto_element_wise\n  self: where(self <= other or isnan(other), grad, 0)\n  other: where(self <= other or isnan(other), 0, grad)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7417,29 +6254,6 @@ class FminBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7490,6 +6304,10 @@ class Atan2Backward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "atan2_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "atan2_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7497,29 +6315,6 @@ class Atan2Backward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -7600,6 +6395,12 @@ class HypotBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hypot_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hypot_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7609,39 +6410,6 @@ class HypotBackward0(_Node):
         self._svv_other = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -7741,9 +6509,6 @@ class RemainderBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7777,6 +6542,10 @@ class RemainderBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 654, '- name: remainder.Tensor(Tensor self, Tensor other) -> Tensor\n  inplace: true\n  result: auto_element_wise\n  self: grad\n  other: -grad * floor(self / other)',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7784,29 +6553,6 @@ class RemainderBackward1(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7857,9 +6603,6 @@ class FmodBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -7893,6 +6636,10 @@ class FmodBackward1(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 665, '- name: fmod.Tensor(Tensor self, Tensor other) -> Tensor\n  inplace: true\n  result: auto_element_wise\n  self: grad\n  other: -grad * sign(self / other) * floor(abs(self / other))',
                                ((('self',), 'hand-written'), (('other',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -7900,29 +6647,6 @@ class FmodBackward1(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -7973,17 +6697,11 @@ class LerpBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "lerp_Scalar_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_weight = _saved_value_property("_v_weight")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_weight = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_weight(self):
-        return self._v_weight
-
-    def _release_variables(self):
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -8041,6 +6759,12 @@ class LerpBackward1(_Node):
     _fresh_outputs = 0b111  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "lerp_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "lerp_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_end = _saved_tensor_property("_sv_end", "_svv_end")
+    _raw_saved_end = _raw_saved_property("end")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8050,39 +6774,6 @@ class LerpBackward1(_Node):
         self._svv_end = None
         self._svv_weight = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_end(self):
-        return _unpack_saved(self, self._sv_end, self._svv_end)
-
-    @property
-    def _raw_saved_end(self):
-        return _raw_saved(self, "end")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_end is not None:
-            self._sv_end = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -8185,6 +6876,11 @@ class AddcmulBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcmul_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "addcmul_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_tensor1 = _saved_tensor_property("_sv_tensor1", "_svv_tensor1")
+    _raw_saved_tensor1 = _raw_saved_property("tensor1")
+    _saved_tensor2 = _saved_tensor_property("_sv_tensor2", "_svv_tensor2")
+    _raw_saved_tensor2 = _raw_saved_property("tensor2")
+    _saved_value = _saved_value_property("_v_value")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -8193,33 +6889,6 @@ class AddcmulBackward0(_Node):
         self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
-
-    @property
-    def _raw_saved_tensor1(self):
-        return _raw_saved(self, "tensor1")
-
-    @property
-    def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
-
-    @property
-    def _raw_saved_tensor2(self):
-        return _raw_saved(self, "tensor2")
-
-    @property
-    def _saved_value(self):
-        return self._v_value
-
-    def _release_variables(self):
-        if self._sv_tensor1 is not None:
-            self._sv_tensor1 = _RELEASED
-        if self._sv_tensor2 is not None:
-            self._sv_tensor2 = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -8313,6 +6982,11 @@ class AddcdivBackward0(_Node):
     _fresh_outputs = 0b110  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "addcdiv_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "addcdiv_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_tensor1 = _saved_tensor_property("_sv_tensor1", "_svv_tensor1")
+    _raw_saved_tensor1 = _raw_saved_property("tensor1")
+    _saved_tensor2 = _saved_tensor_property("_sv_tensor2", "_svv_tensor2")
+    _raw_saved_tensor2 = _raw_saved_property("tensor2")
+    _saved_value = _saved_value_property("_v_value")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_tensor1 = None
@@ -8321,33 +6995,6 @@ class AddcdivBackward0(_Node):
         self._svv_tensor2 = None
         self._v_value = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_tensor1(self):
-        return _unpack_saved(self, self._sv_tensor1, self._svv_tensor1)
-
-    @property
-    def _raw_saved_tensor1(self):
-        return _raw_saved(self, "tensor1")
-
-    @property
-    def _saved_tensor2(self):
-        return _unpack_saved(self, self._sv_tensor2, self._svv_tensor2)
-
-    @property
-    def _raw_saved_tensor2(self):
-        return _raw_saved(self, "tensor2")
-
-    @property
-    def _saved_value(self):
-        return self._v_value
-
-    def _release_variables(self):
-        if self._sv_tensor1 is not None:
-            self._sv_tensor1 = _RELEASED
-        if self._sv_tensor2 is not None:
-            self._sv_tensor2 = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -8441,6 +7088,10 @@ class LogaddexpBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "logaddexp_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "logaddexp_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8448,29 +7099,6 @@ class LogaddexpBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -8546,6 +7174,10 @@ class ProdBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 714, '- name: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  result: sum(prod_backward(full_like(result, 1), self_p, result) * self_t)\n  self: prod_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8553,29 +7185,6 @@ class ProdBackward0(_Node):
         self._svv_self = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8614,6 +7223,10 @@ class ProdBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 718, '- name: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(prod_dim_backward(full_like(result, 1), self_p, dim, keepdim) * self_t, dim, keepdim)\n  self: prod_dim_backward(grad, self, dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8621,27 +7234,6 @@ class ProdBackward1(_Node):
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8680,6 +7272,11 @@ class MaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 722, '- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
@@ -8687,31 +7284,6 @@ class MaxBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8751,6 +7323,10 @@ class MaxBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 726, '- name: max(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8758,29 +7334,6 @@ class MaxBackward1(_Node):
         self._svv_self = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8819,6 +7372,11 @@ class MinBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 730, '- name: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
@@ -8826,31 +7384,6 @@ class MinBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8890,6 +7423,10 @@ class MinBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 734, '- name: min(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8897,29 +7434,6 @@ class MinBackward1(_Node):
         self._svv_self = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -8958,6 +7472,12 @@ class AmaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 738, '- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -8967,37 +7487,6 @@ class AmaxBackward0(_Node):
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9040,6 +7529,12 @@ class AminBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 742, '- name: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(scale_grad_by_count(full_like(result, 1), self_p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: scale_grad_by_count(grad, self, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9049,37 +7544,6 @@ class AminBackward0(_Node):
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9123,6 +7587,11 @@ class NansumBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 750, '- name: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  result: sum_dim_IntList(self_t * logical_not(isnan(self_p)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * logical_not(isnan(self))',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9131,31 +7600,6 @@ class NansumBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9199,6 +7643,13 @@ class LogsumexpBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 754, '- name: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(self_t * exp(self_p - sum_backward(result, self.sym_sizes(), dim, keepdim)), dim, keepdim)\n  self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * exp(self - sum_backward(result, self.sym_sizes(), dim, keepdim))',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9209,41 +7660,6 @@ class LogsumexpBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9290,6 +7706,11 @@ class VarBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 758, '- name: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  self: var_backward(grad, self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_correction = _saved_value_property("_v_correction")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9298,31 +7719,6 @@ class VarBackward0(_Node):
         self._v_correction = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_correction(self):
-        return self._v_correction
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9363,6 +7759,13 @@ class StdBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 762, '- name: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n  result: sum_dim_IntList(var_backward(full_like(result, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result)\n  self: var_backward(where(result == 0, 0, grad / (2 * result)), self, dim, correction, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_correction = _saved_value_property("_v_correction")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9373,41 +7776,6 @@ class StdBackward0(_Node):
         self._v_correction = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_correction(self):
-        return self._v_correction
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9456,6 +7824,12 @@ class VarMeanBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 766, '- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  variants: [function]\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(grads[0], self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_correction = _saved_value_property("_v_correction")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9465,35 +7839,6 @@ class VarMeanBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_correction(self):
-        return self._v_correction
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -9544,6 +7889,14 @@ class StdMeanBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 772, '- name: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n  variants: [function]\n  result0: sum_dim_IntList(var_backward(full_like(result0, 1), self_p, dim, correction, keepdim) * self_t, dim, keepdim) / (2 * result0)\n  result1: mean_dim(self_t, dim, keepdim)\n  self: var_backward(where(result0 == 0, 0, grads[0] / (2 * result0)), self, dim, correction, keepdim) + sum_backward(grads[1], self.sym_sizes(), dim, keepdim) / reduced_numel(self.sym_sizes(), dim)',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result0 = _saved_tensor_property("_sv_result0")
+    _raw_saved_result0 = _raw_saved_property("result0")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_correction = _saved_value_property("_v_correction")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9554,45 +7907,6 @@ class StdMeanBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result0(self):
-        return _unpack_saved(self, self._sv_result0)
-
-    @property
-    def _raw_saved_result0(self):
-        return _raw_saved(self, "result0")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_correction(self):
-        return self._v_correction
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result0 is not None:
-            self._sv_result0 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -9644,6 +7958,13 @@ class LinalgVectorNormBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 778, '- name: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n  variants: []\n  result: sum_dim_IntList(linalg_vector_norm_backward(full_like(result, 1), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)\n  self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_ord = _saved_value_property("_v_ord")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9654,41 +7975,6 @@ class LinalgVectorNormBackward0(_Node):
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_ord(self):
-        return self._v_ord
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9734,17 +8020,11 @@ class CumsumBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 783, '- name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: flip(cumsum(flip(grad, [dim]), dim), [dim])',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9781,6 +8061,11 @@ class CumprodBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 788, '- name: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor\n  inplace: true\n  result: cumprod_jvp(self_t, self_p, result, dim)\n  self: cumprod_backward(grad, self, dim, result)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9789,33 +8074,6 @@ class CumprodBackward0(_Node):
         self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9857,6 +8115,11 @@ class CummaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 793, '- name: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: scatter_add(zeros_like(self), dim, indices, grad)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9864,33 +8127,6 @@ class CummaxBackward0(_Node):
         self._svv_self = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -9931,6 +8167,11 @@ class CumminBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 798, '- name: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: scatter_add(zeros_like(self), dim, indices, grad)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -9938,33 +8179,6 @@ class CumminBackward0(_Node):
         self._svv_self = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10004,6 +8218,10 @@ class MedianBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 803, '- name: median(Tensor self) -> Tensor\n  result: sum(evenly_distribute_backward(full_like(result, 1), self_p, result) * self_t)\n  self: evenly_distribute_backward(grad, self, result)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -10011,29 +8229,6 @@ class MedianBackward0(_Node):
         self._svv_self = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10076,6 +8271,11 @@ class MedianBackward1(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 807, "- name: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)\n  output_differentiability: [True, False]\n\n# torch.norm and Tensor.norm are Python functions over linalg_vector_norm; these rows are what torch's C++\n# code calls (F.pairwise_distance: NormBackward1)",
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
@@ -10083,31 +8283,6 @@ class MedianBackward1(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10148,6 +8323,11 @@ class NormBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 814, '- name: norm.Scalar(Tensor self, Scalar p=2) -> Tensor\n  variants: []\n  result: sum(norm_backward(full_like(result, 1), self_p, p, result, None, False) * self_t)\n  self: norm_backward(grad, self, p, result, None, False)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_p = _saved_value_property("_v_p")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -10156,33 +8336,6 @@ class NormBackward0(_Node):
         self._svv_result = None
         self._v_p = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_p(self):
-        return self._v_p
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10226,6 +8379,13 @@ class NormBackward1(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 819, '- name: norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor\n  variants: []\n  result: sum_dim_IntList(norm_backward(full_like(result, 1), self_p, p, result, dim, keepdim) * self_t, dim, keepdim)\n  self: norm_backward(grad, self, p, result, dim, keepdim)\n\n# ---- linear algebra -----------------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_p = _saved_value_property("_v_p")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -10236,41 +8396,6 @@ class NormBackward1(_Node):
         self._v_dim = None
         self._v_keepdim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_p(self):
-        return self._v_p
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10319,6 +8444,12 @@ class AddmmBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 826, '- name: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  inplace: true\n  result: self_t * beta + (mm(mat1_t, mat2_p) + mm(mat1_p, mat2_t)) * alpha\n  self: grad * beta\n  mat1: mm(grad, mat2.t()) * alpha\n  mat2: mm(mat1.t(), grad) * alpha',
                                ((('self',), 'hand-written'), (('mat1',), 'hand-written'), (('mat2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
+    _saved_mat1 = _saved_tensor_property("_sv_mat1", "_svv_mat1")
+    _raw_saved_mat1 = _raw_saved_property("mat1")
+    _saved_mat2 = _saved_tensor_property("_sv_mat2", "_svv_mat2")
+    _raw_saved_mat2 = _raw_saved_property("mat2")
+    _saved_beta = _saved_value_property("_v_beta")
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mat1 = None
@@ -10328,37 +8459,6 @@ class AddmmBackward0(_Node):
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_mat1(self):
-        return _unpack_saved(self, self._sv_mat1, self._svv_mat1)
-
-    @property
-    def _raw_saved_mat1(self):
-        return _raw_saved(self, "mat1")
-
-    @property
-    def _saved_mat2(self):
-        return _unpack_saved(self, self._sv_mat2, self._svv_mat2)
-
-    @property
-    def _raw_saved_mat2(self):
-        return _raw_saved(self, "mat2")
-
-    @property
-    def _saved_beta(self):
-        return self._v_beta
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        if self._sv_mat1 is not None:
-            self._sv_mat1 = _RELEASED
-        if self._sv_mat2 is not None:
-            self._sv_mat2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10420,6 +8520,12 @@ class BaddbmmBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 833, '- name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n  inplace: true\n  result: self_t * beta + (bmm(batch1_t, batch2_p) + bmm(batch1_p, batch2_t)) * alpha\n  self: grad * beta\n  batch1: bmm(grad, batch2.transpose(1, 2)) * alpha\n  batch2: bmm(batch1.transpose(1, 2), grad) * alpha',
                                ((('self',), 'hand-written'), (('batch1',), 'hand-written'), (('batch2',), 'hand-written')))
     _fresh_outputs = 0b111  # outputs that are always new arrays
+    _saved_batch1 = _saved_tensor_property("_sv_batch1", "_svv_batch1")
+    _raw_saved_batch1 = _raw_saved_property("batch1")
+    _saved_batch2 = _saved_tensor_property("_sv_batch2", "_svv_batch2")
+    _raw_saved_batch2 = _raw_saved_property("batch2")
+    _saved_beta = _saved_value_property("_v_beta")
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_batch1 = None
@@ -10429,37 +8535,6 @@ class BaddbmmBackward0(_Node):
         self._v_beta = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_batch1(self):
-        return _unpack_saved(self, self._sv_batch1, self._svv_batch1)
-
-    @property
-    def _raw_saved_batch1(self):
-        return _raw_saved(self, "batch1")
-
-    @property
-    def _saved_batch2(self):
-        return _unpack_saved(self, self._sv_batch2, self._svv_batch2)
-
-    @property
-    def _raw_saved_batch2(self):
-        return _raw_saved(self, "batch2")
-
-    @property
-    def _saved_beta(self):
-        return self._v_beta
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        if self._sv_batch1 is not None:
-            self._sv_batch1 = _RELEASED
-        if self._sv_batch2 is not None:
-            self._sv_batch2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10519,23 +8594,12 @@ class LinalgInvExBackward0(_Node):
     _saved_tensor_slots = ("_sv_inverse", )
     _formula_row = _FormulaRow("formulas.yaml", 840, '- name: linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)\n  variants: []\n  inverse: linalg_inv_jvp(A_t, inverse)\n  A: linalg_inv_backward(grad, inverse)\n  output_differentiability: [True, False]',
                                ((('A',), 'hand-written'),))
+    _saved_inverse = _saved_tensor_property("_sv_inverse")
+    _raw_saved_inverse = _raw_saved_property("inverse")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_inverse = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_inverse(self):
-        return _unpack_saved(self, self._sv_inverse)
-
-    @property
-    def _raw_saved_inverse(self):
-        return _raw_saved(self, "inverse")
-
-    def _release_variables(self):
-        if self._sv_inverse is not None:
-            self._sv_inverse = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10569,6 +8633,10 @@ class LinalgDetBackward0(_Node):
     _saved_tensor_slots = ("_sv_A", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 846, '- name: _linalg_det(Tensor A) -> Tensor\n  result: linalg_det_jvp(A_t, A_p, result)\n  A: linalg_det_backward(grad, result, A)',
                                ((('A',), 'hand-written'),))
+    _saved_A = _saved_tensor_property("_sv_A", "_svv_A")
+    _raw_saved_A = _raw_saved_property("A")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_A = None
@@ -10576,29 +8644,6 @@ class LinalgDetBackward0(_Node):
         self._svv_A = None
         self._svv_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_A(self):
-        return _unpack_saved(self, self._sv_A, self._svv_A)
-
-    @property
-    def _raw_saved_A(self):
-        return _raw_saved(self, "A")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    def _release_variables(self):
-        if self._sv_A is not None:
-            self._sv_A = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10641,17 +8686,11 @@ class TraceBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 850, "- name: trace(Tensor self) -> Tensor\n  result: auto_linear\n  self: trace_backward(grad, self.sym_sizes())\n\n# ---- shape ops and indexing ---------------------------------------------------------------------------\n# squeeze_ rows are torch's in-place squeeze (matmul's 1-D @ 2-D ends in squeeze_(0): SqueezeBackward4):\n# their row function returns the result, and the Python-facing squeeze_ commits it into self.",
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10685,17 +8724,11 @@ class SqueezeBackward2(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 858, '- name: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10730,17 +8763,11 @@ class SqueezeBackward3(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 862, '- name: squeeze_(Tensor(a!) self) -> Tensor(a!)\n  variants: [method]\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10775,22 +8802,13 @@ class SqueezeBackward4(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 867, '- name: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)\n  variants: [method]\n  result: auto_linear\n  self: unsqueeze_to(grad, dim, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10827,17 +8845,11 @@ class SqueezeBackward5(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 872, '- name: squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)\n  variants: [method]\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10872,22 +8884,13 @@ class RepeatBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 877, '- name: repeat(Tensor self, SymInt[] repeats) -> Tensor\n  variants: [method]\n  result: auto_linear\n  self: repeat_backward(grad, repeats, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_repeats = _saved_value_property("_v_repeats")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_repeats = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_repeats(self):
-        return self._v_repeats
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10924,22 +8927,13 @@ class IndexBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 882, '- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor\n  variants: [method]\n  result: auto_linear\n  self: index_put(zeros_like_sized(grad, self.sym_sizes()), indices, grad, True)',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_list_property("_v_indices")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_indices = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _saved_list(self, self._v_indices)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -10979,6 +8973,10 @@ class IndexPutBackward0(_Node):
     _saved_tensor_slots = ("_sv_values", )
     _formula_row = _FormulaRow("formulas.yaml", 887, '- name: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor\n  variants: [function, method, inplace_function]\n  inplace: true\n  result: auto_linear\n  self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)\n  values: index(grad, indices)',
                                ((('self',), 'hand-written'), (('values',), 'hand-written')))
+    _saved_values = _saved_tensor_property("_sv_values", "_svv_values")
+    _raw_saved_values = _raw_saved_property("values")
+    _saved_indices = _saved_list_property("_v_indices")
+    _saved_accumulate = _saved_value_property("_v_accumulate")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_values = None
@@ -10986,27 +8984,6 @@ class IndexPutBackward0(_Node):
         self._v_indices = None
         self._v_accumulate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_values(self):
-        return _unpack_saved(self, self._sv_values, self._svv_values)
-
-    @property
-    def _raw_saved_values(self):
-        return _raw_saved(self, "values")
-
-    @property
-    def _saved_indices(self):
-        return _saved_list(self, self._v_indices)
-
-    @property
-    def _saved_accumulate(self):
-        return self._v_accumulate
-
-    def _release_variables(self):
-        if self._sv_values is not None:
-            self._sv_values = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11058,6 +9035,10 @@ class GatherBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 894, '- name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor\n  result: auto_linear\n  self: scatter_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
@@ -11065,27 +9046,6 @@ class GatherBackward0(_Node):
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11128,29 +9088,15 @@ class ScatterBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 899, '- name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11195,29 +9141,15 @@ class ScatterBackward1(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 906, '- name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n  inplace: true\n  result: scatter_value(self_t, dim, index, 0)\n  self: scatter_value(grad, dim, index, 0)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11257,29 +9189,15 @@ class ScatterAddBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 912, '- name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  src: gather(grad, dim, index)',
                                ((('self',), 'hand-written'), (('src',), 'hand-written')))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._svv_index = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11323,6 +9241,10 @@ class IndexSelectBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 919, '- name: index_select(Tensor self, int dim, Tensor index) -> Tensor\n  result: auto_linear\n  self: index_add(zeros_like_sized(grad, self.sym_sizes()), dim, index, grad)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
@@ -11330,27 +9252,6 @@ class IndexSelectBackward0(_Node):
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11394,6 +9295,11 @@ class IndexAddBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 924, '- name: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: grad\n  index: non_differentiable\n  source: reshape(index_select(grad, dim, index), source.sym_sizes()) * alpha',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
     _fresh_outputs = 0b10  # outputs that are always new arrays
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_alpha = _saved_value_property("_v_alpha")
+    _saved_source_sym_sizes = _saved_value_property("_v_source_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
@@ -11402,31 +9308,6 @@ class IndexAddBackward0(_Node):
         self._v_alpha = None
         self._v_source_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    @property
-    def _saved_source_sym_sizes(self):
-        return self._v_source_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11479,24 +9360,13 @@ class MaskedFillBackward0(_Node):
                                ((('self',), 'proven'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "masked_fill_Scalar_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _saved_mask = _saved_tensor_property("_sv_mask", "_svv_mask")
+    _raw_saved_mask = _raw_saved_property("mask")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
         self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask, self._svv_mask)
-
-    @property
-    def _raw_saved_mask(self):
-        return _raw_saved(self, "mask")
-
-    def _release_variables(self):
-        if self._sv_mask is not None:
-            self._sv_mask = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11536,24 +9406,13 @@ class MaskedFillBackward1(_Node):
                                ((('self',), 'proven'), (('value',), 'proven')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "masked_fill_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
+    _saved_mask = _saved_tensor_property("_sv_mask", "_svv_mask")
+    _raw_saved_mask = _raw_saved_property("mask")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_mask = None
         self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask, self._svv_mask)
-
-    @property
-    def _raw_saved_mask(self):
-        return _raw_saved(self, "mask")
-
-    def _release_variables(self):
-        if self._sv_mask is not None:
-            self._sv_mask = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11594,17 +9453,11 @@ class FlipBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 944, '- name: flip(Tensor self, int[] dims) -> Tensor\n  result: auto_linear\n  self: flip(grad, dims)',
                                ((('self',), 'hand-written'),))
+    _saved_dims = _saved_value_property("_v_dims")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dims = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dims(self):
-        return self._v_dims
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11638,22 +9491,13 @@ class RollBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 948, '- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor\n  result: auto_linear\n  self: roll(grad, neg_list(shifts), dims)',
                                ((('self',), 'hand-written'),))
+    _saved_shifts = _saved_value_property("_v_shifts")
+    _saved_dims = _saved_value_property("_v_dims")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_shifts = None
         self._v_dims = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_shifts(self):
-        return self._v_shifts
-
-    @property
-    def _saved_dims(self):
-        return self._v_dims
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11690,17 +9534,11 @@ class TrilBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 952, '- name: tril(Tensor self, int diagonal=0) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: tril(grad, diagonal)',
                                ((('self',), 'hand-written'),))
+    _saved_diagonal = _saved_value_property("_v_diagonal")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_diagonal = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_diagonal(self):
-        return self._v_diagonal
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11735,17 +9573,11 @@ class TriuBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 957, '- name: triu(Tensor self, int diagonal=0) -> Tensor\n  inplace: true\n  result: auto_linear\n  self: triu(grad, diagonal)',
                                ((('self',), 'hand-written'),))
+    _saved_diagonal = _saved_value_property("_v_diagonal")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_diagonal = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_diagonal(self):
-        return self._v_diagonal
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11779,6 +9611,10 @@ class DiagonalBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 962, '- name: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n  result: auto_linear\n  self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)',
                                ((('self',), 'hand-written'),))
+    _saved_offset = _saved_value_property("_v_offset")
+    _saved_dim1 = _saved_value_property("_v_dim1")
+    _saved_dim2 = _saved_value_property("_v_dim2")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
@@ -11786,25 +9622,6 @@ class DiagonalBackward0(_Node):
         self._v_dim2 = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_offset(self):
-        return self._v_offset
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    @property
-    def _saved_dim2(self):
-        return self._v_dim2
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11845,27 +9662,15 @@ class DiagonalBackwardBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 966, '- name: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor\n  variants: []\n  result: auto_linear\n  grad_output: diagonal(grad, offset, dim1, dim2)',
                                ((('grad_output',), 'hand-written'),))
+    _saved_offset = _saved_value_property("_v_offset")
+    _saved_dim1 = _saved_value_property("_v_dim1")
+    _saved_dim2 = _saved_value_property("_v_dim2")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_offset(self):
-        return self._v_offset
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    @property
-    def _saved_dim2(self):
-        return self._v_dim2
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11905,6 +9710,10 @@ class DiagonalBackward0_copy(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 971, '- name: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor\n  variants: [function]\n  node_class: DiagonalBackward0_copy\n  result: auto_linear\n  self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)',
                                ((('self',), 'hand-written'),))
+    _saved_offset = _saved_value_property("_v_offset")
+    _saved_dim1 = _saved_value_property("_v_dim1")
+    _saved_dim2 = _saved_value_property("_v_dim2")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
@@ -11912,25 +9721,6 @@ class DiagonalBackward0_copy(_Node):
         self._v_dim2 = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_offset(self):
-        return self._v_offset
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    @property
-    def _saved_dim2(self):
-        return self._v_dim2
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -11970,27 +9760,15 @@ class DiagEmbedBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 977, '- name: diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor\n  result: auto_linear\n  self: diagonal(grad, offset, dim1, dim2)',
                                ((('self',), 'hand-written'),))
+    _saved_offset = _saved_value_property("_v_offset")
+    _saved_dim1 = _saved_value_property("_v_dim1")
+    _saved_dim2 = _saved_value_property("_v_dim2")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_offset = None
         self._v_dim1 = None
         self._v_dim2 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_offset(self):
-        return self._v_offset
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    @property
-    def _saved_dim2(self):
-        return self._v_dim2
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12029,6 +9807,10 @@ class MaskedSelectBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_mask", )
     _formula_row = _FormulaRow("formulas.yaml", 981, '- name: masked_select(Tensor self, Tensor mask) -> Tensor\n  result: auto_linear\n  self: masked_select_backward(grad, self, mask)\n  mask: non_differentiable',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_mask = _saved_tensor_property("_sv_mask", "_svv_mask")
+    _raw_saved_mask = _raw_saved_property("mask")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12036,29 +9818,6 @@ class MaskedSelectBackward0(_Node):
         self._svv_self = None
         self._svv_mask = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_mask(self):
-        return _unpack_saved(self, self._sv_mask, self._svv_mask)
-
-    @property
-    def _raw_saved_mask(self):
-        return _raw_saved(self, "mask")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_mask is not None:
-            self._sv_mask = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12097,17 +9856,11 @@ class ConstantPadNdBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 986, '- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor\n  variants: [function]\n  result: constant_pad_nd(self_t, pad, 0)\n  self: constant_pad_nd(grad, neg_list(pad), 0)',
                                ((('self',), 'hand-written'),))
+    _saved_pad = _saved_value_property("_v_pad")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_pad = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_pad(self):
-        return self._v_pad
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12142,33 +9895,16 @@ class SortBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 991, '- name: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12209,33 +9945,16 @@ class TopkBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 996, '- name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]\n\n# ---- torch.nn.functional rows ------------------------------------------------------------------------',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12274,29 +9993,15 @@ class SoftmaxBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1003, '- name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: result * (self_t - sum_dim_IntList(result * self_t, dim, True))\n  self: result * (grad - sum_dim_IntList(grad * result, dim, True))',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12336,29 +10041,15 @@ class LogSoftmaxBackward0(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1007, '- name: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor\n  result: self_t - sum_dim_IntList(exp(result) * self_t, dim, True)\n  self: log_softmax_backward_data(grad, result, dim)',
                                ((('self',), 'hand-written'),))
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12402,6 +10093,10 @@ class XlogyBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "xlogy_Tensor_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "xlogy_Tensor_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_other = _saved_tensor_property("_sv_other", "_svv_other")
+    _raw_saved_other = _raw_saved_property("other")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12409,29 +10104,6 @@ class XlogyBackward0(_Node):
         self._svv_self = None
         self._svv_other = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_other(self):
-        return _unpack_saved(self, self._sv_other, self._svv_other)
-
-    @property
-    def _raw_saved_other(self):
-        return _raw_saved(self, "other")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_other is not None:
-            self._sv_other = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -12510,6 +10182,12 @@ class MseLossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1018, '- name: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  variants: []\n  result: sum_to(2 * (self_p - target_p) * (self_t - target_t) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: 2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)\n  target: -2 * grad * (self - target) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_reduction = _saved_value_property("_v_reduction")
+    _saved_self_sym_numel = _saved_value_property("_v_self_sym_numel")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12519,37 +10197,6 @@ class MseLossBackward0(_Node):
         self._v_reduction = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    @property
-    def _saved_self_sym_numel(self):
-        return self._v_self_sym_numel
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12602,6 +10249,12 @@ class SoftMarginLossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1024, '- name: soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor\n  variants: []\n  result: sum_to(-target * sigmoid(-target * self_p) * self_t / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: -grad * target * sigmoid(-target * self) / reduction_divisor(self.sym_numel(), reduction)\n  target: non_differentiable',
                                ((('self',), 'hand-written'),))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_reduction = _saved_value_property("_v_reduction")
+    _saved_self_sym_numel = _saved_value_property("_v_self_sym_numel")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12611,37 +10264,6 @@ class SoftMarginLossBackward0(_Node):
         self._v_reduction = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    @property
-    def _saved_self_sym_numel(self):
-        return self._v_self_sym_numel
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12687,6 +10309,13 @@ class SmoothL1LossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1030, '- name: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor\n  variants: []\n  result: sum_to(where(self_p - target_p < -beta, target_t - self_t, where(self_p - target_p > beta, self_t - target_t, (self_t - target_t) * (self_p - target_p) / beta)) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: where(self - target < -beta, -grad, where(self - target > beta, grad, grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)\n  target: where(self - target < -beta, grad, where(self - target > beta, -grad, -grad * (self - target) / beta)) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_reduction = _saved_value_property("_v_reduction")
+    _saved_beta = _saved_value_property("_v_beta")
+    _saved_self_sym_numel = _saved_value_property("_v_self_sym_numel")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12697,41 +10326,6 @@ class SmoothL1LossBackward0(_Node):
         self._v_beta = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    @property
-    def _saved_beta(self):
-        return self._v_beta
-
-    @property
-    def _saved_self_sym_numel(self):
-        return self._v_self_sym_numel
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12786,6 +10380,13 @@ class HuberLossBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1036, '- name: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor\n  variants: []\n  result: sum_to((self_t - target_t) * clamp(self_p - target_p, -delta, delta) / reduction_divisor(self.sym_numel(), reduction), result.sym_sizes())\n  self: grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)\n  target: -grad * clamp(self - target, -delta, delta) / reduction_divisor(self.sym_numel(), reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
     _fresh_outputs = 0b11  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_reduction = _saved_value_property("_v_reduction")
+    _saved_delta = _saved_value_property("_v_delta")
+    _saved_self_sym_numel = _saved_value_property("_v_self_sym_numel")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12796,41 +10397,6 @@ class HuberLossBackward0(_Node):
         self._v_delta = None
         self._v_self_sym_numel = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    @property
-    def _saved_delta(self):
-        return self._v_delta
-
-    @property
-    def _saved_self_sym_numel(self):
-        return self._v_self_sym_numel
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -12889,6 +10455,16 @@ class NllLossBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_total_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 1042, '- name: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)\n  variants: []\n  output: sum_to(sum_dim_IntList(nll_loss_backward(full_like(output, 1), self_p, target, weight, reduction, ignore_index, total_weight) * self_t, [self.dim() - 1]), output.sym_sizes())\n  self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)\n  target: non_differentiable\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_total_weight = _saved_tensor_property("_sv_total_weight")
+    _raw_saved_total_weight = _raw_saved_property("total_weight")
+    _saved_reduction = _saved_value_property("_v_reduction")
+    _saved_ignore_index = _saved_value_property("_v_ignore_index")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -12901,57 +10477,6 @@ class NllLossBackward0(_Node):
         self._v_reduction = None
         self._v_ignore_index = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_total_weight(self):
-        return _unpack_saved(self, self._sv_total_weight)
-
-    @property
-    def _raw_saved_total_weight(self):
-        return _raw_saved(self, "total_weight")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    @property
-    def _saved_ignore_index(self):
-        return self._v_ignore_index
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_total_weight is not None:
-            self._sv_total_weight = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13000,6 +10525,13 @@ class BinaryCrossEntropyBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 1049, '- name: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor\n  variants: []\n  result: sum_to(binary_cross_entropy_backward(full_like(result, 1), self_p, target_p, weight, reduction) * self_t + binary_cross_entropy_target_backward(full_like(result, 1), self_p, target_p, weight, reduction) * target_t, result.sym_sizes())\n  self: binary_cross_entropy_backward(grad, self, target, weight, reduction)\n  target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_reduction = _saved_value_property("_v_reduction")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13010,43 +10542,6 @@ class BinaryCrossEntropyBackward0(_Node):
         self._svv_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13097,6 +10592,15 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_target", "_sv_weight", "_sv_pos_weight", )
     _formula_row = _FormulaRow("formulas.yaml", 1055, '- name: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor\n  variants: [function]\n  result: sum_to(bce_with_logits_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * self_t + bce_with_logits_target_backward(full_like(result, 1), self_p, target_p, weight, pos_weight, reduction) * target_t, result.sym_sizes())\n  self: bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction)\n  target: bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)',
                                ((('self',), 'hand-written'), (('target',), 'hand-written')))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_target = _saved_tensor_property("_sv_target", "_svv_target")
+    _raw_saved_target = _raw_saved_property("target")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_pos_weight = _saved_tensor_property("_sv_pos_weight", "_svv_pos_weight")
+    _raw_saved_pos_weight = _raw_saved_property("pos_weight")
+    _saved_reduction = _saved_value_property("_v_reduction")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13109,53 +10613,6 @@ class BinaryCrossEntropyWithLogitsBackward0(_Node):
         self._svv_pos_weight = None
         self._v_reduction = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_target(self):
-        return _unpack_saved(self, self._sv_target, self._svv_target)
-
-    @property
-    def _raw_saved_target(self):
-        return _raw_saved(self, "target")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_pos_weight(self):
-        return _unpack_saved(self, self._sv_pos_weight, self._svv_pos_weight)
-
-    @property
-    def _raw_saved_pos_weight(self):
-        return _raw_saved(self, "pos_weight")
-
-    @property
-    def _saved_reduction(self):
-        return self._v_reduction
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_target is not None:
-            self._sv_target = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_pos_weight is not None:
-            self._sv_pos_weight = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13209,6 +10666,18 @@ class NativeLayerNormBackward0(_Node):
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 1061, '- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)\n  variants: [function]\n  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, normalized_shape)\n  input, weight, bias: layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
+    _saved_input = _saved_tensor_property("_sv_input", "_svv_input")
+    _raw_saved_input = _raw_saved_property("input")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_bias = _saved_tensor_property("_sv_bias", "_svv_bias")
+    _raw_saved_bias = _raw_saved_property("bias")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_result2 = _saved_tensor_property("_sv_result2")
+    _raw_saved_result2 = _raw_saved_property("result2")
+    _saved_normalized_shape = _saved_value_property("_v_normalized_shape")
+    _saved_eps = _saved_value_property("_v_eps")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
@@ -13222,67 +10691,6 @@ class NativeLayerNormBackward0(_Node):
         self._v_normalized_shape = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_input(self):
-        return _unpack_saved(self, self._sv_input, self._svv_input)
-
-    @property
-    def _raw_saved_input(self):
-        return _raw_saved(self, "input")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias, self._svv_bias)
-
-    @property
-    def _raw_saved_bias(self):
-        return _raw_saved(self, "bias")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_result2(self):
-        return _unpack_saved(self, self._sv_result2)
-
-    @property
-    def _raw_saved_result2(self):
-        return _raw_saved(self, "result2")
-
-    @property
-    def _saved_normalized_shape(self):
-        return self._v_normalized_shape
-
-    @property
-    def _saved_eps(self):
-        return self._v_eps
-
-    def _release_variables(self):
-        if self._sv_input is not None:
-            self._sv_input = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_bias is not None:
-            self._sv_bias = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        if self._sv_result2 is not None:
-            self._sv_result2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13336,6 +10744,18 @@ class ConvolutionBackward0(_Node):
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", )
     _formula_row = _FormulaRow("formulas.yaml", 1067, '- name: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor\n  variants: [function]\n  result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed, output_padding, groups)\n  input, weight, bias: convolution_backward(grad, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
+    _saved_input = _saved_tensor_property("_sv_input", "_svv_input")
+    _raw_saved_input = _raw_saved_property("input")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_bias = _saved_tensor_property("_sv_bias", "_svv_bias")
+    _raw_saved_bias = _raw_saved_property("bias")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_padding = _saved_value_property("_v_padding")
+    _saved_dilation = _saved_value_property("_v_dilation")
+    _saved_transposed = _saved_value_property("_v_transposed")
+    _saved_output_padding = _saved_value_property("_v_output_padding")
+    _saved_groups = _saved_value_property("_v_groups")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
@@ -13351,63 +10771,6 @@ class ConvolutionBackward0(_Node):
         self._v_output_padding = None
         self._v_groups = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_input(self):
-        return _unpack_saved(self, self._sv_input, self._svv_input)
-
-    @property
-    def _raw_saved_input(self):
-        return _raw_saved(self, "input")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias, self._svv_bias)
-
-    @property
-    def _raw_saved_bias(self):
-        return _raw_saved(self, "bias")
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    @property
-    def _saved_dilation(self):
-        return self._v_dilation
-
-    @property
-    def _saved_transposed(self):
-        return self._v_transposed
-
-    @property
-    def _saved_output_padding(self):
-        return self._v_output_padding
-
-    @property
-    def _saved_groups(self):
-        return self._v_groups
-
-    def _release_variables(self):
-        if self._sv_input is not None:
-            self._sv_input = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_bias is not None:
-            self._sv_bias = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad_input_mask = needs
@@ -13468,6 +10831,15 @@ class MaxPool2DWithIndicesBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1072, '- name: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  variants: []\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_kernel_size = _saved_value_property("_v_kernel_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_padding = _saved_value_property("_v_padding")
+    _saved_dilation = _saved_value_property("_v_dilation")
+    _saved_ceil_mode = _saved_value_property("_v_ceil_mode")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13479,49 +10851,6 @@ class MaxPool2DWithIndicesBackward0(_Node):
         self._v_dilation = None
         self._v_ceil_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_kernel_size(self):
-        return self._v_kernel_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    @property
-    def _saved_dilation(self):
-        return self._v_dilation
-
-    @property
-    def _saved_ceil_mode(self):
-        return self._v_ceil_mode
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13569,6 +10898,10 @@ class UpsampleNearest2DBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1078, '- name: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor\n  variants: []\n  result: auto_linear\n  self: upsample_nearest2d_backward(grad, output_size, self.sym_sizes(), scales_h, scales_w)',
                                ((('self',), 'hand-written'),))
+    _saved_output_size = _saved_value_property("_v_output_size")
+    _saved_scales_h = _saved_value_property("_v_scales_h")
+    _saved_scales_w = _saved_value_property("_v_scales_w")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_output_size = None
@@ -13576,25 +10909,6 @@ class UpsampleNearest2DBackward0(_Node):
         self._v_scales_w = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_output_size(self):
-        return self._v_output_size
-
-    @property
-    def _saved_scales_h(self):
-        return self._v_scales_h
-
-    @property
-    def _saved_scales_w(self):
-        return self._v_scales_w
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13635,6 +10949,11 @@ class UpsampleBilinear2DBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1083, '- name: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor\n  variants: []\n  result: auto_linear\n  self: upsample_bilinear2d_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)',
                                ((('self',), 'hand-written'),))
+    _saved_output_size = _saved_value_property("_v_output_size")
+    _saved_align_corners = _saved_value_property("_v_align_corners")
+    _saved_scales_h = _saved_value_property("_v_scales_h")
+    _saved_scales_w = _saved_value_property("_v_scales_w")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_output_size = None
@@ -13643,29 +10962,6 @@ class UpsampleBilinear2DBackward0(_Node):
         self._v_scales_w = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_output_size(self):
-        return self._v_output_size
-
-    @property
-    def _saved_align_corners(self):
-        return self._v_align_corners
-
-    @property
-    def _saved_scales_h(self):
-        return self._v_scales_h
-
-    @property
-    def _saved_scales_w(self):
-        return self._v_scales_w
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13708,6 +11004,14 @@ class AvgPool2DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1088, '- name: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  variants: []\n  result: auto_linear\n  self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_kernel_size = _saved_value_property("_v_kernel_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_padding = _saved_value_property("_v_padding")
+    _saved_ceil_mode = _saved_value_property("_v_ceil_mode")
+    _saved_count_include_pad = _saved_value_property("_v_count_include_pad")
+    _saved_divisor_override = _saved_value_property("_v_divisor_override")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -13719,43 +11023,6 @@ class AvgPool2DBackward0(_Node):
         self._v_count_include_pad = None
         self._v_divisor_override = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_kernel_size(self):
-        return self._v_kernel_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    @property
-    def _saved_ceil_mode(self):
-        return self._v_ceil_mode
-
-    @property
-    def _saved_count_include_pad(self):
-        return self._v_count_include_pad
-
-    @property
-    def _saved_divisor_override(self):
-        return self._v_divisor_override
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13804,24 +11071,13 @@ class AdaptiveAvgPool2DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1093, "- name: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool2d_backward(grad, self)\n\n# in training the running statistics are updated in place by the forward, as torch's are",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -13858,6 +11114,20 @@ class NativeBatchNormBackward0(_Node):
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_running_mean", "_sv_running_var", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 1098, '- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n  variants: [function]\n  result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean, running_var, result1, result2, training, eps)\n  input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
+    _saved_input = _saved_tensor_property("_sv_input", "_svv_input")
+    _raw_saved_input = _raw_saved_property("input")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_running_mean = _saved_tensor_property("_sv_running_mean", "_svv_running_mean")
+    _raw_saved_running_mean = _raw_saved_property("running_mean")
+    _saved_running_var = _saved_tensor_property("_sv_running_var", "_svv_running_var")
+    _raw_saved_running_var = _raw_saved_property("running_var")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_result2 = _saved_tensor_property("_sv_result2")
+    _raw_saved_result2 = _raw_saved_property("result2")
+    _saved_training = _saved_value_property("_v_training")
+    _saved_eps = _saved_value_property("_v_eps")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
@@ -13873,77 +11143,6 @@ class NativeBatchNormBackward0(_Node):
         self._v_training = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_input(self):
-        return _unpack_saved(self, self._sv_input, self._svv_input)
-
-    @property
-    def _raw_saved_input(self):
-        return _raw_saved(self, "input")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_running_mean(self):
-        return _unpack_saved(self, self._sv_running_mean, self._svv_running_mean)
-
-    @property
-    def _raw_saved_running_mean(self):
-        return _raw_saved(self, "running_mean")
-
-    @property
-    def _saved_running_var(self):
-        return _unpack_saved(self, self._sv_running_var, self._svv_running_var)
-
-    @property
-    def _raw_saved_running_var(self):
-        return _raw_saved(self, "running_var")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_result2(self):
-        return _unpack_saved(self, self._sv_result2)
-
-    @property
-    def _raw_saved_result2(self):
-        return _raw_saved(self, "result2")
-
-    @property
-    def _saved_training(self):
-        return self._v_training
-
-    @property
-    def _saved_eps(self):
-        return self._v_eps
-
-    def _release_variables(self):
-        if self._sv_input is not None:
-            self._sv_input = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_running_mean is not None:
-            self._sv_running_mean = _RELEASED
-        if self._sv_running_var is not None:
-            self._sv_running_var = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        if self._sv_result2 is not None:
-            self._sv_result2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14001,6 +11200,21 @@ class NativeGroupNormBackward0(_Node):
     _saved_tensor_slots = ("_sv_input", "_sv_weight", "_sv_bias", "_sv_result1", "_sv_result2", )
     _formula_row = _FormulaRow("formulas.yaml", 1104, '- name: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)\n  variants: [function]\n  result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, result1, result2, N, C, group, eps)\n  input, weight, bias: group_norm_backward(grad, input, result1, result2, weight, bias, N, C, HxW, group, eps)\n  output_differentiability: [True, False, False]',
                                ((('input', 'weight', 'bias'), 'hand-written'),))
+    _saved_input = _saved_tensor_property("_sv_input", "_svv_input")
+    _raw_saved_input = _raw_saved_property("input")
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_bias = _saved_tensor_property("_sv_bias", "_svv_bias")
+    _raw_saved_bias = _raw_saved_property("bias")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_result2 = _saved_tensor_property("_sv_result2")
+    _raw_saved_result2 = _raw_saved_property("result2")
+    _saved_N = _saved_value_property("_v_N")
+    _saved_C = _saved_value_property("_v_C")
+    _saved_HxW = _saved_value_property("_v_HxW")
+    _saved_group = _saved_value_property("_v_group")
+    _saved_eps = _saved_value_property("_v_eps")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
@@ -14017,79 +11231,6 @@ class NativeGroupNormBackward0(_Node):
         self._v_group = None
         self._v_eps = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_input(self):
-        return _unpack_saved(self, self._sv_input, self._svv_input)
-
-    @property
-    def _raw_saved_input(self):
-        return _raw_saved(self, "input")
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_bias(self):
-        return _unpack_saved(self, self._sv_bias, self._svv_bias)
-
-    @property
-    def _raw_saved_bias(self):
-        return _raw_saved(self, "bias")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_result2(self):
-        return _unpack_saved(self, self._sv_result2)
-
-    @property
-    def _raw_saved_result2(self):
-        return _raw_saved(self, "result2")
-
-    @property
-    def _saved_N(self):
-        return self._v_N
-
-    @property
-    def _saved_C(self):
-        return self._v_C
-
-    @property
-    def _saved_HxW(self):
-        return self._v_HxW
-
-    @property
-    def _saved_group(self):
-        return self._v_group
-
-    @property
-    def _saved_eps(self):
-        return self._v_eps
-
-    def _release_variables(self):
-        if self._sv_input is not None:
-            self._sv_input = _RELEASED
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_bias is not None:
-            self._sv_bias = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        if self._sv_result2 is not None:
-            self._sv_result2 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14150,6 +11291,11 @@ class EmbeddingBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 1110, '- name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor\n  variants: [function]\n  result: auto_linear\n  indices: non_differentiable\n  weight: embedding_backward(grad, indices, weight.sym_sizes(), padding_idx, scale_grad_by_freq)',
                                ((('weight',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices", "_svv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_padding_idx = _saved_value_property("_v_padding_idx")
+    _saved_scale_grad_by_freq = _saved_value_property("_v_scale_grad_by_freq")
+    _saved_weight_sym_sizes = _saved_value_property("_v_weight_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
@@ -14158,31 +11304,6 @@ class EmbeddingBackward0(_Node):
         self._v_scale_grad_by_freq = None
         self._v_weight_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices, self._svv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_padding_idx(self):
-        return self._v_padding_idx
-
-    @property
-    def _saved_scale_grad_by_freq(self):
-        return self._v_scale_grad_by_freq
-
-    @property
-    def _saved_weight_sym_sizes(self):
-        return self._v_weight_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14228,6 +11349,24 @@ class EmbeddingBagBackward0(_Node):
     _saved_tensor_slots = ("_sv_weight", "_sv_indices", "_sv_offsets", "_sv_per_sample_weights", "_sv_result1", "_sv_result2", "_sv_result3", )
     _formula_row = _FormulaRow("formulas.yaml", 1116, "- name: _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)\n  indices: non_differentiable\n  offsets: non_differentiable\n  weight: embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.sym_sizes(), scale_grad_by_freq, mode, per_sample_weights, padding_idx)\n  per_sample_weights: embedding_bag_per_sample_weights_backward(grad, weight, indices, result1, mode, padding_idx)\n  output_differentiability: [True, False, False, False]\n\n# ---- in-place rows (torch's names: zero_ is ZeroBackward0, fill_.Scalar is FillBackward2) --------------",
                                ((('weight',), 'hand-written'), (('per_sample_weights',), 'hand-written')))
+    _saved_weight = _saved_tensor_property("_sv_weight", "_svv_weight")
+    _raw_saved_weight = _raw_saved_property("weight")
+    _saved_indices = _saved_tensor_property("_sv_indices", "_svv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_offsets = _saved_tensor_property("_sv_offsets", "_svv_offsets")
+    _raw_saved_offsets = _raw_saved_property("offsets")
+    _saved_per_sample_weights = _saved_tensor_property("_sv_per_sample_weights", "_svv_per_sample_weights")
+    _raw_saved_per_sample_weights = _raw_saved_property("per_sample_weights")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_result2 = _saved_tensor_property("_sv_result2")
+    _raw_saved_result2 = _raw_saved_property("result2")
+    _saved_result3 = _saved_tensor_property("_sv_result3")
+    _raw_saved_result3 = _raw_saved_property("result3")
+    _saved_scale_grad_by_freq = _saved_value_property("_v_scale_grad_by_freq")
+    _saved_mode = _saved_value_property("_v_mode")
+    _saved_padding_idx = _saved_value_property("_v_padding_idx")
+    _saved_weight_sym_sizes = _saved_value_property("_v_weight_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_weight = None
@@ -14246,95 +11385,6 @@ class EmbeddingBagBackward0(_Node):
         self._v_padding_idx = None
         self._v_weight_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_weight(self):
-        return _unpack_saved(self, self._sv_weight, self._svv_weight)
-
-    @property
-    def _raw_saved_weight(self):
-        return _raw_saved(self, "weight")
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices, self._svv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_offsets(self):
-        return _unpack_saved(self, self._sv_offsets, self._svv_offsets)
-
-    @property
-    def _raw_saved_offsets(self):
-        return _raw_saved(self, "offsets")
-
-    @property
-    def _saved_per_sample_weights(self):
-        return _unpack_saved(self, self._sv_per_sample_weights, self._svv_per_sample_weights)
-
-    @property
-    def _raw_saved_per_sample_weights(self):
-        return _raw_saved(self, "per_sample_weights")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_result2(self):
-        return _unpack_saved(self, self._sv_result2)
-
-    @property
-    def _raw_saved_result2(self):
-        return _raw_saved(self, "result2")
-
-    @property
-    def _saved_result3(self):
-        return _unpack_saved(self, self._sv_result3)
-
-    @property
-    def _raw_saved_result3(self):
-        return _raw_saved(self, "result3")
-
-    @property
-    def _saved_scale_grad_by_freq(self):
-        return self._v_scale_grad_by_freq
-
-    @property
-    def _saved_mode(self):
-        return self._v_mode
-
-    @property
-    def _saved_padding_idx(self):
-        return self._v_padding_idx
-
-    @property
-    def _saved_weight_sym_sizes(self):
-        return self._v_weight_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_weight is not None:
-            self._sv_weight = _RELEASED
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        if self._sv_offsets is not None:
-            self._sv_offsets = _RELEASED
-        if self._sv_per_sample_weights is not None:
-            self._sv_per_sample_weights = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        if self._sv_result2 is not None:
-            self._sv_result2 = _RELEASED
-        if self._sv_result3 is not None:
-            self._sv_result3 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14403,9 +11453,6 @@ class FillBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -14441,9 +11488,6 @@ class FillBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14485,9 +11529,6 @@ class FillBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -14522,9 +11563,6 @@ class FillBackward3(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14566,9 +11604,6 @@ class ZeroBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -14599,17 +11634,11 @@ class ReshapeAliasBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1149, '- name: _reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)\n  result: auto_linear\n  self: reshape(grad, self.sym_sizes())',
                                ((('self',), 'hand-written'),))
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14655,9 +11684,6 @@ class CopyBackwards(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -14694,6 +11720,10 @@ class AsStridedBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1161, '- name: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)\n  result: auto_linear\n  self: as_strided_backward(grad, self.sym_sizes(), size, stride, storage_offset)',
                                ((('self',), 'hand-written'),))
+    _saved_size = _saved_value_property("_v_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_storage_offset = _saved_value_property("_v_storage_offset")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_size = None
@@ -14701,25 +11731,6 @@ class AsStridedBackward0(_Node):
         self._v_storage_offset = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_size(self):
-        return self._v_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_storage_offset(self):
-        return self._v_storage_offset
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14759,6 +11770,10 @@ class UnsafeSplitBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1165, '- name: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_backward(grads, split_size, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
+    _saved_split_size = _saved_value_property("_v_split_size")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_scalar_type = _saved_value_property("_v_self_scalar_type")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_size = None
@@ -14766,25 +11781,6 @@ class UnsafeSplitBackward0(_Node):
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_split_size(self):
-        return self._v_split_size
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self._v_self_scalar_type
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -14822,6 +11818,10 @@ class UnsafeSplitWithSizesBackward0(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1169, '- name: unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]\n  result: auto_linear\n  self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.scalar_type())',
                                ((('self',), 'hand-written'),))
+    _saved_split_sizes = _saved_value_property("_v_split_sizes")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_scalar_type = _saved_value_property("_v_self_scalar_type")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_split_sizes = None
@@ -14829,25 +11829,6 @@ class UnsafeSplitWithSizesBackward0(_Node):
         self._v_self_scalar_type = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_split_sizes(self):
-        return self._v_split_sizes
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self._v_self_scalar_type
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         if all(g is None for g in grads):
@@ -14888,6 +11869,12 @@ class PutBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", "_sv_source", )
     _formula_row = _FormulaRow("formulas.yaml", 1173, '- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor\n  result: auto_linear\n  inplace: true\n  self: grad if accumulate else put(grad, index, zeros_like(source), False)\n  index: non_differentiable\n  source: reshape(take(grad, index), source.sym_sizes())',
                                ((('self',), 'hand-written'), (('source',), 'hand-written')))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_source = _saved_tensor_property("_sv_source", "_svv_source")
+    _raw_saved_source = _raw_saved_property("source")
+    _saved_accumulate = _saved_value_property("_v_accumulate")
+    _saved_source_sym_sizes = _saved_value_property("_v_source_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
@@ -14897,37 +11884,6 @@ class PutBackward0(_Node):
         self._v_accumulate = None
         self._v_source_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_source(self):
-        return _unpack_saved(self, self._sv_source, self._svv_source)
-
-    @property
-    def _raw_saved_source(self):
-        return _raw_saved(self, "source")
-
-    @property
-    def _saved_accumulate(self):
-        return self._v_accumulate
-
-    @property
-    def _saved_source_sym_sizes(self):
-        return self._v_source_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        if self._sv_source is not None:
-            self._sv_source = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -14983,29 +11939,15 @@ class TakeBackward0(_Node):
     _saved_tensor_slots = ("_sv_index", )
     _formula_row = _FormulaRow("formulas.yaml", 1180, '- name: take(Tensor self, Tensor index) -> Tensor\n  result: auto_linear\n  self: put(zeros_like_sized(grad, self.sym_sizes()), index, grad, True)\n  index: non_differentiable',
                                ((('self',), 'hand-written'),))
+    _saved_index = _saved_tensor_property("_sv_index", "_svv_index")
+    _raw_saved_index = _raw_saved_property("index")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_index = None
         self._svv_index = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_index(self):
-        return _unpack_saved(self, self._sv_index, self._svv_index)
-
-    @property
-    def _raw_saved_index(self):
-        return _raw_saved(self, "index")
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_index is not None:
-            self._sv_index = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15044,33 +11986,16 @@ class SortBackward1(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 1185, '- name: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n  values: gather(self_t, dim, indices)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
         self._v_dim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15109,6 +12034,11 @@ class KthvalueBackward0(_Node):
     _saved_tensor_slots = ("_sv_indices", )
     _formula_row = _FormulaRow("formulas.yaml", 1190, '- name: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)\n  values: sum_dim_IntList(value_selecting_reduction_backward(full_like(values, 1), dim, indices, self.sym_sizes(), keepdim) * self_t, dim, keepdim)\n  self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_indices = _saved_tensor_property("_sv_indices")
+    _raw_saved_indices = _raw_saved_property("indices")
+    _saved_dim = _saved_value_property("_v_dim")
+    _saved_keepdim = _saved_value_property("_v_keepdim")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_indices = None
@@ -15116,31 +12046,6 @@ class KthvalueBackward0(_Node):
         self._v_keepdim = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_indices(self):
-        return _unpack_saved(self, self._sv_indices)
-
-    @property
-    def _raw_saved_indices(self):
-        return _raw_saved(self, "indices")
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    @property
-    def _saved_keepdim(self):
-        return self._v_keepdim
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        if self._sv_indices is not None:
-            self._sv_indices = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15181,6 +12086,11 @@ class EluBackward1(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1202, '- name: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)\n  variants: []\n  forward: where(self > 0, self * scale, expm1(self * input_scale) * alpha * scale)\n  self: elu_result_backward(grad, result, alpha, scale, input_scale)',
                                ((('self',), 'proven'),))
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_alpha = _saved_value_property("_v_alpha")
+    _saved_scale = _saved_value_property("_v_scale")
+    _saved_input_scale = _saved_value_property("_v_input_scale")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
@@ -15189,31 +12099,6 @@ class EluBackward1(_Node):
         self._v_scale = None
         self._v_input_scale = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    @property
-    def _saved_scale(self):
-        return self._v_scale
-
-    @property
-    def _saved_input_scale(self):
-        return self._v_input_scale
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15256,29 +12141,15 @@ class CeluBackward1(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1207, '- name: celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)\n  variants: [function]\n  forward: where(self > 0, self, expm1(self / alpha) * alpha)\n  self: elu_result_backward(grad, result, alpha, 1, 1 / alpha)',
                                ((('self',), 'proven'),))
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_alpha = _saved_value_property("_v_alpha")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._v_alpha = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15317,29 +12188,15 @@ class LeakyReluBackward1(_Node):
     _saved_tensor_slots = ("_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1212, '- name: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)\n  variants: []\n  forward: where(self > 0, self, self * negative_slope)\n  self: leaky_relu_result_backward(grad, result, negative_slope)',
                                ((('self',), 'proven'),))
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_negative_slope = _saved_value_property("_v_negative_slope")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_result = None
         self._svv_result = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_negative_slope(self):
-        return self._v_negative_slope
-
-    def _release_variables(self):
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15381,29 +12238,15 @@ class ThresholdBackward0(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "threshold_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_threshold = _saved_value_property("_v_threshold")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_threshold(self):
-        return self._v_threshold
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -15468,29 +12311,15 @@ class ThresholdBackward1(_Node):
     _fresh_outputs = 0b1  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "threshold__fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "threshold__tape_step")  # the engine may run it on the compiled backward tape
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_threshold = _saved_value_property("_v_threshold")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_threshold(self):
-        return self._v_threshold
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -15558,29 +12387,15 @@ class ThresholdBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1227, "- name: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor\n  variants: []\n  forward: where(self <= threshold, 0, grad_output)\n  grad_output: where(self <= threshold, 0, grad)\n  self: zeros_like(grad)\n\n# ---- random in-place fills (torch's nodes: UniformBackward0, ...): the values do not depend on self, so the\n# gradient to self is zero; the Python-facing uniform_ / normal_ / ... write the draw into self. torch's\n# argument `from` is `from_` here (a Python keyword cannot name a parameter); positional calls are the same.",
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_threshold = _saved_value_property("_v_threshold")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_threshold(self):
-        return self._v_threshold
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15628,9 +12443,6 @@ class UniformBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -15665,9 +12477,6 @@ class NormalBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15705,9 +12514,6 @@ class BernoulliBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -15740,24 +12546,13 @@ class BernoulliBackward1(_Node):
     _saved_tensor_slots = ("_sv_p", )
     _formula_row = _FormulaRow("formulas.yaml", 1254, '- name: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)\n  variants: [method]\n  result: zeros_like(self_t)\n  self: zeros_like(grad)\n  p: zeros_like(p)',
                                ((('self',), 'hand-written'), (('p',), 'hand-written')))
+    _saved_p = _saved_tensor_property("_sv_p", "_svv_p")
+    _raw_saved_p = _raw_saved_property("p")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_p = None
         self._svv_p = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_p(self):
-        return _unpack_saved(self, self._sv_p, self._svv_p)
-
-    @property
-    def _raw_saved_p(self):
-        return _raw_saved(self, "p")
-
-    def _release_variables(self):
-        if self._sv_p is not None:
-            self._sv_p = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15803,9 +12598,6 @@ class BernoulliBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -15840,9 +12632,6 @@ class ExponentialBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15879,9 +12668,6 @@ class GeometricBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -15916,9 +12702,6 @@ class LogNormalBackward0(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -15955,9 +12738,6 @@ class CauchyBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -15993,9 +12773,6 @@ class RandomBackward0(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -16030,9 +12807,6 @@ class RandomBackward1(_Node):
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16071,9 +12845,6 @@ class RandomBackward2(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -16106,6 +12877,15 @@ class MaxPool3DWithIndicesBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1302, '- name: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)\n  variants: []\n  result0: max_pool3d_with_indices_jvp(self_t, result1)\n  self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)\n  output_differentiability: [True, False]',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_kernel_size = _saved_value_property("_v_kernel_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_padding = _saved_value_property("_v_padding")
+    _saved_dilation = _saved_value_property("_v_dilation")
+    _saved_ceil_mode = _saved_value_property("_v_ceil_mode")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -16117,49 +12897,6 @@ class MaxPool3DWithIndicesBackward0(_Node):
         self._v_dilation = None
         self._v_ceil_mode = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_kernel_size(self):
-        return self._v_kernel_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    @property
-    def _saved_dilation(self):
-        return self._v_dilation
-
-    @property
-    def _saved_ceil_mode(self):
-        return self._v_ceil_mode
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16207,6 +12944,14 @@ class AvgPool3DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1308, '- name: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor\n  variants: []\n  result: auto_linear\n  self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_kernel_size = _saved_value_property("_v_kernel_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_padding = _saved_value_property("_v_padding")
+    _saved_ceil_mode = _saved_value_property("_v_ceil_mode")
+    _saved_count_include_pad = _saved_value_property("_v_count_include_pad")
+    _saved_divisor_override = _saved_value_property("_v_divisor_override")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -16218,43 +12963,6 @@ class AvgPool3DBackward0(_Node):
         self._v_count_include_pad = None
         self._v_divisor_override = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_kernel_size(self):
-        return self._v_kernel_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    @property
-    def _saved_ceil_mode(self):
-        return self._v_ceil_mode
-
-    @property
-    def _saved_count_include_pad(self):
-        return self._v_count_include_pad
-
-    @property
-    def _saved_divisor_override(self):
-        return self._v_divisor_override
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16301,24 +13009,13 @@ class AdaptiveAvgPool3DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1313, '- name: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor\n  result: auto_linear\n  self: adaptive_avg_pool3d_backward(grad, self)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16357,35 +13054,16 @@ class AdaptiveMaxPool2DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1317, "- name: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)\n  variants: []\n  result0: max_pool2d_with_indices_jvp(self_t, result1)\n  self: adaptive_max_pool2d_backward(grad, self, result1)\n  output_differentiability: [True, False]\n\n# ---- reflection / replication padding (torch's nodes: ReflectionPad1DBackward0 ... ReplicationPad3DBackward0) --",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16423,29 +13101,15 @@ class ReflectionPad1DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1325, '- name: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16483,29 +13147,15 @@ class ReflectionPad2DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1330, '- name: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16543,29 +13193,15 @@ class ReflectionPad3DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1335, '- name: reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: reflection_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16603,29 +13239,15 @@ class ReplicationPad1DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1340, '- name: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16663,29 +13285,15 @@ class ReplicationPad2DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1345, '- name: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)',
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16725,29 +13333,15 @@ class ReplicationPad3DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1350, "- name: replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor\n  variants: []\n  result: auto_linear\n  self: replication_pad_backward(grad, self, padding)\n\n# ---- randomized leaky ReLU (torch's node: RreluWithNoiseBackward0); noise receives the training slopes",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_padding = _saved_value_property("_v_padding")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_padding = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_padding(self):
-        return self._v_padding
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16787,6 +13381,13 @@ class RreluWithNoiseBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_noise", )
     _formula_row = _FormulaRow("formulas.yaml", 1357, "- name: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor\n  variants: []\n  result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training)\n  self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training)\n\n# ---- 3-D adaptive max pooling (torch's node: AdaptiveMaxPool3DBackward0)",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_noise = _saved_tensor_property("_sv_noise", "_svv_noise")
+    _raw_saved_noise = _raw_saved_property("noise")
+    _saved_lower = _saved_value_property("_v_lower")
+    _saved_upper = _saved_value_property("_v_upper")
+    _saved_training = _saved_value_property("_v_training")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -16797,41 +13398,6 @@ class RreluWithNoiseBackward0(_Node):
         self._v_upper = None
         self._v_training = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_noise(self):
-        return _unpack_saved(self, self._sv_noise, self._svv_noise)
-
-    @property
-    def _raw_saved_noise(self):
-        return _raw_saved(self, "noise")
-
-    @property
-    def _saved_lower(self):
-        return self._v_lower
-
-    @property
-    def _saved_upper(self):
-        return self._v_upper
-
-    @property
-    def _saved_training(self):
-        return self._v_training
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_noise is not None:
-            self._sv_noise = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16880,35 +13446,16 @@ class AdaptiveMaxPool3DBackward0(_Node):
     _saved_tensor_slots = ("_sv_self", "_sv_result1", )
     _formula_row = _FormulaRow("formulas.yaml", 1364, "- name: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)\n  variants: []\n  result0: max_pool3d_with_indices_jvp(self_t, result1)\n  self: adaptive_max_pool3d_backward(grad, self, result1)\n  output_differentiability: [True, False]\n\n# ---- in-place randomized leaky ReLU (torch's node: RreluWithNoiseBackward1); its backward reads the result,\n# whose sign is self's, and the slopes written into noise",
                                ((('self',), 'hand-written'),))
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._sv_result1 = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -16949,6 +13496,13 @@ class RreluWithNoiseBackward1(_Node):
     _saved_tensor_slots = ("_sv_noise", "_sv_result", )
     _formula_row = _FormulaRow("formulas.yaml", 1373, "- name: rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)\n  variants: []\n  result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training)\n  self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training)\n\n# ---- fused LSTM layer (torch's oneDNN path on CPU: MkldnnRnnLayerBackward0, one node per layer and direction);\n# weight0..3 are w_ih, w_hh, b_ih, b_hh (zeros when has_biases is false); result3 is the workspace (gates, cells)",
                                ((('self',), 'hand-written'),))
+    _saved_noise = _saved_tensor_property("_sv_noise", "_svv_noise")
+    _raw_saved_noise = _raw_saved_property("noise")
+    _saved_result = _saved_tensor_property("_sv_result", "_svv_result")
+    _raw_saved_result = _raw_saved_property("result")
+    _saved_lower = _saved_value_property("_v_lower")
+    _saved_upper = _saved_value_property("_v_upper")
+    _saved_training = _saved_value_property("_v_training")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_noise = None
@@ -16959,41 +13513,6 @@ class RreluWithNoiseBackward1(_Node):
         self._v_upper = None
         self._v_training = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_noise(self):
-        return _unpack_saved(self, self._sv_noise, self._svv_noise)
-
-    @property
-    def _raw_saved_noise(self):
-        return _raw_saved(self, "noise")
-
-    @property
-    def _saved_result(self):
-        return _unpack_saved(self, self._sv_result, self._svv_result)
-
-    @property
-    def _raw_saved_result(self):
-        return _raw_saved(self, "result")
-
-    @property
-    def _saved_lower(self):
-        return self._v_lower
-
-    @property
-    def _saved_upper(self):
-        return self._v_upper
-
-    @property
-    def _saved_training(self):
-        return self._v_training
-
-    def _release_variables(self):
-        if self._sv_noise is not None:
-            self._sv_noise = _RELEASED
-        if self._sv_result is not None:
-            self._sv_result = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17043,6 +13562,37 @@ class MkldnnRnnLayerBackward0(_Node):
     _saved_tensor_slots = ("_sv_input", "_sv_weight0", "_sv_weight1", "_sv_weight2", "_sv_weight3", "_sv_hx_", "_sv_cx_", "_sv_result0", "_sv_result1", "_sv_result2", "_sv_result3", )
     _formula_row = _FormulaRow("formulas.yaml", 1381, "- name: mkldnn_rnn_layer(Tensor input, Tensor weight0, Tensor weight1, Tensor weight2, Tensor weight3, Tensor hx_, Tensor cx_, bool reverse, int[] batch_sizes, int mode, int hidden_size, int num_layers, bool has_biases, bool bidirectional, bool batch_first, bool train) -> (Tensor, Tensor, Tensor, Tensor)\n  variants: [function]\n  input, weight0, weight1, weight2, weight3, hx_, cx_: mkldnn_rnn_layer_backward(input, weight0, weight1, weight2, weight3, hx_, cx_, result0, result1, result2, grads[0], grads[1], grads[2], reverse, mode, hidden_size, num_layers, has_biases, train, bidirectional, batch_sizes, batch_first, result3, grad_input_mask)\n  output_differentiability: [True, True, True, False]\n\n# ---- in-place view ops ------------------------------------------------------------------------------------\n# As the squeeze_ rows: the row function returns self's new view (out of place, with its node); the\n# Python-facing op rebinds self to that shape and those strides, bumps its version and takes the node.",
                                ((('input', 'weight0', 'weight1', 'weight2', 'weight3', 'hx_', 'cx_'), 'hand-written'),))
+    _saved_input = _saved_tensor_property("_sv_input", "_svv_input")
+    _raw_saved_input = _raw_saved_property("input")
+    _saved_weight0 = _saved_tensor_property("_sv_weight0", "_svv_weight0")
+    _raw_saved_weight0 = _raw_saved_property("weight0")
+    _saved_weight1 = _saved_tensor_property("_sv_weight1", "_svv_weight1")
+    _raw_saved_weight1 = _raw_saved_property("weight1")
+    _saved_weight2 = _saved_tensor_property("_sv_weight2", "_svv_weight2")
+    _raw_saved_weight2 = _raw_saved_property("weight2")
+    _saved_weight3 = _saved_tensor_property("_sv_weight3", "_svv_weight3")
+    _raw_saved_weight3 = _raw_saved_property("weight3")
+    _saved_hx_ = _saved_tensor_property("_sv_hx_", "_svv_hx_")
+    _raw_saved_hx_ = _raw_saved_property("hx_")
+    _saved_cx_ = _saved_tensor_property("_sv_cx_", "_svv_cx_")
+    _raw_saved_cx_ = _raw_saved_property("cx_")
+    _saved_result0 = _saved_tensor_property("_sv_result0")
+    _raw_saved_result0 = _raw_saved_property("result0")
+    _saved_result1 = _saved_tensor_property("_sv_result1")
+    _raw_saved_result1 = _raw_saved_property("result1")
+    _saved_result2 = _saved_tensor_property("_sv_result2")
+    _raw_saved_result2 = _raw_saved_property("result2")
+    _saved_result3 = _saved_tensor_property("_sv_result3")
+    _raw_saved_result3 = _raw_saved_property("result3")
+    _saved_reverse = _saved_value_property("_v_reverse")
+    _saved_batch_sizes = _saved_value_property("_v_batch_sizes")
+    _saved_mode = _saved_value_property("_v_mode")
+    _saved_hidden_size = _saved_value_property("_v_hidden_size")
+    _saved_num_layers = _saved_value_property("_v_num_layers")
+    _saved_has_biases = _saved_value_property("_v_has_biases")
+    _saved_bidirectional = _saved_value_property("_v_bidirectional")
+    _saved_batch_first = _saved_value_property("_v_batch_first")
+    _saved_train = _saved_value_property("_v_train")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_input = None
@@ -17073,155 +13623,6 @@ class MkldnnRnnLayerBackward0(_Node):
         self._v_batch_first = None
         self._v_train = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_input(self):
-        return _unpack_saved(self, self._sv_input, self._svv_input)
-
-    @property
-    def _raw_saved_input(self):
-        return _raw_saved(self, "input")
-
-    @property
-    def _saved_weight0(self):
-        return _unpack_saved(self, self._sv_weight0, self._svv_weight0)
-
-    @property
-    def _raw_saved_weight0(self):
-        return _raw_saved(self, "weight0")
-
-    @property
-    def _saved_weight1(self):
-        return _unpack_saved(self, self._sv_weight1, self._svv_weight1)
-
-    @property
-    def _raw_saved_weight1(self):
-        return _raw_saved(self, "weight1")
-
-    @property
-    def _saved_weight2(self):
-        return _unpack_saved(self, self._sv_weight2, self._svv_weight2)
-
-    @property
-    def _raw_saved_weight2(self):
-        return _raw_saved(self, "weight2")
-
-    @property
-    def _saved_weight3(self):
-        return _unpack_saved(self, self._sv_weight3, self._svv_weight3)
-
-    @property
-    def _raw_saved_weight3(self):
-        return _raw_saved(self, "weight3")
-
-    @property
-    def _saved_hx_(self):
-        return _unpack_saved(self, self._sv_hx_, self._svv_hx_)
-
-    @property
-    def _raw_saved_hx_(self):
-        return _raw_saved(self, "hx_")
-
-    @property
-    def _saved_cx_(self):
-        return _unpack_saved(self, self._sv_cx_, self._svv_cx_)
-
-    @property
-    def _raw_saved_cx_(self):
-        return _raw_saved(self, "cx_")
-
-    @property
-    def _saved_result0(self):
-        return _unpack_saved(self, self._sv_result0)
-
-    @property
-    def _raw_saved_result0(self):
-        return _raw_saved(self, "result0")
-
-    @property
-    def _saved_result1(self):
-        return _unpack_saved(self, self._sv_result1)
-
-    @property
-    def _raw_saved_result1(self):
-        return _raw_saved(self, "result1")
-
-    @property
-    def _saved_result2(self):
-        return _unpack_saved(self, self._sv_result2)
-
-    @property
-    def _raw_saved_result2(self):
-        return _raw_saved(self, "result2")
-
-    @property
-    def _saved_result3(self):
-        return _unpack_saved(self, self._sv_result3)
-
-    @property
-    def _raw_saved_result3(self):
-        return _raw_saved(self, "result3")
-
-    @property
-    def _saved_reverse(self):
-        return self._v_reverse
-
-    @property
-    def _saved_batch_sizes(self):
-        return self._v_batch_sizes
-
-    @property
-    def _saved_mode(self):
-        return self._v_mode
-
-    @property
-    def _saved_hidden_size(self):
-        return self._v_hidden_size
-
-    @property
-    def _saved_num_layers(self):
-        return self._v_num_layers
-
-    @property
-    def _saved_has_biases(self):
-        return self._v_has_biases
-
-    @property
-    def _saved_bidirectional(self):
-        return self._v_bidirectional
-
-    @property
-    def _saved_batch_first(self):
-        return self._v_batch_first
-
-    @property
-    def _saved_train(self):
-        return self._v_train
-
-    def _release_variables(self):
-        if self._sv_input is not None:
-            self._sv_input = _RELEASED
-        if self._sv_weight0 is not None:
-            self._sv_weight0 = _RELEASED
-        if self._sv_weight1 is not None:
-            self._sv_weight1 = _RELEASED
-        if self._sv_weight2 is not None:
-            self._sv_weight2 = _RELEASED
-        if self._sv_weight3 is not None:
-            self._sv_weight3 = _RELEASED
-        if self._sv_hx_ is not None:
-            self._sv_hx_ = _RELEASED
-        if self._sv_cx_ is not None:
-            self._sv_cx_ = _RELEASED
-        if self._sv_result0 is not None:
-            self._sv_result0 = _RELEASED
-        if self._sv_result1 is not None:
-            self._sv_result1 = _RELEASED
-        if self._sv_result2 is not None:
-            self._sv_result2 = _RELEASED
-        if self._sv_result3 is not None:
-            self._sv_result3 = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad_input_mask = needs
@@ -17319,22 +13720,13 @@ class TransposeBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1389, '- name: transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)\n  variants: [method]\n  result: auto_linear\n  self: grad.transpose(dim0, dim1)',
                                ((('self',), 'hand-written'),))
+    _saved_dim0 = _saved_value_property("_v_dim0")
+    _saved_dim1 = _saved_value_property("_v_dim1")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim0 = None
         self._v_dim1 = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim0(self):
-        return self._v_dim0
-
-    @property
-    def _saved_dim1(self):
-        return self._v_dim1
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17375,9 +13767,6 @@ class TBackward1(_Node):
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
 
-    def _release_variables(self):
-        self._released = True
-
     def _apply_fast(node, grads, needs):
         grad = grads[0]
         if grad is None:
@@ -17409,17 +13798,11 @@ class UnsqueezeBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1399, '- name: unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)\n  variants: [method]\n  result: auto_linear\n  self: grad.squeeze_dim(dim)',
                                ((('self',), 'hand-written'),))
+    _saved_dim = _saved_value_property("_v_dim")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_dim = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_dim(self):
-        return self._v_dim
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17456,6 +13839,10 @@ class AsStridedBackward1(_Node):
     _saved_tensor_slots = ()
     _formula_row = _FormulaRow("formulas.yaml", 1404, "- name: as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)\n  result: auto_linear\n  self: as_strided_backward(grad, self.sym_sizes(), size, stride, storage_offset)\n\n# ---- activations' backward as rows (torch's *_backward): the activations' formulas call them, so the fast path\n# and fusion inline them while create_graph records torch's nodes (LeakyReluBackwardBackward0, ...)",
                                ((('self',), 'hand-written'),))
+    _saved_size = _saved_value_property("_v_size")
+    _saved_stride = _saved_value_property("_v_stride")
+    _saved_storage_offset = _saved_value_property("_v_storage_offset")
+    _saved_self_sym_sizes = _saved_value_property("_v_self_sym_sizes")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._v_size = None
@@ -17463,25 +13850,6 @@ class AsStridedBackward1(_Node):
         self._v_storage_offset = None
         self._v_self_sym_sizes = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_size(self):
-        return self._v_size
-
-    @property
-    def _saved_stride(self):
-        return self._v_stride
-
-    @property
-    def _saved_storage_offset(self):
-        return self._v_storage_offset
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self._v_self_sym_sizes
-
-    def _release_variables(self):
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17524,29 +13892,15 @@ class LeakyReluBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1411, '- name: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor\n  variants: []\n  forward: where(self > 0, grad_output, grad_output * negative_slope)\n  grad_output: where(self > 0, grad, grad * negative_slope)\n  self: zeros_like(grad)',
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_negative_slope = _saved_value_property("_v_negative_slope")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
         self._svv_self = None
         self._v_negative_slope = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_negative_slope(self):
-        return self._v_negative_slope
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17592,6 +13946,10 @@ class HardtanhBackwardBackward0(_Node):
     _formula_row = _FormulaRow("formulas.yaml", 1417, '- name: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor\n  variants: []\n  forward: where(self <= min_val or self >= max_val, 0, grad_output)\n  grad_output: where(self <= min_val or self >= max_val, 0, grad)\n  self: zeros_like(grad)',
                                ((('grad_output',), 'proven'), (('self',), 'proven')))
     _fresh_outputs = 0b1  # outputs that are always new arrays
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_min_val = _saved_value_property("_v_min_val")
+    _saved_max_val = _saved_value_property("_v_max_val")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_self = None
@@ -17599,27 +13957,6 @@ class HardtanhBackwardBackward0(_Node):
         self._v_min_val = None
         self._v_max_val = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_min_val(self):
-        return self._v_min_val
-
-    @property
-    def _saved_max_val(self):
-        return self._v_max_val
-
-    def _release_variables(self):
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]
@@ -17669,6 +14006,14 @@ class EluBackwardBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "elu_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "elu_backward_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_grad_output = _saved_tensor_property("_sv_grad_output", "_svv_grad_output")
+    _raw_saved_grad_output = _raw_saved_property("grad_output")
+    _saved_self_or_result = _saved_tensor_property("_sv_self_or_result", "_svv_self_or_result")
+    _raw_saved_self_or_result = _raw_saved_property("self_or_result")
+    _saved_alpha = _saved_value_property("_v_alpha")
+    _saved_scale = _saved_value_property("_v_scale")
+    _saved_input_scale = _saved_value_property("_v_input_scale")
+    _saved_is_result = _saved_value_property("_v_is_result")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -17680,45 +14025,6 @@ class EluBackwardBackward0(_Node):
         self._v_input_scale = None
         self._v_is_result = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_grad_output(self):
-        return _unpack_saved(self, self._sv_grad_output, self._svv_grad_output)
-
-    @property
-    def _raw_saved_grad_output(self):
-        return _raw_saved(self, "grad_output")
-
-    @property
-    def _saved_self_or_result(self):
-        return _unpack_saved(self, self._sv_self_or_result, self._svv_self_or_result)
-
-    @property
-    def _raw_saved_self_or_result(self):
-        return _raw_saved(self, "self_or_result")
-
-    @property
-    def _saved_alpha(self):
-        return self._v_alpha
-
-    @property
-    def _saved_scale(self):
-        return self._v_scale
-
-    @property
-    def _saved_input_scale(self):
-        return self._v_input_scale
-
-    @property
-    def _saved_is_result(self):
-        return self._v_is_result
-
-    def _release_variables(self):
-        if self._sv_grad_output is not None:
-            self._sv_grad_output = _RELEASED
-        if self._sv_self_or_result is not None:
-            self._sv_self_or_result = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -17823,6 +14129,12 @@ class SoftplusBackwardBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "softplus_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "softplus_backward_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_grad_output = _saved_tensor_property("_sv_grad_output", "_svv_grad_output")
+    _raw_saved_grad_output = _raw_saved_property("grad_output")
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_beta = _saved_value_property("_v_beta")
+    _saved_threshold = _saved_value_property("_v_threshold")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -17832,37 +14144,6 @@ class SoftplusBackwardBackward0(_Node):
         self._v_beta = None
         self._v_threshold = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_grad_output(self):
-        return _unpack_saved(self, self._sv_grad_output, self._svv_grad_output)
-
-    @property
-    def _raw_saved_grad_output(self):
-        return _raw_saved(self, "grad_output")
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_beta(self):
-        return self._v_beta
-
-    @property
-    def _saved_threshold(self):
-        return self._v_threshold
-
-    def _release_variables(self):
-        if self._sv_grad_output is not None:
-            self._sv_grad_output = _RELEASED
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -17955,6 +14236,10 @@ class HardswishBackwardBackward0(_Node):
     _fresh_outputs = 0b11  # outputs that are always new arrays
     _fusion = _LoadedOnFirstUse(_k, "hardswish_backward_fusion")  # elementwise: the engine may run it fused with its neighbours
     _tape_kind = _tape_step_kind(_k, "hardswish_backward_tape_step")  # the engine may run it on the compiled backward tape
+    _saved_grad_output = _saved_tensor_property("_sv_grad_output", "_svv_grad_output")
+    _raw_saved_grad_output = _raw_saved_property("grad_output")
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -17962,29 +14247,6 @@ class HardswishBackwardBackward0(_Node):
         self._svv_grad_output = None
         self._svv_self = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_grad_output(self):
-        return _unpack_saved(self, self._sv_grad_output, self._svv_grad_output)
-
-    @property
-    def _raw_saved_grad_output(self):
-        return _raw_saved(self, "grad_output")
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    def _release_variables(self):
-        if self._sv_grad_output is not None:
-            self._sv_grad_output = _RELEASED
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _tape_gather(node, _saved, _numbers, _shape, _dtype, _blank, _release):
         # the saved arrays and numbers of this node for the compiled backward tape (derivgen/codegen/tape.py)
@@ -18062,6 +14324,11 @@ class GeluBackwardBackward0(_Node):
     _saved_tensor_slots = ("_sv_grad_output", "_sv_self", )
     _formula_row = _FormulaRow("formulas.yaml", 1441, "- name: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor\n  variants: []\n  result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)\n  grad_output: gelu_backward(grad, self, approximate=approximate)\n  self: gelu_double_backward(grad, grad_output, self, approximate)",
                                ((('grad_output',), 'hand-written'), (('self',), 'hand-written')))
+    _saved_grad_output = _saved_tensor_property("_sv_grad_output", "_svv_grad_output")
+    _raw_saved_grad_output = _raw_saved_property("grad_output")
+    _saved_self = _saved_tensor_property("_sv_self", "_svv_self")
+    _raw_saved_self = _raw_saved_property("self")
+    _saved_approximate = _saved_value_property("_v_approximate")
 
     def __init__(self, next_fns, next_nrs, in_meta, out_meta):
         self._sv_grad_output = None
@@ -18070,33 +14337,6 @@ class GeluBackwardBackward0(_Node):
         self._svv_self = None
         self._v_approximate = None
         self._init_edges(next_fns, next_nrs, in_meta, out_meta)
-
-    @property
-    def _saved_grad_output(self):
-        return _unpack_saved(self, self._sv_grad_output, self._svv_grad_output)
-
-    @property
-    def _raw_saved_grad_output(self):
-        return _raw_saved(self, "grad_output")
-
-    @property
-    def _saved_self(self):
-        return _unpack_saved(self, self._sv_self, self._svv_self)
-
-    @property
-    def _raw_saved_self(self):
-        return _raw_saved(self, "self")
-
-    @property
-    def _saved_approximate(self):
-        return self._v_approximate
-
-    def _release_variables(self):
-        if self._sv_grad_output is not None:
-            self._sv_grad_output = _RELEASED
-        if self._sv_self is not None:
-            self._sv_self = _RELEASED
-        self._released = True
 
     def _apply_fast(node, grads, needs):
         grad = grads[0]

@@ -22,7 +22,8 @@ MODULE_NAMES = frozenset({
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_saved_hooks", "_bump_version", "_shared_version",
     "_return_type", "_ndarray", "_new_tensor",
     # nodes.py
-    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_raw_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
+    "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
+    "_saved_tensor_property", "_raw_saved_property", "_saved_value_property", "_saved_list_property",
     "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
     # kernel modules
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",

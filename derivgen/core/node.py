@@ -4,6 +4,7 @@ the per-leaf ``AccumulateGrad`` and the per-thread sequence counter.
 Gradients travel through the engine as raw numpy arrays on the fast path (``_apply_fast``) and as
 Tensors when a graph of the backward is wanted (``_apply_graph``, ``create_graph=True``).
 """
+import operator
 import threading
 import weakref
 from typing import NamedTuple
@@ -306,8 +307,8 @@ def saved_list(node, tensors):
     return tensors
 
 
-# What a generated node's ``_release_variables`` puts in place of each saved value: unpacking it raises
-# the backward-twice error, as a released SavedVariable does (one store per slot instead of a call).
+# What ``Node._release_variables`` and the compiled tape's release put in place of a compactly saved
+# value: unpacking it raises the backward-twice error, as a released SavedVariable does.
 RELEASED = _released_marker()
 
 _NEEDS = {True: (True,), False: (False,)}
@@ -749,6 +750,30 @@ def raw_saved(node, name):
         sv = _expanded(sv, getattr(node, "_svv_" + name))
         setattr(node, slot, sv)
     return sv
+
+
+def saved_tensor_property(slot, code_slot=None):
+    """A generated node's ``_saved_<name>`` for a saved tensor kept in ``slot`` (with its compact
+    version code in ``code_slot``, where it has one). Read only by users inspecting a graph, so one shared
+    getter serves every class instead of a method each."""
+    if code_slot is None:
+        return property(lambda node: unpack_saved(node, getattr(node, slot)))
+    return property(lambda node: unpack_saved(node, getattr(node, slot), getattr(node, code_slot)))
+
+
+def raw_saved_property(name):
+    """A generated node's ``_raw_saved_<name>``: its SavedVariable (see ``raw_saved``)."""
+    return property(lambda node: raw_saved(node, name))
+
+
+def saved_value_property(slot):
+    """A generated node's ``_saved_<name>`` for a saved number, size or option kept in ``slot``."""
+    return property(operator.attrgetter(slot))
+
+
+def saved_list_property(slot):
+    """A generated node's ``_saved_<name>`` for a saved ``Tensor?[]`` kept in ``slot`` (see ``saved_list``)."""
+    return property(lambda node: saved_list(node, getattr(node, slot)))
 
 
 def zeros_like_output(node, slot, graph):
