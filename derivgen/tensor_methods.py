@@ -9,7 +9,7 @@ from derivgen.core.tensor import Tensor, python_number, wrap_scalar
 from derivgen.engine.api import backward as _backward
 from derivgen.ops import aliases, bitwise, closeness, composites, division, linalg, scatter_modes, sorting, structural
 from derivgen.ops.indexing import getitem, setitem
-from derivgen.ops.inplace import fill_directly
+from derivgen.ops.inplace import copy_directly, fill_directly
 
 
 def _as_method(fn, name, general):
@@ -44,7 +44,10 @@ def install(ops):
     def binary(op_name):
         fn = getattr(ops, op_name)
         row = getattr(ops, f"{op_name}_Tensor", None)
-        if row is None or op_name not in ("add", "sub", "mul", "div"):
+        rows = getattr(ops, f"_{op_name}_rows", ())
+        # the ops whose argument parser wraps a number as a Tensor (NUMBERS_AS_TENSORS), and those with a
+        # ``.Tensor`` row only (``x > 0``), where wrapping is all the parser can do
+        if row is None or not (op_name in ("add", "sub", "mul", "div") or (len(rows) == 1 and rows[0].fn is row)):
             def method(self, other):
                 if not isinstance(other, Tensor) and not _is_number(other):
                     return NotImplemented
@@ -56,6 +59,8 @@ def install(ops):
         def fast(self, other):
             if type(other) is Tensor:
                 return row(self, other)
+            if type(other) is float or type(other) is int:
+                return row(self, wrap_scalar(other))
             if isinstance(other, Tensor):
                 return row(self, other)
             if not _is_number(other):
@@ -75,6 +80,13 @@ def install(ops):
         if len(args) == 1 and not kwargs and fill_directly(self, args[0]):
             return self
         return fill_(self, *args, **kwargs)
+    copy_ = ops.copy_
+
+    def fast_copy_(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and type(args[0]) is Tensor and copy_directly(self, args[0]):
+            return self
+        return copy_(self, *args, **kwargs)
+    Tensor.copy_ = _as_method(fast_copy_, "copy_", copy_)
     Tensor.zero_ = _as_method(fast_zero_, "zero_", zero_)
     Tensor.fill_ = _as_method(fast_fill_, "fill_", fill_)
 
@@ -93,20 +105,44 @@ def install(ops):
         return clamp(self, *args, **kwargs)
     Tensor.clamp = _as_method(fast_clamp, "clamp", clamp)
 
-    # ``p.add_(g, alpha=-lr)`` (the classic manual update): a Tensor and a Python-number ``alpha`` go to
-    # the ``.Tensor`` row directly, as the argument parser would send them
+    # ``p.add_(g, alpha=-lr)``, ``w.sub_(lr * g)``, ``buf.mul_(0.9)`` (manual updates, optimizers): a Tensor
+    # or a Python number, and a Python-number ``alpha``, go to the ``.Tensor`` row directly, as the
+    # argument parser would send them (a number as a wrapped 0-dim tensor)
     def with_alpha(name):
         general, row = getattr(ops, name), getattr(ops, name + "_Tensor")  # add_ -> add__Tensor
 
         def method(self, *args, **kwargs):
-            if len(args) == 1 and len(kwargs) == 1 and type(self) is Tensor and type(args[0]) is Tensor:
-                alpha = kwargs.get("alpha")
-                if type(alpha) is int or type(alpha) is float:
-                    return row(self, args[0], alpha=alpha)
+            if len(args) == 1 and type(self) is Tensor:
+                other = args[0]
+                if type(other) is float or type(other) is int:
+                    other = wrap_scalar(other)
+                elif type(other) is not Tensor:
+                    return general(self, *args, **kwargs)
+                if not kwargs:
+                    return row(self, other)
+                if len(kwargs) == 1:
+                    alpha = kwargs.get("alpha")
+                    if type(alpha) is int or type(alpha) is float:
+                        return row(self, other, alpha=alpha)
             return general(self, *args, **kwargs)
         return _as_method(method, name, general)
     for name in ("add", "add_", "sub", "sub_"):
         setattr(Tensor, name, with_alpha(name))
+
+    def one_operand(name):
+        general, row = getattr(ops, name), getattr(ops, name + "_Tensor")  # mul_ -> mul__Tensor
+
+        def method(self, *args, **kwargs):
+            if len(args) == 1 and not kwargs and type(self) is Tensor:
+                other = args[0]
+                if type(other) is Tensor:
+                    return row(self, other)
+                if type(other) is float or type(other) is int:
+                    return row(self, wrap_scalar(other))
+            return general(self, *args, **kwargs)
+        return _as_method(method, name, general)
+    for name in ("mul", "mul_", "div", "div_"):
+        setattr(Tensor, name, one_operand(name))
 
     def inplace(op_name):
         fn = getattr(ops, op_name)

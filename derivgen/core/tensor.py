@@ -25,6 +25,7 @@ from derivgen.core.scalars import wrapped_int
 
 
 _UNSET = object()
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 # A tensor's version counter is a one-element list, shared by the tensor and its views and aliases
@@ -470,9 +471,13 @@ class Tensor:
         return self if target is self.dtype else self.to(target)
 
     def float(self):
+        if self._array.dtype is _FLOAT32:
+            return self  # as ``to``: nothing to convert (a model's ``x.float()`` on float input)
         return self.to(_dt.float32)
 
     def double(self):
+        if self._array.dtype is _FLOAT64:
+            return self
         return self.to(_dt.float64)
 
     def half(self):

@@ -271,6 +271,12 @@ RULES = {
 }
 
 
+# The rules that refuse nothing for a float32/float64 tensor with an int or float number and plain-number
+# scalars (they refuse bool operands and bool or integral-result alphas only): the number fast paths of
+# ElementwiseOp may skip them.
+_FLOAT_WITH_NUMBER_PASSES = frozenset({"add_Tensor_forward", "sub_Tensor_forward", "rsub_Tensor_forward"})
+
+
 def _chain(first, second):
     def rule(tensors, scalars, out):
         res = first(tensors, scalars, out)
@@ -289,5 +295,6 @@ def attach(*kernels):
             rule = _scalar_operand(k) if rule is None else _chain(rule, _scalar_operand(k))
         if rule is not None:
             k.dtype_rule = rule
+            k.float_number_passes = name in _FLOAT_WITH_NUMBER_PASSES and name not in _SCALAR_OPERAND
         k.arg_rule = ARG_RULES.get(name)
         k.plain_scalars_pass = k.arg_rule in PLAIN_SCALARS_PASS

@@ -18,6 +18,8 @@ from derivgen.kernels.promotion import can_cast
 from derivgen.kernels.dispatch import (_ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
                                       run_elementwise)
 
+_NUMBER_KINDS = ("f", "i")
+
 
 def _plain(scalars):
     """Whether every scalar is a plain int or float (others take the general path, which converts them
@@ -28,8 +30,29 @@ def _plain(scalars):
     return True
 
 
+def _call_cached(entries, key, kernel, args):
+    """``kernel(*args)``, through the compiled function kept in ``entries[key]`` once Numba's dispatcher
+    has run it: the dispatcher types every argument on each call to pick the compiled version, which
+    costs about as much as the kernel on a few elements. ``key`` must fix the types of ``args`` (the
+    callers' checks ensure it: C-contiguous 1-D arrays and numbers of the key's dtypes)."""
+    entry = entries.get(key)
+    if entry is not None:
+        entry(*args)
+        return
+    kernel(*args)
+    try:
+        import numba  # loaded by the call above
+        signature = tuple(numba.typeof(v) for v in args)
+        compiled = kernel.overloads.get(signature)
+        if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
+            entries[key] = compiled.entry_point
+    except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
+        pass
+
+
 class ElementwiseOp(Elementwise):
-    __slots__ = ("dtype_rule", "arg_rule", "plain_scalars_pass")
+    __slots__ = ("dtype_rule", "arg_rule", "plain_scalars_pass", "float_number_passes", "_entry_inplace",
+                 "_entry_inplace_number", "_entry_bool_number")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -44,6 +67,15 @@ class ElementwiseOp(Elementwise):
         self.arg_rule = None
         # True when arg_rule refuses no plain int/float: forward1/forward2 skip it for one such scalar
         self.plain_scalars_pass = False
+        # True when dtype_rule (if any) never refuses a float32/float64 tensor with an int or float number
+        # and plain scalars (``x + 1``, ``w.sub_(0.5)``): the number paths below may then skip it.
+        # Set by derivgen.ops.dtype_rules with the rule.
+        self.float_number_passes = True
+        # The compiled kernels the number and in-place paths below call directly (_call_cached), per
+        # operand dtype: in-place with an array / a number operand, and a comparison with a number
+        self._entry_inplace = {}
+        self._entry_inplace_number = {}
+        self._entry_bool_number = {}
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
@@ -82,16 +114,26 @@ class ElementwiseOp(Elementwise):
             number = contiguous_meta(u)
             if cmeta is not number:
                 if (number is not None and number.shape == () and cmeta is not None and cmeta.shape != ()
-                        and cmeta.dtype in _ENTRY_DTYPES and number.dtype.kind in "fi" and not self.returns_bool
-                        and self.dtype_rule is None and cmeta.size < _cfg.small_array):
-                    # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``): the
-                    # tensor's dtype is the result's (a 0-dim operand does not promote within a category),
-                    # and the kernel reads the value as a number (what the general path does, minus the
-                    # promotion rules and broadcasting)
+                        and cmeta.dtype in _ENTRY_DTYPES and number.dtype.kind in _NUMBER_KINDS
+                        and self.float_number_passes and cmeta.size < _cfg.small_array):
+                    # a float tensor and a wrapped number or 0-dim int/float tensor (``lr * g``, ``x + 1``,
+                    # ``x > 0``): the tensor's dtype is the one computed in (a 0-dim operand does not promote
+                    # within a category) and the result's unless it is a comparison's bool, and the kernel
+                    # reads the value as a number (what the general path does, minus the promotion rules
+                    # and broadcasting)
                     dt = cmeta.dtype
+                    if self.returns_bool:
+                        out = np.empty(cmeta.shape, np.bool_)
+                        _call_cached(self._entry_bool_number, dt, self.k1d,
+                                     (out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
+                                      *(_typed(scalars, dt) if scalars else ()), _zero_of(dt)))
+                        return out
                     out = np.empty(cmeta.shape, dt)
-                    self.call_number(out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
-                                     _typed(scalars, dt), dt)
+                    if cmeta.one_dim:
+                        self.call_number(out, t._array, dt.type(u._array.item()), _typed(scalars, dt) if scalars else (), dt)
+                    else:
+                        self.call_number(out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
+                                         _typed(scalars, dt) if scalars else (), dt)
                     return out
                 return self.forward((t, u), scalars)
         if cmeta is not None:
@@ -131,7 +173,7 @@ class ElementwiseOp(Elementwise):
         if (dt not in _ENTRY_DTYPES or not flags.c_contiguous or not flags.writeable
                 or a.size >= _cfg.parallel_threshold):
             return False
-        self.inplace(a.reshape(-1) if a.ndim != 1 else a, *_typed(scalars, dt), _zero_of(dt))
+        self._run_inplace(self._entry_inplace, a.reshape(-1) if a.ndim != 1 else a, (), scalars, dt)
         return True
 
     def into2(self, t, u, scalars=()):
@@ -145,14 +187,40 @@ class ElementwiseOp(Elementwise):
         b = u._array
         dt = a.dtype
         flags = a.flags
-        if (dt not in _ENTRY_DTYPES or b.dtype is not dt or a.shape != b.shape or not flags.c_contiguous
-                or not flags.writeable or not b.flags.c_contiguous or a.size >= _cfg.parallel_threshold
+        if b.ndim == 0 and a.ndim != 0:
+            # ``w.mul_(0.9)``: a wrapped number or a 0-dim int/float tensor, which does not promote the
+            # float tensor; read as a number, unless it may be an element of ``t`` itself (the general
+            # path refuses that partial overlap)
+            if (dt not in _ENTRY_DTYPES or b.dtype.kind not in _NUMBER_KINDS or self.returns_bool
+                    or not self.float_number_passes or not flags.c_contiguous or not flags.writeable
+                    or a.size >= _cfg.parallel_threshold
+                    or ((a.base is not None or b.base is not None) and _may_share_memory(a, b))):
+                return False
+            self._run_inplace(self._entry_inplace_number, a.reshape(-1) if a.ndim != 1 else a, (dt.type(b.item()),),
+                              scalars, dt)
+            return True
+        # one shared ContiguousMeta: both C-contiguous, of one shape and dtype (the metadata is cached on
+        # the tensors, so this costs less than comparing the arrays' shapes, dtypes and flags)
+        cm = contiguous_meta(t)
+        if (cm is None or cm is not contiguous_meta(u) or dt not in _ENTRY_DTYPES or not flags.writeable
+                or cm.size >= _cfg.parallel_threshold
                 or (a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b))):
             return False
-        if a.ndim != 1:
+        if not cm.one_dim:
             a, b = a.reshape(-1), b.reshape(-1)
-        self.inplace(a, b, *_typed(scalars, dt), _zero_of(dt))
+        self._run_inplace(self._entry_inplace, a, (b,), scalars, dt)
         return True
+
+    def _run_inplace(self, entries, a, operands, scalars, dt):
+        """``self.inplace(a, *operands, *scalars, zero)`` for C-contiguous 1-D arrays of float32/float64
+        ``dt`` and plain-number ``scalars`` (``entries``: one dict per operand form, array or number)."""
+        entry = entries.get(dt)
+        if entry is not None:
+            # plain Python numbers: the compiled function converts them to dt as dt.type(v) does, faster
+            # than NumPy scalars are unboxed
+            entry(a, *operands, *scalars, 0.0)
+            return
+        _call_cached(entries, dt, self.inplace, (a, *operands, *(_typed(scalars, dt) if scalars else ()), _zero_of(dt)))
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.

@@ -208,6 +208,28 @@ def fill_directly(t, value):
     return True
 
 
+def copy_directly(t, src):
+    """``t.copy_(src)`` without the general path, where nothing it does can differ (the conditions of
+    ``fill_directly``, and ``src`` a plain tensor of ``t``'s shape whose memory is not ``t``'s): writes
+    ``src``'s values in ``t``'s dtype and bumps the version; False otherwise.
+
+    The general path computes the copy as a row's result and commits it into ``t``: two copies and
+    about 10 µs of checks for a 1,000-element tensor, against torch's 1 µs."""
+    if (observe.ACTIVE or LIVE_REFS or t.__class__ is not Tensor or src.__class__ is not Tensor
+            or t._base is not None or t._inference
+            or (_grad_mode_state.enabled and (t.grad_fn is not None or t._requires_grad
+                                              or src.grad_fn is not None or src._requires_grad))):
+        return False
+    a = t._array
+    b = src._array
+    if (a.shape != b.shape or not a.flags.writeable or b.dtype.kind != a.dtype.kind
+            or np.may_share_memory(a, b)):
+        return False
+    np.copyto(a, b, casting="unsafe")
+    bump_version(t)
+    return True
+
+
 def _same_memory(a, b):
     # strides first: comparing them is cheap, reading the data addresses builds two dicts
     return a.strides == b.strides and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]

@@ -52,11 +52,11 @@ def test_numba_error_in_a_forward_is_translated(monkeypatch):
     from derivgen.generated import kernels
     monkeypatch.setattr(type(kernels.add_Tensor_forward), "forward",
                         lambda self, tensors, scalars=(), out=None: untypable(tensors[0]._array))
-    x = derivgen.ones(3)
+    x = derivgen.ones(3, dtype=derivgen.int64)
     with pytest.raises(RuntimeError) as info:
-        x.add_(1)  # the general path: a 0-dim int64 operand
+        x.add_(1)  # the general path: an int tensor and a 0-dim int64 operand
     text = str(info.value).splitlines()[0]
-    assert text.startswith("add_(): tensors [3] Float, [] Long: TypingError"), text
+    assert text.startswith("add_(): tensors [3] Long, [] Long: TypingError"), text
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 

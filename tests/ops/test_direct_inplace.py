@@ -321,3 +321,132 @@ def test_in_place_write_into_read_only_memory_is_refused_clearly(name):
     assert a.tolist() == [1.0, 2.0, 3.0] and t._version == 0
     c = t.clone()
     READ_ONLY_WRITES[name](c)  # a copy is writable
+
+
+# ---- a float tensor with a number: in place, comparisons, copy_ -------------------------------------
+
+NUMBER_INPLACE = {
+    "add_": lambda a, v: a + v, "sub_": lambda a, v: a - v, "mul_": lambda a, v: a * v, "div_": lambda a, v: a / v,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(9,), (4, 5)])
+@pytest.mark.parametrize("number", [0.1, 3, -2.5])
+@pytest.mark.parametrize("name", sorted(NUMBER_INPLACE))
+def test_inplace_with_a_number_values_version_and_no_promotion(torch, name, number, shape, dtype):
+    a = RNG.standard_normal(shape).astype(dtype)
+    x = torch.from_numpy(a.copy())
+    with torch.no_grad():
+        out = getattr(x, name)(number)
+    assert out is x and x._version == 1 and x.dtype == torch.from_numpy(a).dtype
+    np.testing.assert_array_equal(x.numpy(), NUMBER_INPLACE[name](a, dtype(number)))
+
+
+@pytest.mark.parametrize("operand", ["float64 0-dim", "int 0-dim"])
+def test_inplace_with_a_0_dim_tensor_reads_it_as_a_number(torch, operand):
+    a = RNG.standard_normal(6).astype(np.float32)
+    x = torch.from_numpy(a.copy())
+    v = torch.tensor(0.3, dtype=torch.float64) if operand == "float64 0-dim" else torch.tensor(2)
+    with torch.no_grad():
+        x.mul_(v).sub_(v, alpha=2)
+    value = np.float32(v.item())
+    np.testing.assert_array_equal(x.numpy(), a * value - np.float32(2) * value)
+    assert x.dtype == torch.float32 and x._version == 2 and v._version == 0
+
+
+def test_inplace_with_an_element_of_itself_is_refused(torch):
+    x = torch.arange(1.0, 5.0)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to"):
+        x.mul_(x[1])  # a partial overlap, however it is read
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0] and x._version == 0
+
+
+def test_inplace_number_refusals_of_the_general_path_remain(torch):
+    i = torch.arange(4)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.mul_(2.5)
+    b = torch.ones(3, dtype=torch.bool)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor is not supported"):
+        b.sub_(1)
+    f = torch.ones(3)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor is not supported"):
+        f.sub_(True)
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        f.add_(1.0, alpha=True)
+
+
+def test_inplace_with_a_number_is_recorded_when_grad_is_needed(torch):
+    w = torch.ones(3, requires_grad=True)
+    y = w * 1
+    y.mul_(3.0).add_(1)
+    assert y.grad_fn.name() == "AddBackward0" and y.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    y.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["lt", "le", "gt", "ge", "eq", "ne"])
+@pytest.mark.parametrize("number", [0, 0.5, -1])
+def test_comparison_with_a_number(torch, op, number, dtype):
+    a = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, np.nan, 0.1], dtype)
+    x = torch.from_numpy(a)
+    out = getattr(x, f"__{op}__")(number)
+    assert out.dtype == torch.bool and out.grad_fn is None
+    np.testing.assert_array_equal(out.numpy(), getattr(np, {"lt": "less", "le": "less_equal", "gt": "greater",
+                                                            "ge": "greater_equal", "eq": "equal",
+                                                            "ne": "not_equal"}[op])(a, dtype(number)))
+
+
+def test_comparison_of_float32_with_a_float_rounds_the_number_to_float32(torch):
+    x = torch.tensor([0.1], dtype=torch.float32)
+    assert (x == 0.1).tolist() == [True]  # 0.1 compared in float32, as torch computes
+    assert (torch.arange(3) > 0.5).tolist() == [False, True, True]  # an int tensor: promoted, general path
+
+
+@pytest.mark.parametrize("src_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (3, 4)])
+def test_copy_values_version_and_rounding(torch, shape, src_dtype):
+    s = RNG.standard_normal(shape).astype(src_dtype)
+    x = torch.zeros(shape)
+    src = torch.from_numpy(s)
+    out = x.copy_(src)
+    assert out is x and x._version == 1 and src._version == 0 and x.dtype == torch.float32
+    np.testing.assert_array_equal(x.numpy(), s.astype(np.float32))
+    s[...] = 0  # a copy, not a view of src
+    assert x.numpy().any()
+
+
+def test_copy_special_cases_keep_torchs_behaviour(torch):
+    x = torch.arange(5.0)
+    x.copy_(x)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and x._version == 1
+    x.copy_(torch.tensor(7.0))  # broadcast
+    assert x.tolist() == [7.0] * 5
+    x.copy_(torch.arange(5))  # int to float
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    v = x[1:3]
+    v.copy_(torch.tensor([9.0, 8.0]))  # a view writes through to its base
+    assert x.tolist() == [0.0, 9.0, 8.0, 3.0, 4.0] and x._version == v._version
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        w.copy_(torch.zeros(2))
+    y = torch.zeros(2)
+    y.copy_(w * 2)  # a source that requires grad is recorded
+    assert type(y.grad_fn).__name__ == "CopyBackwards" and y.requires_grad
+
+
+def test_number_and_copy_calls_take_the_direct_paths(monkeypatch):
+    from derivgen.generated import ops
+    from derivgen.ops.elementwise import ElementwiseOp
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(ElementwiseOp, "forward", general)
+    monkeypatch.setattr(ops, "copy__default", general)
+    x, y = derivgen.ones(4), derivgen.arange(4.0)
+    with derivgen.no_grad():
+        x.mul_(0.5).add_(2).sub_(y, alpha=0.5).div_(2)
+        assert (x > 1).tolist() == [True, False, False, False] and (y <= 1).tolist() == [True, True, False, False]
+        x.copy_(y)
+    assert x.tolist() == y.tolist() and x._version == 5
