@@ -403,9 +403,10 @@ class Tensor:
         return self._array.tolist()
 
     def item(self):
-        if self._array.size != 1:
-            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
-        return self._array.reshape(-1)[0].item()
+        a = self._array
+        if a.size != 1:
+            raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+        return a.item()
 
     def __float__(self):
         return float(self.item())
