@@ -157,7 +157,21 @@ def install(ops):
     Tensor.__mul__ = binary("mul")
     Tensor.__rmul__ = binary("mul")
     Tensor.__truediv__ = binary("div")
-    Tensor.__pow__ = binary("pow")
+    # ``x ** 2`` / ``x.pow(2)``: a Python-number exponent is the ``.Tensor_Scalar`` row (pow is not an op
+    # whose parser wraps numbers as tensors), picked without running the parser
+    pow_general, pow_dunder, pow_scalar = ops.pow, binary("pow"), ops.pow_Tensor_Scalar
+
+    def fast_pow(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and type(self) is Tensor and (type(args[0]) is int or type(args[0]) is float):
+            return pow_scalar(self, args[0])
+        return pow_general(self, *args, **kwargs)
+
+    def fast_pow_operator(self, other):
+        if type(self) is Tensor and (type(other) is int or type(other) is float):
+            return pow_scalar(self, other)
+        return pow_dunder(self, other)
+    Tensor.pow = _as_method(fast_pow, "pow", pow_general)
+    Tensor.__pow__ = fast_pow_operator
     if hasattr(ops, "remainder"):
         Tensor.__mod__ = binary("remainder")
     Tensor.__matmul__ = lambda self, other: composites.matmul(self, other)
