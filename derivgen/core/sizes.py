@@ -1,4 +1,6 @@
 """Shape helpers shared by the engine, the kernels' dispatcher and the backward helpers."""
+import math
+
 import numpy as np
 
 from derivgen.kernels.loops import column_sums
@@ -68,6 +70,8 @@ def dims_list(dim, ndim):
 
 def infer_size(shape, numel):
     """Resolve a single -1 in a view/reshape size."""
+    if -1 not in shape and math.prod(shape) == numel:
+        return tuple(shape)  # the common case: a complete size that fits
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:

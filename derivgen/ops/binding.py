@@ -179,18 +179,17 @@ def dispatch(name, overloads, args, kwargs):
                     break
             else:
                 return ov.fn(*args)
-    if len(overloads) > 1:
-        key = _route_key(overloads, args, kwargs)
-        if key is not None:
-            route = _routes.get(key)
-            if route is not None:
-                if route.direct:
-                    return route.overload.fn(*args, **kwargs)
-                values = route.values(args, kwargs)
-                if values is not None:
-                    return route.overload.call(values)
-            else:
-                return _dispatch_learning(name, overloads, args, kwargs, key)
+    key = _route_key(overloads, args, kwargs)
+    if key is not None:
+        route = _routes.get(key)
+        if route is not None:
+            if route.direct:
+                return route.overload.fn(*args, **kwargs)
+            values = route.values(args, kwargs)
+            if values is not None:
+                return route.overload.call(values)
+        else:
+            return _dispatch_learning(name, overloads, args, kwargs, key)
     return _dispatch_general(name, overloads, args, kwargs)
 
 
@@ -283,19 +282,26 @@ class _Route:
     positional index, a keyword name, or the default; values whose type the row takes as it is are passed
     without conversion. ``direct``: every given value passes as it is and every keyword is the row
     function's own parameter name, so ``overload.fn(*args, **kwargs)`` is the call (the row functions'
-    defaults are the schema's)."""
-    __slots__ = ("overload", "plan", "strict", "direct")
+    defaults are the schema's). ``fold``: where int varargs begin (``x.view(2, 3)``), which the last
+    positional int list takes as one tuple, as bind folds them; None when there are none."""
+    __slots__ = ("overload", "plan", "strict", "direct", "fold")
 
     def __init__(self, overload, strict, args, kwargs):
         self.overload = overload
         self.strict = strict
+        self.fold = None
         plan = []
         params = overload.params
         index = {p.name: i for i, p in enumerate(params)}
         sources = [None] * len(params)
         nargs = len(args)
         if nargs > len(overload.positional):
-            raise _NotRoutable  # int varargs (x.view(2, 3)) are folded by bind
+            last = len(overload.positional) - 1
+            if last < 0 or overload.positional[last].kind != "int_list" or any(type(a) is not int for a in args[last:]):
+                raise _NotRoutable
+            self.fold = last
+            args = tuple(args[:last]) + (tuple(args[last:]),)
+            nargs = len(args)
         for i in range(nargs):
             sources[i] = i
         for n in kwargs:
@@ -311,9 +317,12 @@ class _Route:
             v = args[src] if type(src) is int else kwargs[src]
             plan.append((src, p, not _passes_as_is(p, v), i == 0))
         self.plan = plan
-        self.direct = not any(convert for _, _, convert, _ in plan) and _takes_schema_call(overload, kwargs)
+        self.direct = (self.fold is None and not any(convert for _, _, convert, _ in plan)
+                       and _takes_schema_call(overload, kwargs))
 
     def values(self, args, kwargs):
+        if self.fold is not None:
+            args = tuple(args[:self.fold]) + (tuple(args[self.fold:]),)
         values = []
         for src, p, convert, first in self.plan:
             if src is None:
