@@ -28,12 +28,14 @@ def reshape(self, *shape, **kwargs):
                             if set(kwargs) - {"shape"} else "reshape() got multiple values for argument 'shape'")
         shape = (kwargs["shape"],)
     shape = _size_args(shape)
+    a = self._array
+    resolved = _resolve(shape, a.size)
+    if a.flags.c_contiguous:
+        return aten.view(self, shape)  # always a view
     try:
-        viewed = np.reshape(self._array, _resolve(shape, self._array.size), copy=False)
+        viewed = np.reshape(a, resolved, copy=False)
     except ValueError:
         return aten._unsafe_view(aten.clone(self), shape)
-    if self._array.flags.c_contiguous:
-        return aten.view(self, shape)
     strides = tuple(s // max(viewed.itemsize, 1) for s in viewed.strides)
     return aten._reshape_alias(self, viewed.shape, strides)
 
