@@ -4621,6 +4621,9 @@ def lerp__Tensor(self, end, weight):
     """In-place lerp_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(lerp__Tensor):
         return _observe.call_op('aten::lerp_', lerp__Tensor, {'self': self, 'end': end, 'weight': weight})
+    if self._base is None and not (_needs_grad(self, end, weight)) and _k.lerp_Tensor_forward.into3(self, end, weight, ()):
+        _bump_version(self)
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, end, weight):
@@ -4685,6 +4688,9 @@ def addcmul__default(self, tensor1, tensor2, *, value=1):
     """In-place addcmul_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(addcmul__default):
         return _observe.call_op('aten::addcmul_', addcmul__default, {'self': self, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value})
+    if self._base is None and not (_needs_grad(self, tensor1, tensor2)) and _k.addcmul_forward.into3(self, tensor1, tensor2, (value,)):
+        _bump_version(self)
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, tensor1, tensor2):
@@ -4748,6 +4754,9 @@ def addcdiv__default(self, tensor1, tensor2, *, value=1):
     """In-place addcdiv_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(addcdiv__default):
         return _observe.call_op('aten::addcdiv_', addcdiv__default, {'self': self, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value})
+    if self._base is None and not (_needs_grad(self, tensor1, tensor2)) and _k.addcdiv_forward.into3(self, tensor1, tensor2, (value,)):
+        _bump_version(self)
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, tensor1, tensor2):
@@ -6263,6 +6272,9 @@ def masked_fill__Tensor(self, mask, value):
     """In-place masked_fill_: writes the result into self (version bumped)."""
     if _observe.ACTIVE and _observe.wanted(masked_fill__Tensor):
         return _observe.call_op('aten::masked_fill_', masked_fill__Tensor, {'self': self, 'mask': mask, 'value': value})
+    if self._base is None and not ((not _grad_mode.off_threads or _grad_mode._state.enabled) and (self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad)) and _k.masked_fill_Tensor_forward.into3(self, mask, value, ()):
+        _bump_version(self)
+        return self
     _check_inplace(self)
     grad_fn = None
     if _needs_grad(self, value):

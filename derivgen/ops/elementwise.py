@@ -211,6 +211,28 @@ class ElementwiseOp(Elementwise):
         self._run_inplace(self._entry_inplace, a, (b,), scalars, dt)
         return True
 
+    def into3(self, t, u, v, scalars=()):
+        """``t = op(t, u, v, *scalars)`` in place (``v.addcmul_(g, g, value=0.001)``) for three operands of one
+        shape and float dtype, under into2's other conditions; False when the general path must run."""
+        if self.arg_rule is not None:
+            self.arg_rule(scalars, t)
+        if (_LIVE_PENDING or t._lazy or u._lazy or v._lazy or t._inference or t._base is not None
+                or not _plain(scalars)):
+            return False
+        a = t._array
+        b = u._array
+        c = v._array
+        cm = contiguous_meta(t)
+        if (cm is None or cm is not contiguous_meta(u) or cm is not contiguous_meta(v) or a.dtype not in _ENTRY_DTYPES
+                or not a.flags.writeable or cm.size >= _cfg.parallel_threshold
+                or (a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b))
+                or (a is not c and (a.base is not None or c.base is not None) and _may_share_memory(a, c))):
+            return False
+        if not cm.one_dim:
+            a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+        self._run_inplace(self._entry_inplace, a, (b, c), scalars, a.dtype)
+        return True
+
     def _run_inplace(self, entries, a, operands, scalars, dt):
         """``self.inplace(a, *operands, *scalars, zero)`` for C-contiguous 1-D arrays of float32/float64
         ``dt`` and plain-number ``scalars`` (``entries``: one dict per operand form, array or number)."""

@@ -446,7 +446,29 @@ def test_number_and_copy_calls_take_the_direct_paths(monkeypatch):
     monkeypatch.setattr(ops, "copy__default", general)
     x, y = derivgen.ones(4), derivgen.arange(4.0)
     with derivgen.no_grad():
-        x.mul_(0.5).add_(2).sub_(y, alpha=0.5).div_(2)
+        x.mul_(0.5).add_(2).sub_(y, alpha=0.5).div_(2).addcmul_(y, y, value=0).addcdiv_(y, x, value=0)
         assert (x > 1).tolist() == [True, False, False, False] and (y <= 1).tolist() == [True, True, False, False]
         x.copy_(y)
-    assert x.tolist() == y.tolist() and x._version == 5
+    assert x.tolist() == y.tolist() and x._version == 7
+
+
+THREE_OPERANDS = {
+    "addcmul_": lambda x, a, b: x.addcmul_(a, b, value=0.1),
+    "addcdiv_": lambda x, a, b: x.addcdiv_(a, b, value=-0.5),
+    "lerp_": lambda x, a, b: x.lerp_(a, b),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(9,), (3, 4)])
+@pytest.mark.parametrize("name", sorted(THREE_OPERANDS))
+def test_three_operand_inplace_values_and_version(torch, name, shape, dtype):
+    a, b = _arrays(shape, dtype)
+    c = RNG.random(shape).astype(dtype)
+    x = torch.from_numpy(c.copy())
+    with torch.no_grad():
+        out = THREE_OPERANDS[name](x, torch.from_numpy(a), torch.from_numpy(b))
+    assert out is x and x._version == 1
+    strided = np.repeat(b[..., None], 2, axis=-1)[..., 0]  # b's values, not contiguous: the general path
+    general = THREE_OPERANDS[name](torch.from_numpy(c.copy()), torch.from_numpy(a), torch.from_numpy(strided))
+    np.testing.assert_array_equal(x.numpy(), general.numpy())
