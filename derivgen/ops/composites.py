@@ -29,7 +29,7 @@ def reshape(self, *shape, **kwargs):
         shape = (kwargs["shape"],)
     shape = _size_args(shape)
     a = self._array
-    resolved = _resolve(shape, a.size)
+    resolved = _resolve(shape, a.size)  # reshape's own error for a size that does not fit
     if a.flags.c_contiguous:
         return aten.view(self, shape)  # always a view
     try:
