@@ -213,8 +213,7 @@ def fill_directly(t, value):
 def copy_directly(t, src):
     """``t.copy_(src)`` without the general path, where nothing it does can differ (the conditions of
     ``fill_directly``, and ``src`` a plain tensor of ``t``'s shape and dtype kind whose memory is not
-    ``t``'s): writes
-    ``src``'s values in ``t``'s dtype and bumps the version; False otherwise.
+    ``t``'s): writes ``src``'s values in ``t``'s dtype and bumps the version; False otherwise.
 
     The general path computes the copy as a row's result and commits it into ``t``: two copies and
     about 10 µs of checks for a 1,000-element tensor, against torch's 1 µs."""
