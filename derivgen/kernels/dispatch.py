@@ -110,6 +110,22 @@ def _entry_scalars(scalars, dt):
     return _typed(scalars, dt)
 
 
+def compiled_entry(kernel, args):
+    """The compiled function Numba's dispatcher ``kernel`` has just run for ``args``, to be called directly
+    with arguments of the same types, or None. The dispatcher types every argument on each call to pick
+    the compiled version, which costs about as much again as the kernel on a few elements; a caller that
+    has checked the types already can skip it. Only for mutable arrays: a read-only one types differently."""
+    try:
+        import numba  # loaded by the dispatcher's call
+        signature = tuple(numba.typeof(v) for v in args)
+        compiled = kernel.overloads.get(signature)
+        if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
+            return compiled.entry_point
+    except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
+        pass
+    return None
+
+
 def _zero_of(dtype):
     z = _ZERO.get(dtype)
     if z is None:
@@ -434,16 +450,10 @@ class Elementwise:
     def _remember_entry(self, entries, *args):
         """Keep the compiled 1-D kernel that Numba's dispatcher just ran for these arguments (C-contiguous
         1-D arrays and scalars of one float dtype), so that the fixed-arity methods below can call it
-        without the dispatcher, which costs about as much again as the kernel on a few elements (it
-        types every argument to pick the compiled version; they have checked the types already)."""
-        try:
-            import numba
-            signature = tuple(numba.typeof(v) for v in args)
-            compiled = self.k1d.overloads.get(signature)
-            if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
-                entries[args[0].dtype] = (compiled.entry_point, args[-1])
-        except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
-            pass
+        without the dispatcher (see ``compiled_entry``), with the zero it takes."""
+        entry = compiled_entry(self.k1d, args)
+        if entry is not None:
+            entries[args[0].dtype] = (entry, args[-1])
 
     # Fixed-arity entry points for the generated code (a node's kernel call, an op's forward): the same
     # as ``self((a, b), ())`` / ``self.forward((t, u), scalars)``. Per-node overhead is what limits

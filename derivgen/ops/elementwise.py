@@ -16,7 +16,7 @@ from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
 from derivgen.kernels.dispatch import (_ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
-                                      run_elementwise)
+                                      compiled_entry, run_elementwise)
 
 _NUMBER_KINDS = ("f", "i")
 
@@ -32,22 +32,16 @@ def _plain(scalars):
 
 def _call_cached(entries, key, kernel, args):
     """``kernel(*args)``, through the compiled function kept in ``entries[key]`` once Numba's dispatcher
-    has run it: the dispatcher types every argument on each call to pick the compiled version, which
-    costs about as much as the kernel on a few elements. ``key`` must fix the types of ``args`` (the
-    callers' checks ensure it: C-contiguous 1-D arrays and numbers of the key's dtypes)."""
+    has run it (``compiled_entry``). ``key`` must fix the types of ``args`` (the callers' checks ensure
+    it: C-contiguous 1-D arrays and numbers of the key's dtypes)."""
     entry = entries.get(key)
     if entry is not None:
         entry(*args)
         return
     kernel(*args)
-    try:
-        import numba  # loaded by the call above
-        signature = tuple(numba.typeof(v) for v in args)
-        compiled = kernel.overloads.get(signature)
-        if compiled is not None and all(t.mutable for t in signature if isinstance(t, numba.types.Array)):
-            entries[key] = compiled.entry_point
-    except Exception:  # noqa: BLE001 - without it, calls keep going through the dispatcher
-        pass
+    entry = compiled_entry(kernel, args)
+    if entry is not None:
+        entries[key] = entry
 
 
 class ElementwiseOp(Elementwise):
