@@ -92,6 +92,8 @@ _ENTRY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _typed(scalars, dt):
     """Python numbers as the kernel's compute type (a float32 kernel gets float32 scalars)."""
+    if not scalars:
+        return ()
     ctype = dt.type
     if len(scalars) == 1:
         return (ctype(scalars[0]),)

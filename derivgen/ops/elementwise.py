@@ -120,14 +120,14 @@ class ElementwiseOp(Elementwise):
                         out = np.empty(cmeta.shape, np.bool_)
                         _call_cached(self._entry_bool_number, dt, self.k1d,
                                      (out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
-                                      *(_typed(scalars, dt) if scalars else ()), _zero_of(dt)))
+                                      *_typed(scalars, dt), _zero_of(dt)))
                         return out
                     out = np.empty(cmeta.shape, dt)
                     if cmeta.one_dim:
-                        self.call_number(out, t._array, dt.type(u._array.item()), _typed(scalars, dt) if scalars else (), dt)
+                        self.call_number(out, t._array, dt.type(u._array.item()), _typed(scalars, dt), dt)
                     else:
                         self.call_number(out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
-                                         _typed(scalars, dt) if scalars else (), dt)
+                                         _typed(scalars, dt), dt)
                     return out
                 return self.forward((t, u), scalars)
         if cmeta is not None:
@@ -236,7 +236,7 @@ class ElementwiseOp(Elementwise):
             # than NumPy scalars are unboxed
             entry(a, *operands, *scalars, 0.0)
             return
-        _call_cached(entries, dt, self.inplace, (a, *operands, *(_typed(scalars, dt) if scalars else ()), _zero_of(dt)))
+        _call_cached(entries, dt, self.inplace, (a, *operands, *_typed(scalars, dt), _zero_of(dt)))
 
     def forward(self, tensors, scalars=(), out=None):
         """Forward use: Tensors in, so that wrapped Python numbers follow torch's promotion.
