@@ -23,6 +23,8 @@ from derivgen.core.tensor_str import set_printoptions  # noqa: F401
 from derivgen.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                                 no_grad, set_grad_enabled)
 from derivgen.core.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from derivgen.parallelism import (get_num_interop_threads, get_num_threads, set_num_interop_threads,  # noqa: F401
+                                  set_num_threads)
 from derivgen.core.tensor import Size, Tensor  # noqa: F401
 from derivgen.core.legacy_types import LEGACY_CLASSES as _LEGACY_CLASSES
 
@@ -79,7 +81,7 @@ else:
 # They register nothing that the core needs.
 _LAZY = {name: (f"derivgen.{name}", None)
          for name in ("func", "linalg", "nn", "optim", "utils", "distributed", "cuda", "backends", "library",
-                      "accelerator", "return_types")}
+                      "accelerator", "return_types", "profiler")}
 _LAZY.update({"load": ("derivgen.serialization", "load"), "save": ("derivgen.serialization", "save"),
               "vmap": ("derivgen.func", "vmap"),
               "load_library": ("derivgen.library", "load_library")})

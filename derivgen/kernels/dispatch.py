@@ -5,6 +5,7 @@ This is on every op's hot path, so the common cases (same shapes, one dtype) are
 calling into numpy's broadcasting machinery.
 """
 import os
+import threading
 
 import numpy as np
 
@@ -28,18 +29,29 @@ from derivgen.kernels.promotion import array_result_dtype
 # 131,072 (143 vs 158 us).
 
 _THREADS = [False]
+# numba's thread count is per calling thread: the count last given to numba from each Python thread
+_numba_threads = threading.local()
 
 
 def pick(serial, parallel, size, rows=2):
     """The prange variant of a kernel for ``size`` elements past _cfg.parallel_threshold (over more than one
-    row) while no other process holds one of our cores (kernels/threads.py), with numba's thread pool
-    started; else the serial one."""
+    row) while derivgen may use more than one thread (kernels/threads.py: the cores other processes leave
+    free, at most ``set_num_threads``), with numba's thread pool started and set to that many threads;
+    else the serial one."""
     if size >= _cfg.parallel_threshold and parallel is not None and rows > 1:
         _threads.adapt()
         if _threads.state.parallel:
             start_threads()
+            if getattr(_numba_threads, "n", None) != _threads.state.threads:
+                _set_numba_threads(_threads.state.threads)
             return parallel
     return serial
+
+
+def _set_numba_threads(n):
+    import numba
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    _numba_threads.n = n
 
 
 def start_threads():

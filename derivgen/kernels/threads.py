@@ -4,14 +4,18 @@ A multi-threaded kernel is only as fast as its slowest thread. When another proc
 small machine busy, the thread that shares that core waits for its time slice, and a step that splits
 its work in two takes several times longer than running it on one thread. numpy's OpenBLAS (derivgen's
 matmuls) suffers most: the MLP step of benchmarks/run.py (W3) went from 2.4 ms to 5.6 ms median
-(63 ms worst) beside one busy process on two cores. So derivgen watches how busy the machine is and, while its cores are shared,
-runs its prange kernels serially and sets OpenBLAS to as many threads as there are free cores.
+(63 ms worst) beside one busy process on two cores. So derivgen watches how busy the machine is and, while
+its cores are shared, runs its prange kernels (serially when one core is left) and OpenBLAS on as many threads
+as there are free cores (dispatch.pick gives numba the count).
 
 The load is sampled from ``/proc/stat`` (CPU time of every process) minus this process's own CPU time,
 so derivgen's own threads never count as load. ``adapt()`` resamples at most every ``INTERVAL``
 seconds and is called from the main thread (once per ``backward``, and before a parallel kernel), never
 from a background thread: OpenBLAS's thread count must not change while a BLAS call is running.
 ``DERIVGEN_ADAPTIVE_THREADS=0`` turns this off (all configured threads, always).
+
+The user's own ceiling (``derivgen.set_num_threads``, by default ``OMP_NUM_THREADS`` or every core) caps
+both: derivgen computes with the fewer of the free cores and that ceiling.
 """
 import ctypes
 import os
@@ -65,13 +69,26 @@ def _find_openblas():
     return None
 
 
+def _configured_limit(cores):
+    """The thread ceiling before any ``set_num_threads``: ``OMP_NUM_THREADS`` when it is a positive
+    integer (as PyTorch reads it), at most the usable cores; else every usable core."""
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        return cores
+    return min(n, cores) if n > 0 else cores
+
+
 class _State:
-    __slots__ = ("parallel", "threads", "cores", "next_sample", "ticks", "tick_s", "blas", "blas_max")
+    __slots__ = ("parallel", "threads", "free", "limit", "cores", "next_sample", "ticks", "tick_s", "blas",
+                 "blas_max")
 
     def __init__(self):
         self.cores = _cores()
-        self.threads = self.cores       # threads derivgen may use now
-        self.parallel = self.cores > 1  # whether prange kernels may run multi-threaded now
+        self.limit = _configured_limit(self.cores)  # the user's ceiling (set_num_threads); may exceed cores
+        self.free = self.cores          # cores other processes leave free, from the last sample
+        self.threads = min(self.free, self.limit)  # threads derivgen may use now
+        self.parallel = self.threads > 1  # whether prange kernels may run multi-threaded now
         self.next_sample = 0.0
         self.ticks = None               # (monotonic time, machine busy ticks, own CPU seconds) of the last sample
         self.tick_s = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
@@ -92,6 +109,11 @@ def _blas():
 
 def free_threads():
     """Cores not taken by other processes, from the last sample (at least 1)."""
+    return state.free
+
+
+def threads_now():
+    """Threads derivgen computes with now: the free cores, at most the user's ceiling."""
     return state.threads
 
 
@@ -111,15 +133,28 @@ def adapt():
         # other processes' CPU use in cores over the window (our own threads excluded)
         others = ((ticks - last[1]) * state.tick_s - (own - last[2])) / window
         taken = int(max(0.0, others) + (1.0 - BUSY_CORE))
-        set_threads(max(1, state.cores - taken))
+        set_free_cores(max(1, state.cores - taken))
     state.ticks = (now, ticks, own)
     state.next_sample = now + INTERVAL
 
 
-def set_threads(n):
-    """Use ``n`` threads: prange kernels only with two or more, OpenBLAS with ``n`` (at most its
-    configured count)."""
-    n = max(1, min(int(n), state.cores))
+def set_free_cores(n):
+    """Record that ``n`` cores are free and set the thread counts from it."""
+    state.free = max(1, min(int(n), state.cores))
+    _apply()
+
+
+def set_limit(n):
+    """The user's ceiling: compute with at most ``n`` threads (``n`` >= 1; more than the cores counts as
+    every core)."""
+    state.limit = n
+    _apply()
+
+
+def _apply():
+    """Use the fewer of the free cores and the ceiling: prange kernels only with two or more threads,
+    OpenBLAS with that many (at most its configured count)."""
+    n = max(1, min(state.free, state.limit))
     state.parallel = n > 1
     if n == state.threads:
         return
