@@ -22,6 +22,28 @@ def _is_number(v):
     return isinstance(v, (numbers.Number, np.number, np.bool_)) and not isinstance(v, complex)
 
 
+def _number_bounds(args, kwargs):
+    """(min, max) of a ``clamp`` call whose bounds are Python ints or floats (or None, not both), given as
+    ``(min[, max])`` and/or ``min=`` / ``max=``; else None."""
+    if len(args) > 2 or len(args) + len(kwargs) > 2:
+        return None
+    lo = args[0] if args else None
+    hi = args[1] if len(args) == 2 else None
+    for name, v in kwargs.items():
+        if name == "min" and not args:
+            lo = v
+        elif name == "max" and len(args) < 2:
+            hi = v
+        else:
+            return None
+    if lo is None and hi is None:
+        return None
+    for v in (lo, hi):
+        if v is not None and type(v) is not int and type(v) is not float:
+            return None
+    return lo, hi
+
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of this tensor with respect to the graph leaves (``autograd.backward``)."""
     _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -90,20 +112,32 @@ def install(ops):
     Tensor.zero_ = _as_method(fast_zero_, "zero_", zero_)
     Tensor.fill_ = _as_method(fast_fill_, "fill_", fill_)
 
-    # ``h.clamp(min=0)`` (the tutorials' ReLU): Python-number bounds pick the Scalar row, as the
-    # argument parser would, without running it
-    clamp, clamp_scalar = ops.clamp, ops.clamp_default
+    # ``h.clamp(min=0)`` (the tutorials' ReLU), ``p.clamp_(-1, 1)``: Python-number bounds pick the Scalar
+    # row, as the argument parser would, without running it
+    def number_bounds(general, scalar_row):
+        def method(self, *args, **kwargs):
+            bounds = _number_bounds(args, kwargs)
+            if bounds is not None and type(self) is Tensor:
+                return scalar_row(self, *bounds)
+            return general(self, *args, **kwargs)
+        return _as_method(method, general.__name__, general)
+    Tensor.clamp = number_bounds(ops.clamp, ops.clamp_default)
+    Tensor.clamp_ = number_bounds(ops.clamp_, ops.clamp__default)
 
-    def fast_clamp(self, *args, **kwargs):
-        if not args and len(kwargs) == 1:
-            (which, bound), = kwargs.items()
-            if type(bound) is int or type(bound) is float:
-                if which == "min":
-                    return clamp_scalar(self, bound, None)
-                if which == "max":
-                    return clamp_scalar(self, None, bound)
-        return clamp(self, *args, **kwargs)
-    Tensor.clamp = _as_method(fast_clamp, "clamp", clamp)
+    # ``x.view(-1)``, ``x.view(n, 4)``, ``x.view((n, 4))``: plain ints are the ``view`` row's size as the
+    # argument parser would pass it (a tuple), without running the parser
+    view, view_size = ops.view, ops.view_default
+
+    def fast_view(self, *args, **kwargs):
+        if not kwargs and type(self) is Tensor and args:
+            size = args[0] if len(args) == 1 and type(args[0]) is tuple else args
+            for s in size:
+                if type(s) is not int:
+                    break
+            else:
+                return view_size(self, size)
+        return view(self, *args, **kwargs)
+    Tensor.view = _as_method(fast_view, "view", view)
 
     # ``p.add_(g, alpha=-lr)``, ``w.sub_(lr * g)``, ``buf.mul_(0.9)`` (manual updates, optimizers): a Tensor
     # or a Python number, and a Python-number ``alpha``, go to the ``.Tensor`` row directly, as the

@@ -70,8 +70,11 @@ def dims_list(dim, ndim):
 
 def infer_size(shape, numel):
     """Resolve a single -1 in a view/reshape size."""
-    if -1 not in shape and math.prod(shape) == numel:
-        return tuple(shape)  # the common case: a complete size that fits
+    if -1 not in shape:
+        if math.prod(shape) == numel:
+            return tuple(shape)  # the common case: a complete size that fits
+    elif len(shape) == 1:
+        return (numel,)  # flattening: x.view(-1)
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:

@@ -70,7 +70,10 @@ class Tensor:
                  # the dtype AccumulateGrad casts gradients to (None: none); unset means the tensor's own dtype
                  "_grad_dtype",
                  # the ContiguousMeta of _array while it is _cmeta_of (derivgen.core.meta), or None
-                 "_cmeta", "_cmeta_of")
+                 "_cmeta", "_cmeta_of",
+                 # left unset unless derivgen.ops.view_meta registers views: a view's entry (how it was made),
+                 # and on the tensor owning the memory its live views
+                 "_view", "_live_views")
     _lazy = False  # LazyTensor: the value is a deferred elementwise expression (see fusion.py)
     # torch's: NumPy's operators defer to the Tensor's reflected ones, so that ``np.float32(2) * x`` is a
     # Tensor (with its history), not the array of ``x`` times two

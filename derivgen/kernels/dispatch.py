@@ -201,7 +201,8 @@ def run_elementwise(k1d, k2d, arrays, scalars, compute, out_dtype, out=None, k1d
     shape = arrays[0].shape if arrays else ()
     simple = out is None
     for a in arrays:
-        if a.dtype != compute or a.shape != shape or not a.flags.c_contiguous:
+        # (bool inputs reach the kernel as they are on either path)
+        if (a.dtype != compute and a.dtype is not _BOOL) or a.shape != shape or not a.flags.c_contiguous:
             simple = False
             break
     zero = _zero_of(compute)

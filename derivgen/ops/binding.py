@@ -12,6 +12,10 @@ from derivgen.core.dtypes import dtype as _DType
 from derivgen.core.tensor import _RAW_DATA, Tensor, python_number, wrap_scalar
 
 _MISSING = object()
+# The exact types of values that _convert returns unchanged for a parameter kind (a number for a Tensor
+# parameter is wrapped, an int for an int list becomes a tuple: those are not here)
+_AS_IS = {"tensor": frozenset((Tensor,)), "int": frozenset((int,)), "scalar": frozenset((int, float)),
+          "bool": frozenset((bool,))}
 
 
 class Param:
@@ -48,7 +52,7 @@ class Param:
 
 class Overload:
     """One row's Python signature and the generated function that implements it."""
-    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "tensor_prefix", "required")
+    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "required", "as_is")
 
     def __init__(self, fn, params, schema):
         self.fn = fn
@@ -56,13 +60,18 @@ class Overload:
         self.positional = [p for p in params if not p.kwonly]
         self.kwonly_names = [p.name for p in params if p.kwonly]
         self.schema = schema
-        # For the fast path of `x.sin()` / `torch.mm(a, b)`: how many leading parameters are plain
-        # Tensors, and how many parameters have no default (those must all be given).
-        n = 0
-        while n < len(self.positional) and self.positional[n].kind == "tensor" and not self.positional[n].optional:
-            n += 1
-        self.tensor_prefix = n
+        # For the fast path of `x.sin()` / `torch.mm(a, b)` / `x.unsqueeze(0)`: how many parameters have
+        # no default (those must all be given), and per leading positional parameter the exact types
+        # _convert passes through unchanged (a Tensor for a Tensor, an int for an int, ...), up to the
+        # first parameter whose values always need converting
         self.required = sum(1 for p in params if p.default is _MISSING)
+        as_is = []
+        for p in self.positional:
+            accepted = _AS_IS.get(p.kind)
+            if accepted is None:
+                break
+            as_is.append(accepted)
+        self.as_is = tuple(as_is)
 
     def call(self, values):
         n = len(self.positional)
@@ -173,9 +182,9 @@ def dispatch(name, overloads, args, kwargs):
         # one row, only Tensors given for its leading Tensor parameters, the rest left to their defaults:
         # nothing to convert, so skip the parser (the row function's defaults are the schema's)
         ov = overloads[0]
-        if ov.required <= len(args) <= ov.tensor_prefix:
-            for a in args:
-                if type(a) is not Tensor:
+        if ov.required <= len(args) <= len(ov.as_is):
+            for a, accepted in zip(args, ov.as_is):
+                if type(a) not in accepted:
                     break
             else:
                 return ov.fn(*args)

@@ -15,7 +15,7 @@ from derivgen.core.meta import contiguous_meta
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import (_ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
+from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
                                       compiled_entry, run_elementwise)
 
 _NUMBER_KINDS = ("f", "i")
@@ -262,8 +262,8 @@ class ElementwiseOp(Elementwise):
                 return res
         dt = None
         for a in arrays:
-            if a.ndim == 0:
-                continue  # 0-dim tensors and wrapped numbers do not decide a float result
+            if a.ndim == 0 or a.dtype is _BOOL:
+                continue  # 0-dim tensors, wrapped numbers and bools (where's condition) do not decide a float result
             if dt is None:
                 dt = a.dtype
             elif a.dtype != dt:

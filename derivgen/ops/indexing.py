@@ -9,18 +9,37 @@ from derivgen.ops.inplace import check_inplace, commit_inplace
 
 def _is_int(v):
     """A Python/numpy integer, or a 0-dim integer tensor (torch indexes with it as with its value)."""
-    from derivgen.core.tensor import Tensor
     if isinstance(v, Tensor):
         return v._array.ndim == 0 and v._array.dtype.kind in "iu"
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+_ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                   "to convert a 0-dim tensor to a number")
+
+
+def _slice(t, dim, start, stop, step):
+    """``slice.Tensor``; straight to the row when every bound is None or a Python int, as the argument parser
+    would pass them."""
+    if (start is None or type(start) is int) and (stop is None or type(stop) is int) and type(step) is int:
+        return aten.slice_Tensor(t, dim, start, stop, step)
+    return aten.slice(t, dim, start, stop, step)
+
+
 def getitem(t, index):
     ops = aten
+    if type(index) is int:  # x[i]: select on dim 0
+        shape = t._array.shape
+        if shape and -shape[0] <= index < shape[0]:
+            return ops.select_int(t, 0, index)
     if isinstance(index, slice):
         # torch keeps a single slice as a slice op even when it covers everything
-        return ops.slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
+        if not t._array.ndim:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        return _slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
     if not isinstance(index, tuple):
+        if not t._array.ndim and _is_int(index) and not isinstance(index, Tensor):
+            raise IndexError(_ZERO_DIM_INDEX)
         index = (index,)
     if any(_is_advanced(i) for i in index):
         return _advanced(t, index)
@@ -32,19 +51,19 @@ def getitem(t, index):
         if i is Ellipsis:
             dim += t.dim() - n_real
         elif i is None:
-            result = ops.unsqueeze(result, dim)
+            result = ops.unsqueeze_default(result, dim)
             dim += 1
         elif _is_int(i):
             i = int(i)
             size = result.shape[dim]
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            result = ops.select(result, dim, int(i))
+            result = ops.select_int(result, dim, i)
         elif isinstance(i, slice):
             step = 1 if i.step is None else i.step
             start, stop, _ = i.indices(result.shape[dim])
             if not (start == 0 and stop >= result.shape[dim] and step == 1):
-                result = ops.slice(result, dim, i.start, i.stop, step)
+                result = _slice(result, dim, i.start, i.stop, step)
             dim += 1
         else:
             raise IndexError(f"derivgen: unsupported index {i!r}")
@@ -110,7 +129,7 @@ def _apply_basic(t, index):
             step = 1 if i.step is None else i.step
             start, stop, _ = i.indices(result.shape[dim])
             if not (start == 0 and stop >= result.shape[dim] and step == 1):
-                result = ops.slice(result, dim, i.start, i.stop, step)
+                result = _slice(result, dim, i.start, i.stop, step)
             tensors.append(None)
             dim += 1
         else:
@@ -118,7 +137,7 @@ def _apply_basic(t, index):
             size = result.shape[dim]
             if not -size <= v < size:
                 raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {size}")
-            result = ops.select(result, dim, v)
+            result = ops.select_int(result, dim, v)
     while tensors and tensors[-1] is None:
         tensors.pop()
     return result, tensors

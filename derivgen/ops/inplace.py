@@ -13,7 +13,7 @@ from derivgen.kernels.promotion import can_cast
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step, check_view_meta, mode_meta,
-                                    register_view, view_steps, VIEWS_OF_ROOT)
+                                    live_views, register_view, view_steps)
 
 
 # torch writes into a tensor over a non-writable NumPy array (undefined behaviour, after a warning at
@@ -288,12 +288,8 @@ def refresh_views(root, written=None):
     records history on a base moves that version for all its views, so regenerating them here, when the
     history changes, gives the same graphs; a view made before its base required grad gains a grad_fn.
     A view torch refuses to rebuild (a RecordedView) is left alone: its own grad_fn read sees the new version."""
-    views = VIEWS_OF_ROOT.get(id(root))
-    if not views:
-        return
-    for ref in list(views.values()):
-        v = ref()
-        if v is None or v is written or v._array.dtype != root._array.dtype or not _inside(v._array, root._array):
+    for v in live_views(root):
+        if v is written or v._array.dtype != root._array.dtype or not _inside(v._array, root._array):
             continue
         if v.__class__ is RecordedView:
             continue

@@ -1,9 +1,9 @@
 """How a view was made (torch's ``CreationMeta``) and the in-place changes that this forbids.
 
-Every view (a tensor with a ``_base``, which is always the root tensor owning the memory, as torch's) is
-listed in ``VIEWS`` with how to replay it from that root (when generated view rows made every step), its
-creation meta and the version of its memory when its ``grad_fn`` was last set. A view whose creation meta is not DEFAULT is a ``RecordedView``: torch refuses to rebuild its
-history, so
+Every view (a tensor with a ``_base``, which is always the root tensor owning the memory, as torch's) keeps
+an entry in its ``_view`` slot: how to replay it from that root (when generated view rows made every step),
+its creation meta and the version of its memory when its ``grad_fn`` was last set. A view whose creation
+meta is not DEFAULT is a ``RecordedView``: torch refuses to rebuild its history, so
 
 - an in-place op on it that autograd would record raises (``check_view_meta``), and
 - once its memory was written by anyone else (its version moved on), reading its ``grad_fn`` raises,
@@ -28,28 +28,61 @@ class CreationMeta(enum.IntEnum):
     INFERENCE_MODE = 4
 
 
-# id(view) -> [weakref to the view, row function or None, positional args, keyword args, CreationMeta,
-#              version of the view's memory when its grad_fn was last set,
-#              the (fn, args, kwargs) steps from the root to the tensor the last step applies to, or None]
+# A view's entry, in its ``_view`` slot: [row function or None, positional args, keyword args, CreationMeta,
+#   version of the view's memory when its grad_fn was last set,
+#   the (fn, args, kwargs) steps from the root to the tensor the last step applies to, or None]
 # The steps are captured when the view is made (torch's view_fn): a later in-place view op on an
-# intermediate view does not change how its earlier views replay.
-VIEWS = {}
-VIEWS_OF_ROOT = {}  # id(root) -> {id(view): weakref to the view}: the live views of each base, at any depth
-_REF, _FN, _ARGS, _KWARGS, _META, _VERSION, _PREFIX = range(7)
+# intermediate view does not change how its earlier views replay. The root's ``_live_views`` slot lists
+# its views at any depth, weakly.
+_FN, _ARGS, _KWARGS, _META, _VERSION, _PREFIX = range(6)
+_VIEW_SLOT = Tensor.__dict__["_view"]
+_LIVE_VIEWS_SLOT = Tensor.__dict__["_live_views"]
+
+
+class LiveViews:
+    """The views of one root, as weak references by id. Dead ones are dropped when the table has doubled
+    since the last sweep rather than by a callback per view: a view then costs one weak reference and one
+    dict entry, and a root viewed once per step keeps at most twice its live views."""
+    __slots__ = ("refs", "sweep_at")
+
+    def __init__(self):
+        self.refs = {}
+        self.sweep_at = 16
+
+    def add(self, view):
+        refs = self.refs
+        key = id(view)
+        refs.pop(key, None)  # a dead view's id, reused: the new view goes last, in the order views are made
+        refs[key] = weakref.ref(view)
+        if len(refs) > self.sweep_at:
+            for key in [k for k, ref in refs.items() if ref() is None]:
+                del refs[key]
+            self.sweep_at = max(16, 2 * len(refs))
+
+    def alive(self):
+        """The live views, in the order they were made."""
+        return [v for v in (ref() for ref in list(self.refs.values())) if v is not None]
 
 
 def view_entry(t):
-    """The live ``VIEWS`` entry of ``t``, or None."""
-    entry = VIEWS.get(id(t))
-    if entry is None or entry[_REF]() is not t:
+    """The entry of the view ``t``, or None."""
+    try:
+        return _VIEW_SLOT.__get__(t)
+    except AttributeError:
         return None
-    return entry
+
+
+def live_views(root):
+    """The live views of ``root`` (the tensor owning their memory), at any depth."""
+    try:
+        return _LIVE_VIEWS_SLOT.__get__(root).alive()
+    except AttributeError:
+        return []
 
 
 def register_view(view, base, fn=None, args=(), kwargs=None, meta=CreationMeta.DEFAULT):
-    """List ``view`` (``fn(base, *args, **kwargs)`` when a row made it) under its root, weakly: the entries
-    go when the view dies, and make the root its ``_base``. The root outlives its views (``_base`` holds
-    it), so its id stays its own."""
+    """Record ``view`` (``fn(base, *args, **kwargs)`` when a row made it) and list it under its root,
+    weakly, making the root its ``_base``. The root outlives its views (``_base`` holds it)."""
     root = base._base
     if root is None:
         root, prefix = base, ()
@@ -60,19 +93,12 @@ def register_view(view, base, fn=None, args=(), kwargs=None, meta=CreationMeta.D
         else:
             prefix = parent[_PREFIX] + ((parent[_FN], parent[_ARGS], parent[_KWARGS]),)
     view._base = root
-    key, root_key = id(view), id(root)
-
-    def forget(_ref):
-        VIEWS.pop(key, None)
-        views = VIEWS_OF_ROOT.get(root_key)
-        if views is not None:
-            views.pop(key, None)
-            if not views:
-                del VIEWS_OF_ROOT[root_key]
-
-    ref = weakref.ref(view, forget)
-    VIEWS_OF_ROOT.setdefault(root_key, {})[key] = ref
-    VIEWS[key] = [ref, fn, args, kwargs, meta, view._vc[0], prefix]
+    view._view = [fn, args, kwargs, meta, view._vc[0], prefix]
+    try:
+        live = _LIVE_VIEWS_SLOT.__get__(root)
+    except AttributeError:
+        live = root._live_views = LiveViews()
+    live.add(view)
     if meta is not CreationMeta.DEFAULT and view.__class__ is Tensor:
         view.__class__ = RecordedView
 

@@ -53,7 +53,11 @@ def mean(self, *, dtype=None):
         res, self = _fused(self, None, False, dtype, True)
         if res is not None:
             return res
-    return np.asarray(np.mean(self, dtype=out), dtype=out)
+    n = self.size
+    if n == 0:
+        return np.full((), np.nan, dtype=out)  # torch's mean of nothing, without numpy's warning
+    # np.mean's arithmetic without its Python layers: the sum in ``out``, divided by the count in float64
+    return np.asarray(out.type(float(np.add.reduce(self, axis=None, dtype=out)) / n), dtype=out)
 
 
 @accepts_pending
@@ -119,12 +123,12 @@ def min_dim(self, dim, keepdim=False):
 
 def max(self):  # noqa: A001 - schema name
     _check_nonempty(self, "max")
-    return np.asarray(np.max(self))
+    return np.asarray(np.maximum.reduce(self, axis=None))  # np.max without its Python layers
 
 
 def min(self):  # noqa: A001 - schema name
     _check_nonempty(self, "min")
-    return np.asarray(np.min(self))
+    return np.asarray(np.minimum.reduce(self, axis=None))
 
 
 def _amax_amin(fn, name, self, dim, keepdim):

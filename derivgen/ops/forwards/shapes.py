@@ -47,7 +47,7 @@ def permute(self, dims):
 def view(self, size):
     shape = infer_size(size, self.size)
     try:
-        return np.reshape(self, shape, copy=False)
+        return self.reshape(shape, copy=False)
     except ValueError:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
@@ -88,7 +88,15 @@ def expand(self, size, *, implicit=False):
 
 
 def unsqueeze(self, dim):
-    return np.expand_dims(self, wrap_dim(dim, self.ndim + 1))
+    d = wrap_dim(dim, self.ndim + 1)
+    shape = self.shape
+    out = self.reshape(shape[:d] + (1,) + shape[d:])  # np.expand_dims's own way, without its axis checks
+    if d == self.ndim and d and out.strides[d] != self.itemsize:
+        # torch gives a new last dim stride 1 (numpy repeats the last stride of a non-contiguous array);
+        # before it, numpy's size * stride of the next dim is torch's rule too
+        out = np.lib.stride_tricks.as_strided(self, out.shape, self.strides + (self.itemsize,),
+                                              writeable=self.flags.writeable)
+    return out
 
 
 def squeeze_dim(self, dim):
