@@ -52,7 +52,7 @@ class Param:
 
 class Overload:
     """One row's Python signature and the generated function that implements it."""
-    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "required", "as_is")
+    __slots__ = ("fn", "params", "positional", "schema", "kwonly_names", "required", "as_is", "kwonly_as_is")
 
     def __init__(self, fn, params, schema):
         self.fn = fn
@@ -71,7 +71,10 @@ class Overload:
             if accepted is None:
                 break
             as_is.append(accepted)
-        self.as_is = tuple(as_is)
+        # (a required keyword-only parameter always goes through the parser, which names it when missing)
+        self.as_is = tuple(as_is) if not any(p.kwonly and p.default is _MISSING for p in params) else ()
+        # the same for keyword-only parameters (``value=`` of addcmul_), by name
+        self.kwonly_as_is = {p.name: _AS_IS[p.kind] for p in params if p.kwonly and p.kind in _AS_IS}
 
     def call(self, values):
         n = len(self.positional)
@@ -178,16 +181,25 @@ def dispatch(name, overloads, args, kwargs):
     if kwargs and "out" in kwargs:
         from derivgen.ops.out_arg import call_with_out
         return call_with_out(name, lambda a, k: dispatch(name, overloads, a, k), args, kwargs)
-    if len(overloads) == 1 and not kwargs:
-        # one row, only Tensors given for its leading Tensor parameters, the rest left to their defaults:
-        # nothing to convert, so skip the parser (the row function's defaults are the schema's)
+    if len(overloads) == 1:
+        # one row, given values it takes as they are for its leading parameters and keyword-only ones, the
+        # rest left to their defaults: nothing to convert, so skip the parser (the row function's
+        # parameters and defaults are the schema's)
         ov = overloads[0]
         if ov.required <= len(args) <= len(ov.as_is):
             for a, accepted in zip(args, ov.as_is):
                 if type(a) not in accepted:
                     break
             else:
-                return ov.fn(*args)
+                if not kwargs:
+                    return ov.fn(*args)
+                kwonly = ov.kwonly_as_is
+                for n, v in kwargs.items():
+                    accepted = kwonly.get(n)
+                    if accepted is None or type(v) not in accepted:
+                        break
+                else:
+                    return ov.fn(*args, **kwargs)
     key = _route_key(overloads, args, kwargs)
     if key is not None:
         route = _routes.get(key)

@@ -96,3 +96,26 @@ def test_values_that_need_converting_still_take_the_parser():
         with pytest.raises(TypeError, match="unsqueeze"):
             binding.dispatch("unsqueeze", [row], (x, dim), {})
     assert binding.dispatch("unsqueeze", [row], (x, derivgen.tensor(1)), {}).shape == (2, 1, 3)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcmul_", "addcdiv", "addcdiv_"])
+def test_keyword_only_numbers_call_the_row_directly(monkeypatch, name):
+    import numpy as np
+    import torch as real_torch
+    a = np.array([[0.5, -1.5], [2.0, 3.0]])
+    ours = [derivgen.tensor(a + i) for i in range(3)]
+    theirs = [real_torch.tensor(a + i) for i in range(3)]
+    expected = getattr(theirs[0], name)(theirs[1], theirs[2], value=0.25)
+    with monkeypatch.context() as m:
+        m.setattr(binding, "_pick", lambda *a: pytest.fail("the parser ran"))
+        m.setattr(binding, "_route_key", lambda *a: pytest.fail("the route cache was asked"))
+        got = getattr(ours[0], name)(ours[1], ours[2], value=0.25)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    # values the row does not take as they are still go through the parser, with its conversions and errors
+    got = getattr(derivgen.tensor(a), name)(ours[1], ours[2], value=np.float64(0.25))
+    np.testing.assert_array_equal(got.numpy(), getattr(real_torch.tensor(a), name)(
+        theirs[1], theirs[2], value=np.float64(0.25)).numpy())
+    with pytest.raises(TypeError):
+        getattr(derivgen.tensor(a), name)(ours[1], ours[2], value="x")
+    with pytest.raises(TypeError):
+        getattr(derivgen.tensor(a), name)(ours[1], ours[2], scale=0.25)
