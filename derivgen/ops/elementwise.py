@@ -15,8 +15,8 @@ from derivgen.core.meta import contiguous_meta
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed, _zero_of,
-                                      compiled_entry, run_elementwise)
+from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed,
+                                      _zero_of, compiled_entry, run_elementwise)
 
 _NUMBER_KINDS = ("f", "i")
 
