@@ -18,6 +18,15 @@ _AS_IS = {"tensor": frozenset((Tensor,)), "int": frozenset((int,)), "scalar": fr
           "bool": frozenset((bool,))}
 
 
+def _as_is(p):
+    """The exact types _convert passes through unchanged for parameter ``p`` (None too where it may be
+    None: ``x[1:]``'s ``end``), or None when every value needs converting."""
+    accepted = _AS_IS.get(p.kind)
+    if accepted is not None and (p.optional or p.default is None):
+        accepted = accepted | {type(None)}
+    return accepted
+
+
 class Param:
     __slots__ = ("name", "type", "default", "kwonly", "kind", "optional")
 
@@ -67,14 +76,14 @@ class Overload:
         self.required = sum(1 for p in params if p.default is _MISSING)
         as_is = []
         for p in self.positional:
-            accepted = _AS_IS.get(p.kind)
+            accepted = _as_is(p)
             if accepted is None:
                 break
             as_is.append(accepted)
         # (a required keyword-only parameter always goes through the parser, which names it when missing)
         self.as_is = tuple(as_is) if not any(p.kwonly and p.default is _MISSING for p in params) else ()
         # the same for keyword-only parameters (``value=`` of addcmul_), by name
-        self.kwonly_as_is = {p.name: _AS_IS[p.kind] for p in params if p.kwonly and p.kind in _AS_IS}
+        self.kwonly_as_is = {p.name: _as_is(p) for p in params if p.kwonly and p.kind in _AS_IS}
 
     def call(self, values):
         n = len(self.positional)

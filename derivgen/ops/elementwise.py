@@ -30,6 +30,12 @@ def _plain(scalars):
     return True
 
 
+def _overlaps(a, b):
+    """Whether operand ``b`` may share memory with the in-place target ``a`` other than being ``a`` itself
+    (arrays that both own their memory never do; views are checked by bounds)."""
+    return a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b)
+
+
 def _call_cached(entries, key, kernel, args):
     """``kernel(*args)``, through the compiled function kept in ``entries[key]`` once Numba's dispatcher
     has run it (``compiled_entry``). ``key`` must fix the types of ``args`` (the callers' checks ensure
@@ -188,7 +194,7 @@ class ElementwiseOp(Elementwise):
             if (dt not in _ENTRY_DTYPES or b.dtype.kind not in _NUMBER_KINDS or self.returns_bool
                     or not self.float_number_passes or not flags.c_contiguous or not flags.writeable
                     or a.size >= _cfg.parallel_threshold
-                    or ((a.base is not None or b.base is not None) and _may_share_memory(a, b))):
+                    or _overlaps(a, b)):
                 return False
             self._run_inplace(self._entry_inplace_number, a.reshape(-1) if a.ndim != 1 else a, (dt.type(b.item()),),
                               scalars, dt)
@@ -198,7 +204,7 @@ class ElementwiseOp(Elementwise):
         cm = contiguous_meta(t)
         if (cm is None or cm is not contiguous_meta(u) or dt not in _ENTRY_DTYPES or not flags.writeable
                 or cm.size >= _cfg.parallel_threshold
-                or (a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b))):
+                or _overlaps(a, b)):
             return False
         if not cm.one_dim:
             a, b = a.reshape(-1), b.reshape(-1)
@@ -219,8 +225,7 @@ class ElementwiseOp(Elementwise):
         cm = contiguous_meta(t)
         if (cm is None or cm is not contiguous_meta(u) or cm is not contiguous_meta(v) or a.dtype not in _ENTRY_DTYPES
                 or not a.flags.writeable or cm.size >= _cfg.parallel_threshold
-                or (a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b))
-                or (a is not c and (a.base is not None or c.base is not None) and _may_share_memory(a, c))):
+                or _overlaps(a, b) or _overlaps(a, c)):
             return False
         if not cm.one_dim:
             a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)

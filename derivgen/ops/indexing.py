@@ -18,14 +18,6 @@ _ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Pyth
                    "to convert a 0-dim tensor to a number")
 
 
-def _slice(t, dim, start, stop, step):
-    """``slice.Tensor``; straight to the row when every bound is None or a Python int, as the argument parser
-    would pass them."""
-    if (start is None or type(start) is int) and (stop is None or type(stop) is int) and type(step) is int:
-        return aten.slice_Tensor(t, dim, start, stop, step)
-    return aten.slice(t, dim, start, stop, step)
-
-
 def getitem(t, index):
     ops = aten
     if type(index) is int:  # x[i]: select on dim 0
@@ -36,7 +28,7 @@ def getitem(t, index):
         # torch keeps a single slice as a slice op even when it covers everything
         if not t._array.ndim:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        return _slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
+        return ops.slice(t, 0, index.start, index.stop, 1 if index.step is None else index.step)
     if not isinstance(index, tuple):
         if not t._array.ndim and _is_int(index) and not isinstance(index, Tensor):
             raise IndexError(_ZERO_DIM_INDEX)
@@ -63,7 +55,7 @@ def getitem(t, index):
             step = 1 if i.step is None else i.step
             start, stop, _ = i.indices(result.shape[dim])
             if not (start == 0 and stop >= result.shape[dim] and step == 1):
-                result = _slice(result, dim, i.start, i.stop, step)
+                result = ops.slice(result, dim, i.start, i.stop, step)
             dim += 1
         else:
             raise IndexError(f"derivgen: unsupported index {i!r}")
@@ -129,7 +121,7 @@ def _apply_basic(t, index):
             step = 1 if i.step is None else i.step
             start, stop, _ = i.indices(result.shape[dim])
             if not (start == 0 and stop >= result.shape[dim] and step == 1):
-                result = _slice(result, dim, i.start, i.stop, step)
+                result = ops.slice(result, dim, i.start, i.stop, step)
             tensors.append(None)
             dim += 1
         else:
