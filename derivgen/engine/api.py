@@ -1,4 +1,6 @@
 """``backward`` and ``autograd.grad``: argument checking and root gradients, then the engine."""
+import math
+
 import numpy as np
 
 from derivgen.engine.execute import execute
@@ -23,12 +25,13 @@ def _make_grads(outputs, grads, create_graph):
     for i, (t, g) in enumerate(zip(outputs, grads)):
         shape, dtype = _output_meta(t)
         if g is None:
-            if shape is None or int(np.prod(shape)) != 1:
+            if shape is None or math.prod(shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
                                    f"{from_numpy_dtype(dtype)!r}")
-            arr = np.ones(shape, dtype)
+            arr = np.empty(shape, dtype)
+            arr.fill(1)  # np.ones, without its Python-level copyto
             out.append(Tensor._make(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):

@@ -140,6 +140,20 @@ def compiled_entry(kernel, args):
     return None
 
 
+def call_cached(entries, key, kernel, args):
+    """``kernel(*args)``, through the compiled function kept in ``entries[key]`` once Numba's dispatcher
+    has run it (``compiled_entry``). ``key`` must fix the types of ``args`` (the callers' checks ensure
+    it: C-contiguous 1-D arrays and numbers of the key's dtypes)."""
+    entry = entries.get(key)
+    if entry is not None:
+        entry(*args)
+        return
+    kernel(*args)
+    entry = compiled_entry(kernel, args)
+    if entry is not None:
+        entries[key] = entry
+
+
 def _zero_of(dtype):
     z = _ZERO.get(dtype)
     if z is None:
@@ -157,6 +171,18 @@ def _as_number(a):
     """The value of a one-element array as a NumPy scalar of its dtype, or None if it must stay an array."""
     if a.dtype in _NUMBER_DTYPES:
         return a.dtype.type(a.item(0))
+    return None
+
+
+def _one_value_contiguous(a):
+    """``a`` if C-contiguous; a C-contiguous copy of a broadcast single value (all strides 0: what
+    ``sum``'s backward hands on, the expanded gradient); else None. For a small operand of a fixed-arity
+    call, the copy costs less than the general path's broadcasting, and the result is the same array
+    (C-contiguous, as the general path makes it for such operands)."""
+    if a.flags.c_contiguous:
+        return a
+    if not any(a.strides):
+        return np.ascontiguousarray(a)
     return None
 
 
@@ -491,6 +517,9 @@ class Elementwise:
             else:
                 entry[0](flat, a, entry[1])
             return out
+        if a.size < _cfg.small_array and not a.flags.c_contiguous and not any(a.strides):
+            a = np.ascontiguousarray(a)  # see _one_value_contiguous
+            return self.call1(a, scalars) if entry is not None else self((a,), scalars)
         return self((a,), scalars)
 
     def call2(self, a, b, scalars=()):
@@ -507,6 +536,10 @@ class Elementwise:
             else:
                 entry[0](flat, a, b, entry[1])
             return out
+        if b.dtype is dt and a.shape == b.shape and a.size < _cfg.small_array:
+            a2, b2 = _one_value_contiguous(a), _one_value_contiguous(b)
+            if a2 is not None and b2 is not None:
+                return self.call2(a2, b2, scalars) if entry is not None else self((a2, b2), scalars)
         return self((a, b), scalars)
 
     def call3(self, a, b, c, scalars=()):
@@ -523,6 +556,10 @@ class Elementwise:
             else:
                 entry[0](flat, a, b, c, entry[1])
             return out
+        if b.dtype is dt and c.dtype is dt and a.shape == b.shape == c.shape and a.size < _cfg.small_array:
+            a2, b2, c2 = _one_value_contiguous(a), _one_value_contiguous(b), _one_value_contiguous(c)
+            if a2 is not None and b2 is not None and c2 is not None:
+                return self.call3(a2, b2, c2, scalars) if entry is not None else self((a2, b2, c2), scalars)
         return self((a, b, c), scalars)
 
     def __call__(self, arrays, scalars=(), out=None):

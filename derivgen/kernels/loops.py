@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from derivgen.kernels.dispatch import call_cached
 from derivgen.kernels.jit import kernel
 
 
@@ -43,13 +44,29 @@ def _clamp_flat(x, lo, hi, has_lo, has_hi, out):
         out[i] = v
 
 
+# The compiled clamp loops by dtype, called without Numba's dispatcher (which types their six or eight
+# arguments on every call, as long again as the loop on a few thousand elements). A read-only input
+# types differently (see compiled_entry) and goes through the dispatcher.
+_CLAMP_ENTRIES = {}
+_CLAMP_GRAD_ENTRIES = {}
+
+
+def _run(entries, dt, writeable, loop, args):
+    if writeable:
+        call_cached(entries, dt, loop, args)
+    else:
+        loop(*args)
+
+
 def clamp(a, lo, hi):
     """``a`` clamped to [lo, hi] (either bound None), for a float32/float64 array and bounds of its dtype."""
     a = np.ascontiguousarray(a)
-    out = np.empty_like(a)
-    zero = a.dtype.type(0)
-    _clamp_flat(a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi,
-                lo is not None, hi is not None, out.reshape(-1))
+    dt = a.dtype
+    out = np.empty(a.shape, dt)
+    zero = dt.type(0)
+    _run(_CLAMP_ENTRIES, dt, a.flags.writeable, _clamp_flat,
+         (a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi, lo is not None, hi is not None,
+          out.reshape(-1)))
     return out
 
 
@@ -68,10 +85,12 @@ def _clamp_grad_flat(g, x, lo, hi, has_lo, has_hi, zero, out):
 def clamp_grad(g, a, lo, hi):
     """The gradient of ``a.clamp(lo, hi)`` for ``a`` (either bound None): C-contiguous float arrays
     ``g`` and ``a`` of one shape and dtype, bounds of that dtype."""
-    out = np.empty_like(g)
-    zero = a.dtype.type(0)
-    _clamp_grad_flat(g.reshape(-1), a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi,
-                     lo is not None, hi is not None, g.dtype.type(0), out.reshape(-1))
+    dt = g.dtype
+    out = np.empty(g.shape, dt)
+    zero = dt.type(0)
+    _run(_CLAMP_GRAD_ENTRIES, dt, g.flags.writeable and a.flags.writeable, _clamp_grad_flat,
+         (g.reshape(-1), a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi, lo is not None,
+          hi is not None, zero, out.reshape(-1)))
     return out
 
 

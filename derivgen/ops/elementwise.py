@@ -16,7 +16,7 @@ from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
 from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed,
-                                      _zero_of, compiled_entry, run_elementwise)
+                                      _zero_of, call_cached as _call_cached, run_elementwise)
 
 _NUMBER_KINDS = ("f", "i")
 
@@ -34,20 +34,6 @@ def _overlaps(a, b):
     """Whether operand ``b`` may share memory with the in-place target ``a`` other than being ``a`` itself
     (arrays that both own their memory never do; views are checked by bounds)."""
     return a is not b and (a.base is not None or b.base is not None) and _may_share_memory(a, b)
-
-
-def _call_cached(entries, key, kernel, args):
-    """``kernel(*args)``, through the compiled function kept in ``entries[key]`` once Numba's dispatcher
-    has run it (``compiled_entry``). ``key`` must fix the types of ``args`` (the callers' checks ensure
-    it: C-contiguous 1-D arrays and numbers of the key's dtypes)."""
-    entry = entries.get(key)
-    if entry is not None:
-        entry(*args)
-        return
-    kernel(*args)
-    entry = compiled_entry(kernel, args)
-    if entry is not None:
-        entries[key] = entry
 
 
 class ElementwiseOp(Elementwise):

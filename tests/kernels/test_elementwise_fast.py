@@ -21,13 +21,19 @@ def _operands(kind, dtype, rng):
     if kind == "broadcast":
         return [rng.standard_normal((3, 5)).astype(dtype), rng.standard_normal(5).astype(dtype),
                 rng.standard_normal((3, 1)).astype(dtype)]
+    if kind == "expanded":  # a broadcast single value (sum's backward expands one) first, then last
+        return [np.broadcast_to(np.array(rng.standard_normal(), dtype), (3, 5)), rng.standard_normal((3, 5)).astype(dtype),
+                np.broadcast_to(np.array(rng.standard_normal(), dtype), (3, 5))]
+    if kind == "expanded_row":  # stride 0 on one dim only: not a single value
+        return [np.broadcast_to(rng.standard_normal(5).astype(dtype), (3, 5)), rng.standard_normal((3, 5)).astype(dtype),
+                rng.standard_normal((3, 5)).astype(dtype)]
     if kind == "mixed":
         return [rng.standard_normal(6).astype(np.float32), rng.standard_normal(6),
                 rng.standard_normal(6).astype(np.float32)]
     raise AssertionError(kind)
 
 
-KINDS = ["1d", "2d", "0d", "strided", "broadcast", "mixed"]
+KINDS = ["1d", "2d", "0d", "strided", "broadcast", "expanded", "expanded_row", "mixed"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -43,6 +49,7 @@ def test_call_entry_points_match_the_general_path(kind, dtype):
         fast = getattr(k, f"call{len(args)}")(*args)
         general = k(args, ())
         assert fast.dtype == general.dtype and fast.shape == general.shape, k
+        assert fast.strides == general.strides, k
         np.testing.assert_array_equal(fast, general)
     with_scalars = [(K.sub_Tensor_backward_other, (a,), (2.5,)),      # -grad * alpha
                     (K.mul_Scalar_backward_self, (a,), (-3,)),
@@ -172,3 +179,27 @@ def test_bias_gradient_sums_are_numpys_sums_bit_for_bit(shape, dtype):
         np.testing.assert_array_equal(got, np.add.reduce(g, axis=0).reshape(target))
     np.testing.assert_array_equal(sum_to(g[:, ::2], (1, g[:, ::2].shape[1])),      # strided: numpy's path
                                   np.add.reduce(g[:, ::2], axis=0, keepdims=True))
+
+
+def test_an_expanded_single_value_takes_the_direct_path(monkeypatch):
+    # sum's backward hands on a stride-0 view of one value: the fixed-arity calls copy it (a few
+    # elements) and run the compiled kernel instead of the general broadcasting path
+    from derivgen.kernels import dispatch
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    g = np.broadcast_to(np.array(0.5, np.float32), x.shape)
+    expected = {1: K.neg_backward_self((g,), ()), 2: K.exp_backward_self((g, x), ()),
+                3: K.maximum_backward_self((g, x, x * 2), ())}
+    K.neg_backward_self.call1(g), K.exp_backward_self.call2(g, x), K.maximum_backward_self.call3(g, x, x * 2)
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(dispatch, "run_elementwise", general)
+    got = {1: K.neg_backward_self.call1(g), 2: K.exp_backward_self.call2(g, x),
+           3: K.maximum_backward_self.call3(g, x, x * 2)}
+    for n in expected:
+        assert got[n].flags.c_contiguous and got[n].strides == expected[n].strides
+        np.testing.assert_array_equal(got[n], expected[n])
+    row = np.broadcast_to(x[0], x.shape)  # stride 0 on one dim only: still the general path
+    with pytest.raises(AssertionError, match="general path"):
+        K.exp_backward_self.call2(row, x)

@@ -2,7 +2,7 @@
 gradients become zeros), and plain-value metadata functions."""
 import numpy as np
 
-from derivgen.core.sizes import dims_list, sum_to as _sum_to, sum_to_graph  # noqa: F401  (a helper of the table)
+from derivgen.core.sizes import dims_list, expand_view, sum_to as _sum_to, sum_to_graph  # noqa: F401  (a helper of the table)
 from derivgen.core.registry import aten
 from derivgen.core.tensor import Tensor
 from derivgen.ops.composites import reshape as _reshape
@@ -29,7 +29,7 @@ def sum_backward(grad, sizes, dim, keepdim):
     if not keepdim and len(sizes):
         for d in dims_list(dim, len(sizes)):
             grad = np.expand_dims(grad, d)
-    return np.broadcast_to(grad, tuple(sizes))
+    return expand_view(grad, tuple(sizes))
 
 
 def sum_backward_graph(grad, sizes, dim, keepdim):
@@ -40,7 +40,7 @@ def sum_backward_graph(grad, sizes, dim, keepdim):
 
 
 def expand(x, sizes):
-    return np.broadcast_to(x, tuple(sizes))
+    return expand_view(x, tuple(sizes))
 
 
 def expand_graph(x, sizes):

@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from derivgen.core.dtypes import scalar_type_name, to_numpy_dtype
-from derivgen.core.sizes import dims_list, infer_size, wrap_dim
+from derivgen.core.sizes import dims_list, expand_view, infer_size, wrap_dim
 from derivgen.core.tensor import promote_types
 
 
@@ -80,11 +80,10 @@ def expand(self, size, *, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: "
                                f"{list(self.shape)}")
         target.append(s)
-    # a view with zero strides on the expanded dims, writable like torch's (broadcast_to's is read-only):
-    # an in-place op on it is refused when elements repeat (check_inplace), and a slice of it that
-    # repeats none can be written, as in torch
-    out = np.broadcast_to(self, tuple(target))
-    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=self.flags.writeable)
+    # a view with zero strides on the expanded dims, writable like torch's (when self is): an in-place op
+    # on it is refused when elements repeat (check_inplace), and a slice of it that repeats none can be
+    # written, as in torch
+    return expand_view(self, tuple(target), writeable=True)
 
 
 def unsqueeze(self, dim):
