@@ -92,15 +92,19 @@ def contiguous_meta(t):
     a = t._array
     if not a.flags.c_contiguous:
         return None
-    shape = a.shape
-    dtype = a.dtype
+    m = shared_contiguous_meta(a.shape, a.dtype, a.size)
+    t._cmeta = m
+    t._cmeta_of = a
+    return m
+
+
+def shared_contiguous_meta(shape, dtype, size):
+    """The ContiguousMeta of every C-contiguous array of ``shape`` and ``dtype`` (``size`` elements)."""
     m = _CONTIGUOUS.get((shape, dtype))
     if m is None:
         if len(_CONTIGUOUS) >= _TABLE_LIMIT:
             _CONTIGUOUS.clear()
-        m = _CONTIGUOUS[(shape, dtype)] = ContiguousMeta(shape, dtype, a.size)
-    t._cmeta = m
-    t._cmeta_of = a
+        m = _CONTIGUOUS[(shape, dtype)] = ContiguousMeta(shape, dtype, size)
     return m
 
 

@@ -16,6 +16,7 @@ from derivgen.core.grad_mode import _state as _grad_mode_state
 from derivgen.core.grad_mode import inference_contexts as _inference_contexts
 from derivgen.core.grad_mode import is_grad_enabled
 from derivgen.core.hooks import add_hook
+from derivgen.core.meta import shared_contiguous_meta
 from derivgen.core.pending import LIVE_REFS as _LIVE_PENDING
 from derivgen.core.pending import Pending
 from derivgen.core.pending import flush as flush_pending
@@ -770,14 +771,17 @@ def python_number(v):
 
 
 def wrap_scalar(value):
-    """A Python number given where a Tensor is expected becomes a 0-dim 'wrapped number' tensor."""
-    if isinstance(value, bool):
+    """A Python number given where a Tensor is expected becomes a 0-dim 'wrapped number' tensor (with its
+    ContiguousMeta, which the elementwise fast paths read next)."""
+    if value.__class__ is float:
+        arr = np.array(value)  # float64
+    elif isinstance(value, bool):
         arr = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, int):
         arr = np.asarray(wrapped_int(value), dtype=np.int64)
     else:
         arr = np.asarray(value, dtype=np.float64)
-    t = Tensor._make(arr)
+    t = make_tensor(arr, cmeta=shared_contiguous_meta((), arr.dtype, 1))
     t._wrapped = True
     return t
 

@@ -478,13 +478,20 @@ class Elementwise:
 
     def call_number(self, out, a, number, scalars, dt):
         """``k1d(out, a, number, *scalars, zero)`` for C-contiguous 1-D ``out`` and ``a`` of float32 or
-        float64 ``dt``, ``number`` and ``scalars`` already of that type: a tensor and a wrapped number
-        (``lr * g``), with the compiled kernel called directly after the first call."""
+        float64 ``dt``, ``number`` and ``scalars`` plain Python numbers: a tensor and a wrapped number
+        (``lr * g``), with the compiled kernel called directly after the first call. The compiled
+        function converts the numbers to ``dt`` itself, rounding as ``dt.type`` does (``_entry_scalars``);
+        the dispatcher is handed them converted, or it would compile a version for Python numbers."""
         zero = _FLOAT_ZERO[dt]
         entry = self._entry_number.get(dt)
         if entry is not None:
-            entry[0](out, a, number, *scalars, zero)
+            if scalars:
+                entry[0](out, a, number, *_entry_scalars(scalars, dt), zero)
+            else:
+                entry[0](out, a, number, zero)
             return
+        number = dt.type(number)
+        scalars = _typed(scalars, dt)
         self.k1d(out, a, number, *scalars, zero)
         self._remember_entry(self._entry_number, out, a, number, *scalars, zero)
 

@@ -116,10 +116,9 @@ class ElementwiseOp(Elementwise):
                         return out
                     out = np.empty(cmeta.shape, dt)
                     if cmeta.one_dim:
-                        self.call_number(out, t._array, dt.type(u._array.item()), _typed(scalars, dt), dt)
+                        self.call_number(out, t._array, u._array.item(), scalars, dt)
                     else:
-                        self.call_number(out.reshape(-1), t._array.reshape(-1), dt.type(u._array.item()),
-                                         _typed(scalars, dt), dt)
+                        self.call_number(out.reshape(-1), t._array.reshape(-1), u._array.item(), scalars, dt)
                     return out
                 return self.forward((t, u), scalars)
         if cmeta is not None:
@@ -182,7 +181,7 @@ class ElementwiseOp(Elementwise):
                     or a.size >= _cfg.parallel_threshold
                     or _overlaps(a, b)):
                 return False
-            self._run_inplace(self._entry_inplace_number, a.reshape(-1) if a.ndim != 1 else a, (dt.type(b.item()),),
+            self._run_inplace(self._entry_inplace_number, a.reshape(-1) if a.ndim != 1 else a, (b.item(),),
                               scalars, dt)
             return True
         # one shared ContiguousMeta: both C-contiguous, of one shape and dtype (the metadata is cached on
@@ -220,13 +219,16 @@ class ElementwiseOp(Elementwise):
 
     def _run_inplace(self, entries, a, operands, scalars, dt):
         """``self.inplace(a, *operands, *scalars, zero)`` for C-contiguous 1-D arrays of float32/float64
-        ``dt`` and plain-number ``scalars`` (``entries``: one dict per operand form, array or number)."""
+        ``dt``, plain-number ``scalars`` and operands that are such arrays or one plain number
+        (``entries``: one dict per operand form, array or number)."""
         entry = entries.get(dt)
         if entry is not None:
             # plain Python numbers: the compiled function converts them to dt as dt.type(v) does, faster
             # than NumPy scalars are unboxed
             entry(a, *operands, *scalars, 0.0)
             return
+        # the dispatcher's first call: numbers of dt, or it would compile a version for Python numbers
+        operands = [v if isinstance(v, np.ndarray) else dt.type(v) for v in operands]
         _call_cached(entries, dt, self.inplace, (a, *operands, *_typed(scalars, dt), _zero_of(dt)))
 
     def forward(self, tensors, scalars=(), out=None):

@@ -128,6 +128,39 @@ def test_number_arguments_round_like_the_general_path(alpha):
     np.testing.assert_array_equal(g, K.sub_Tensor_backward_other((a.numpy(),), (alpha,)))
 
 
+NUMBERS = [0.1, 1 / 3, 3.3e38, -2.5e-40, 16777217, 2 ** 62 + 2 ** 38 + 1, -(2 ** 61) - 12345, 7]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wrapped_numbers_round_like_the_general_path(dtype):
+    # ``x * 0.1``, ``x + 1``, ``w.mul_(0.9)``: the compiled kernels are handed the Python number and
+    # convert it themselves; the result must be the one of the number converted to the tensor's dtype
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(6).astype(dtype)
+    t = torch.from_numpy(x.copy())
+    for _ in range(2):  # the first call goes through Numba's dispatcher, the second through the kept entry
+        for v in NUMBERS:
+            c = np.dtype(dtype).type(v)
+            with np.errstate(over="ignore"):
+                np.testing.assert_array_equal((t * v).numpy(), x * c)
+                np.testing.assert_array_equal((t + v).numpy(), x + c)
+                np.testing.assert_array_equal((t - v).numpy(), x - c)
+                zero_dim = torch.tensor(v)  # a 0-dim tensor, not wrapped (float32 for a float)
+                np.testing.assert_array_equal((t + zero_dim).numpy(), x + np.dtype(dtype).type(zero_dim.item()))
+                w = torch.from_numpy(x.copy())
+                w.mul_(v)
+                np.testing.assert_array_equal(w.numpy(), x * c)
+                w = torch.from_numpy(x.copy())
+                w.add_(v, alpha=2)
+                np.testing.assert_array_equal(w.numpy(), x + c * np.dtype(dtype).type(2))
+    for k in (K.mul_Tensor_forward.k1d, K.add_Tensor_forward.k1d, K.mul_Tensor_forward.inplace):
+        for sig in k.signatures:  # numbers reach the dispatcher converted: no version for Python numbers
+            arrays = [a for a in sig if hasattr(a, "dtype") and hasattr(a, "ndim")]
+            numbers = [a for a in sig if a not in arrays]
+            if arrays and str(arrays[0].dtype) == "float32":  # (a Python float types as float64, an int as int64)
+                assert not any(str(n) in ("float64", "int64") for n in numbers), sig
+
+
 def _rows_case(kind, dtype, rng):
     x = rng.standard_normal((5, 7)).astype(dtype) if dtype != np.int64 else rng.integers(-9, 9, (5, 7))
     other = {"row": x[0].copy(), "row2d": x[:1].copy(), "one": np.array(x[0, 0]), "one2d": x[:1, :1].copy(),
@@ -150,7 +183,7 @@ def test_bias_row_kernels_match_numpy(kind, dtype):
         mask = x > 0
         np.testing.assert_array_equal(K.where_self_forward.forward((torch.from_numpy(mask), tx, to)),
                                       np.where(mask, x, other))
-    if kind != "column":
+    if kind in ("row", "row2d"):  # (a one-element operand is read as a number by the 1-D variant)
         assert K.add_Tensor_forward.rows.signatures, "the bias-row variant ran"
 
 
