@@ -9,7 +9,7 @@ from derivgen.core.tensor import Tensor, python_number, wrap_scalar
 from derivgen.engine.api import backward as _backward
 from derivgen.ops import aliases, bitwise, closeness, composites, division, linalg, scatter_modes, sorting, structural
 from derivgen.ops.indexing import getitem, setitem
-from derivgen.ops.inplace import copy_directly, fill_directly
+from derivgen.ops.inplace import clamp_directly, copy_directly, fill_directly
 
 
 def _as_method(fn, name, general):
@@ -113,16 +113,19 @@ def install(ops):
     Tensor.fill_ = _as_method(fast_fill_, "fill_", fill_)
 
     # ``h.clamp(min=0)`` (the tutorials' ReLU), ``p.clamp_(-1, 1)``: Python-number bounds pick the Scalar
-    # row, as the argument parser would, without running it
-    def number_bounds(general, scalar_row):
+    # row, as the argument parser would, without running it; ``clamp_`` that records nothing clamps the
+    # array in place where the general path could not differ (clamp_directly)
+    def number_bounds(general, scalar_row, directly=None):
         def method(self, *args, **kwargs):
             bounds = _number_bounds(args, kwargs)
             if bounds is not None and type(self) is Tensor:
+                if directly is not None and directly(self, *bounds):
+                    return self
                 return scalar_row(self, *bounds)
             return general(self, *args, **kwargs)
         return _as_method(method, general.__name__, general)
     Tensor.clamp = number_bounds(ops.clamp, ops.clamp_default)
-    Tensor.clamp_ = number_bounds(ops.clamp_, ops.clamp__default)
+    Tensor.clamp_ = number_bounds(ops.clamp_, ops.clamp__default, clamp_directly)
 
     # ``x.view(-1)``, ``x.view(n, 4)``, ``x.view((n, 4))``: plain ints are the ``view`` row's size as the
     # argument parser would pass it (a tuple), without running the parser

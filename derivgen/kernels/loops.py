@@ -7,7 +7,8 @@ are bit-for-bit the same), at 2-4x its speed on the matrices of an MLP (no reduc
 vectorized pass).
 
 ``clamp``: ``x.clamp(min, max)`` of a float array with number bounds in one vectorized pass, the
-same selection as ``np.where(x < min, min, x)`` then ``np.where(x > max, max, x)`` (NaN stays NaN).
+same selection as ``np.where(x < min, min, x)`` then ``np.where(x > max, max, x)`` (NaN stays NaN);
+``clamp_inplace`` the same written into ``x``.
 
 ``clamp_grad``: its gradient for ``x``, ``grad`` where ``min <= x <= max`` and 0 elsewhere (NaN
 included), as ``np.where(mask, grad, 0)`` gives it.
@@ -68,6 +69,31 @@ def clamp(a, lo, hi):
          (a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi, lo is not None, hi is not None,
           out.reshape(-1)))
     return out
+
+
+@kernel
+def _clamp_flat_inplace(x, lo, hi, has_lo, has_hi):
+    # its own loop rather than _clamp_flat with out=x: with two arrays that are one, LLVM's run-time
+    # alias check fails and the loop runs unvectorized
+    for i in range(x.shape[0]):
+        v = x[i]
+        if has_lo and v < lo:
+            v = lo
+        if has_hi and v > hi:
+            v = hi
+        x[i] = v
+
+
+_CLAMP_INPLACE_ENTRIES = {}
+
+
+def clamp_inplace(a, lo, hi):
+    """``a`` clamped to [lo, hi] in place (either bound None), for a writable C-contiguous float32/float64
+    array and bounds of its dtype."""
+    dt = a.dtype
+    zero = dt.type(0)
+    call_cached(_CLAMP_INPLACE_ENTRIES, dt, _clamp_flat_inplace,
+                (a.reshape(-1), zero if lo is None else lo, zero if hi is None else hi, lo is not None, hi is not None))
 
 
 @kernel

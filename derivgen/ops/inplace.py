@@ -9,6 +9,7 @@ from derivgen.core.pending import LIVE_REFS, flush
 from derivgen.core.registry import aten
 from derivgen.core.scalars import FLOAT32_MAX, INT64_MIN, UINT64_END
 from derivgen.engine.copyslices import CopySlices
+from derivgen.kernels.loops import clamp_inplace
 from derivgen.kernels.promotion import can_cast
 from derivgen.core.sizes import has_internal_overlap
 from derivgen.core.tensor import Tensor, bump_version, replace_array
@@ -206,6 +207,28 @@ def fill_directly(t, value):
         a.reshape(-1).view(np.uint8).fill(0)
     else:
         a.fill(value)
+    bump_version(t)
+    return True
+
+
+def clamp_directly(t, lo, hi):
+    """``t.clamp_(lo, hi)`` with Python int/float bounds (either None, not both) without the general path,
+    which clamps into a new array and copies it back: under ``fill_directly``'s conditions, and for
+    bounds within float32's range and ints torch reads (a NaN, infinite or larger bound takes the general
+    path and its rules). Clamps ``t``'s array in place and bumps the version; False otherwise."""
+    if (observe.ACTIVE or LIVE_REFS or t.__class__ is not Tensor or t._base is not None or t._inference
+            or (_grad_mode_state.enabled and (t.grad_fn is not None or t._requires_grad))):
+        return False
+    a = t._array
+    dt = a.dtype
+    flags = a.flags
+    if (dt is not _FLOAT32 and dt is not _FLOAT64) or not flags.c_contiguous or not flags.writeable:
+        return False
+    for v in (lo, hi):
+        if v is not None and (not -FLOAT32_MAX <= v <= FLOAT32_MAX
+                              or (type(v) is int and not INT64_MIN <= v < UINT64_END)):
+            return False  # (an int outside what torch reads a Python int as: its OverflowError)
+    clamp_inplace(a, None if lo is None else dt.type(lo), None if hi is None else dt.type(hi))
     bump_version(t)
     return True
 

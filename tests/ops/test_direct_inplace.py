@@ -267,6 +267,64 @@ def test_clamp_of_an_int_tensor_with_a_float_bound_promotes(torch):
     assert y.dtype == torch.float32 and y.tolist() == [1.0, 4.5, 4.5]
 
 
+# ---- clamp_ with number bounds that records nothing: clamped in place (ops.inplace.clamp_directly) ---
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bounds", [{"min": 0}, {"min": -0.5, "max": 0.25}, {"max": 1}, {"min": 1.0, "max": -1.0},
+                                    {"min": 3.4e38}])
+@pytest.mark.parametrize("grad_mode", ["no_grad", "enabled"])
+def test_clamp_in_place_values_and_version(torch, dtype, bounds, grad_mode):
+    a = np.array([-2.0, -0.5, -0.0, 0.0, 0.1, 0.25, 1.0, 3.0, np.nan, np.inf, -np.inf], dtype)
+    x = torch.from_numpy(a.copy())
+    with (torch.no_grad() if grad_mode == "no_grad" else torch.enable_grad()):
+        out = x.clamp_(**bounds)
+    assert out is x and x._version == 1 and x.grad_fn is None
+    t = np.dtype(dtype).type
+    want = a.copy()
+    if "min" in bounds:
+        want = np.where(want < t(bounds["min"]), t(bounds["min"]), want)
+    if "max" in bounds:
+        want = np.where(want > t(bounds["max"]), t(bounds["max"]), want)
+    np.testing.assert_array_equal(x.numpy(), want)
+    assert np.array_equal(np.signbit(x.numpy()), np.signbit(want))
+
+
+def test_clamp_in_place_takes_the_direct_path_only_where_it_cannot_differ(monkeypatch):
+    from derivgen.generated import ops
+    calls = []
+    general = ops.clamp__default
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return general(*args, **kwargs)
+    monkeypatch.setattr(ops, "clamp__default", counted)
+    from derivgen import tensor_methods
+    tensor_methods.install(ops)  # the methods bound to the counting row
+    try:
+        x = derivgen.arange(6.0) - 2
+        with derivgen.no_grad():
+            x.clamp_(0, 2)
+            x.clamp_(min=1)
+            x.double().clamp_(max=0.5)
+        assert calls == [] and x.tolist() == [1.0, 1.0, 1.0, 1.0, 2.0, 2.0]
+        base = derivgen.tensor([-1.0, -2.0, 3.0])
+        base[1:].clamp_(min=0)                                   # a view: the general path (shared version)
+        assert base.tolist() == [-1.0, 0.0, 3.0] and base._version == 1
+        derivgen.tensor([1.0, -3.0]).clamp_(min=float("nan"))    # NaN bound: the general path's rule
+        derivgen.arange(4).clamp_(1, 2)                          # an int tensor
+        w = derivgen.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            w.clamp_(0, 1)                                       # grad mode on: refused by the general path
+        with pytest.raises(RuntimeError, match="without overflow"):
+            derivgen.tensor([1.0]).clamp_(max=1e39)              # beyond float32: torch's error
+        assert len(calls) == 5
+        y = (derivgen.ones(3, requires_grad=True) * 2).clamp_(0, 1)  # recorded: ClampBackward1
+        assert type(y.grad_fn).__name__ == "ClampBackward1" and len(calls) == 6
+    finally:
+        monkeypatch.undo()
+        tensor_methods.install(ops)
+
+
 # ---- add/sub with a Python-number alpha: the .Tensor row without the argument parser ---------------
 
 @pytest.mark.parametrize("name", ["add", "add_", "sub", "sub_"])
