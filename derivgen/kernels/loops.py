@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from derivgen.kernels.dispatch import call_cached
-from derivgen.kernels.jit import kernel
+from derivgen.kernels.jit import kernel, scalar
 
 
 @kernel
@@ -34,15 +34,19 @@ def column_sums(g, out):
             out[j] += g[i, j]
 
 
+@scalar
+def _clamp_one(v, lo, hi, has_lo, has_hi):
+    if has_lo and v < lo:
+        v = lo
+    if has_hi and v > hi:
+        v = hi
+    return v
+
+
 @kernel
 def _clamp_flat(x, lo, hi, has_lo, has_hi, out):
     for i in range(x.shape[0]):
-        v = x[i]
-        if has_lo and v < lo:
-            v = lo
-        if has_hi and v > hi:
-            v = hi
-        out[i] = v
+        out[i] = _clamp_one(x[i], lo, hi, has_lo, has_hi)
 
 
 # The compiled clamp loops by dtype, called without Numba's dispatcher (which types their six or eight
@@ -76,12 +80,7 @@ def _clamp_flat_inplace(x, lo, hi, has_lo, has_hi):
     # its own loop rather than _clamp_flat with out=x: with two arrays that are one, LLVM's run-time
     # alias check fails and the loop runs unvectorized
     for i in range(x.shape[0]):
-        v = x[i]
-        if has_lo and v < lo:
-            v = lo
-        if has_hi and v > hi:
-            v = hi
-        x[i] = v
+        x[i] = _clamp_one(x[i], lo, hi, has_lo, has_hi)
 
 
 _CLAMP_INPLACE_ENTRIES = {}
