@@ -524,9 +524,10 @@ class Elementwise:
             else:
                 entry[0](flat, a, entry[1])
             return out
-        if a.size < _cfg.small_array and not a.flags.c_contiguous and not any(a.strides):
-            a = np.ascontiguousarray(a)  # see _one_value_contiguous
-            return self.call1(a, scalars) if entry is not None else self((a,), scalars)
+        if a.size < _cfg.small_array:
+            a2 = _one_value_contiguous(a)
+            if a2 is not None:
+                return self.call1(a2, scalars) if entry is not None else self((a2,), scalars)
         return self((a,), scalars)
 
     def call2(self, a, b, scalars=()):
