@@ -33,7 +33,7 @@ from derivgen import config  # noqa: F401
 globals().update(_LEGACY_CLASSES)  # FloatTensor, DoubleTensor, LongTensor, ...
 
 try:
-    from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports nodes and ops too; kernel modules load on first use)
+    from derivgen.generated import jvp as _generated_jvp  # noqa: F401  (imports ops too; node and kernel modules load on first use)
     from derivgen.generated import ops as _generated_ops
 except (ImportError, SyntaxError, AttributeError, NameError) as _exc:
     # The generator's command line lives in this package too: a missing, broken or stale generated/ (one

@@ -1,8 +1,9 @@
 """``derivgen explain MulBackward0``: a node class's table row, how each formula was obtained (derived by
 sympy, proven against the forward, or hand-written), and the kernel source generated for it.
 
-Generator side: reads ``generated/nodes.py`` as a syntax tree (the row is stored there as a literal,
-read with ``ast.literal_eval``) and the kernel file as text; nothing of the runtime is imported."""
+Generator side: reads the node class's module (``generated/nodes/<row>.py``, or a user library's
+``nodes.py``) as a syntax tree (the row is stored there as a literal, read with ``ast.literal_eval``) and
+the kernel file as text; nothing of the runtime is imported."""
 import ast
 import os
 
@@ -18,10 +19,34 @@ class ExplainError(LookupError):
     pass
 
 
-def _node_classes(nodes_path):
-    with open(nodes_path, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read(), filename=nodes_path)
-    return {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+def _parse(path):
+    with open(path, encoding="utf-8") as fh:
+        return ast.parse(fh.read(), filename=path)
+
+
+def _module_index(init_path):
+    """``_MODULE_OF`` of ``nodes/__init__.py``: node class -> its module's name."""
+    for stmt in _parse(init_path).body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == "_MODULE_OF"):
+            return ast.literal_eval(stmt.value)
+    raise ExplainError(f"{init_path} has no _MODULE_OF (regenerate with `derivgen generate`)")
+
+
+def _node_class(class_name, generated_dir):
+    """(the class's syntax tree or None, the names of every node class, where they were looked for)."""
+    where = os.path.join(generated_dir, "nodes")
+    if os.path.isdir(where):
+        index = _module_index(os.path.join(where, "__init__.py"))
+        module = index.get(class_name)
+        if module is None:
+            return None, list(index), where
+        tree = _parse(os.path.join(where, module + ".py"))
+    else:
+        where = os.path.join(generated_dir, "nodes.py")  # a user library's nodes: one module
+        tree = _parse(where)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    return classes.get(class_name), list(classes), where
 
 
 def _formula_row(cls):
@@ -40,9 +65,7 @@ def _kernel_module(cls):
 
 
 def explain(class_name, generated_dir):
-    nodes_path = os.path.join(generated_dir, "nodes.py")
-    classes = _node_classes(nodes_path)
-    cls = classes.get(class_name)
+    cls, classes, nodes_path = _node_class(class_name, generated_dir)
     if cls is None:
         close = sorted(n for n in classes if n.lower().startswith(class_name.lower()[:3]))[:8]
         hint = f"; similar: {', '.join(close)}" if close else ""

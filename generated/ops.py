@@ -49,7 +49,7 @@ from derivgen.core.return_types import return_type as _return_type
 from numpy import ndarray as _ndarray
 
 from . import kernels as _k
-from .nodes import *  # noqa: F401,F403
+from . import nodes as _n
 
 
 def _value(t):
@@ -102,7 +102,7 @@ def abs_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AbsBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -124,7 +124,7 @@ def abs__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AbsBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.abs_forward.forward((self,), (), out=self._array)
@@ -157,7 +157,7 @@ def add_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.AddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
@@ -175,7 +175,7 @@ def add__Tensor(self, other, *, alpha=1):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AddBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.add_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -202,7 +202,7 @@ def add_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AddBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -268,7 +268,7 @@ def bmm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
+        grad_fn = _n.BmmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -296,7 +296,7 @@ def cat_default(tensors, dim=0):
         _translate(_exc, 'cat', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
+        grad_fn = _n.CatBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_tensors_args_sizes = [t._array.shape for t in tensors]
         result = _new_tensor(result, grad_fn, 0)
@@ -315,7 +315,7 @@ def clone_default(self, *, memory_format=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.CloneBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -332,7 +332,7 @@ def _to_copy_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ToCopyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -352,7 +352,7 @@ def cos_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -374,7 +374,7 @@ def cos__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cos_forward.forward((self,), (), out=self._array)
@@ -407,7 +407,7 @@ def div_Tensor(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.DivBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -436,7 +436,7 @@ def div__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.DivBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -470,7 +470,7 @@ def div_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.DivBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
@@ -489,7 +489,7 @@ def dot_default(self, tensor):
     _f0 = self.grad_fn
     _f1 = tensor.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or tensor._requires_grad):
-        grad_fn = DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and tensor.output_nr) else _NR2, _meta2(self, tensor), _out_meta(result))
+        grad_fn = _n.DotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(tensor), ), (self.output_nr if _f0 is not None else 0, tensor.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and tensor.output_nr) else _NR2, _meta2(self, tensor), _out_meta(result))
         if _f1 is not None or tensor._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -533,7 +533,7 @@ def exp_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ExpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -557,7 +557,7 @@ def exp__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ExpBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.exp_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -581,7 +581,7 @@ def expand_default(self, size, *, implicit=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ExpandBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -643,7 +643,7 @@ def log_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LogBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -665,7 +665,7 @@ def log__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LogBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log_forward.forward((self,), (), out=self._array)
@@ -710,7 +710,7 @@ def maximum_default(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.MaximumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -739,7 +739,7 @@ def mean_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_numel = _value(self).size
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
@@ -758,7 +758,7 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MeanBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -787,7 +787,7 @@ def minimum_default(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.MinimumBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -817,7 +817,7 @@ def mm_default(self, mat2):
     _f0 = self.grad_fn
     _f1 = mat2.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or mat2._requires_grad):
-        grad_fn = MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
+        grad_fn = _n.MmBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(mat2), ), (self.output_nr if _f0 is not None else 0, mat2.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and mat2.output_nr) else _NR2, _meta2(self, mat2), _out_meta(result))
         if _f1 is not None or mat2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -855,7 +855,7 @@ def mul_Tensor(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.MulBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -884,7 +884,7 @@ def mul__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MulBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad:
@@ -918,7 +918,7 @@ def mul_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MulBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_other = other
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
@@ -937,7 +937,7 @@ def mv_default(self, vec):
     _f0 = self.grad_fn
     _f1 = vec.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or vec._requires_grad):
-        grad_fn = MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and vec.output_nr) else _NR2, _meta2(self, vec), _out_meta(result))
+        grad_fn = _n.MvBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(vec), ), (self.output_nr if _f0 is not None else 0, vec.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and vec.output_nr) else _NR2, _meta2(self, vec), _out_meta(result))
         if _f1 is not None or vec._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -981,7 +981,7 @@ def neg_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.NegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -998,7 +998,7 @@ def neg__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.NegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.neg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1021,7 +1021,7 @@ def permute_default(self, dims):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.PermuteBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1047,7 +1047,7 @@ def pow_Tensor_Scalar(self, exponent):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.PowBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -1070,7 +1070,7 @@ def pow__Tensor_Scalar(self, exponent):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.PowBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_exponent = exponent
     try:
@@ -1104,7 +1104,7 @@ def pow_Tensor_Tensor(self, exponent):
     _f1 = exponent.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, exponent)
-        grad_fn = PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and exponent.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.PowBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(exponent), ), (self.output_nr if _f0 is not None else 0, exponent.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and exponent.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or exponent._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -1143,7 +1143,7 @@ def pow_Scalar(self, exponent):
         raise
     _f0 = exponent.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or exponent._requires_grad):
-        grad_fn = PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(exponent), _LIKE_FIRST_INPUT)
+        grad_fn = _n.PowBackward2((_f0 if _f0 is not None else _fn(exponent), ), (exponent.output_nr if _f0 is not None else 0, ) if (_f0 is not None and exponent.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(exponent), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or exponent._inference:
             grad_fn._sv_exponent = _Saved(exponent)
         else:
@@ -1176,7 +1176,7 @@ def reciprocal_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ReciprocalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1200,7 +1200,7 @@ def reciprocal__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ReciprocalBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.reciprocal_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1227,7 +1227,7 @@ def relu_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1251,7 +1251,7 @@ def relu__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ReluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.relu_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1284,7 +1284,7 @@ def rsub_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.RsubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
@@ -1305,7 +1305,7 @@ def rsub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RsubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
@@ -1323,7 +1323,7 @@ def select_int(self, dim, index):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1348,7 +1348,7 @@ def select_backward_default(grad_output, input_sizes, dim, index):
         raise
     _f0 = grad_output.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
+        grad_fn = _n.SelectBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_index = index
         result = _new_tensor(result, grad_fn, 0)
@@ -1370,7 +1370,7 @@ def sigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1394,7 +1394,7 @@ def sigmoid__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sigmoid_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1421,7 +1421,7 @@ def sign_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SignBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -1438,7 +1438,7 @@ def sign__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SignBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sign_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1464,7 +1464,7 @@ def sgn_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SgnBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -1481,7 +1481,7 @@ def sgn__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SgnBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SgnBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sgn_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1507,7 +1507,7 @@ def sin_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -1529,7 +1529,7 @@ def sin__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sin_forward.forward((self,), (), out=self._array)
@@ -1553,7 +1553,7 @@ def slice_Tensor(self, dim=0, start=None, end=None, step=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SliceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1580,7 +1580,7 @@ def slice_backward_default(grad_output, input_sizes, dim, start, end, step):
         raise
     _f0 = grad_output.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
+        grad_fn = _n.SliceBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_start = start
         grad_fn._v_end = end
@@ -1601,7 +1601,7 @@ def split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
+        grad_fn = _n.SplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1625,7 +1625,7 @@ def split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
+        grad_fn = _n.SplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -1652,7 +1652,7 @@ def sqrt_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1676,7 +1676,7 @@ def sqrt__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.sqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1700,7 +1700,7 @@ def squeeze_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -1723,7 +1723,7 @@ def squeeze_dim(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
@@ -1746,7 +1746,7 @@ def stack_default(tensors, dim=0):
         _translate(_exc, 'stack', (tensors, ))
         raise
     if _needs_grad(*tensors):
-        grad_fn = StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
+        grad_fn = _n.StackBackward0(tuple(_fn(t) for t in tensors), tuple(_nr(t) for t in tensors), tuple(_meta(t) for t in tensors), _out_meta(result))
         grad_fn._v_dim = dim
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -1773,7 +1773,7 @@ def sub_Tensor(self, other, *, alpha=1):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.SubBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_alpha = alpha
         result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
@@ -1791,7 +1791,7 @@ def sub__Tensor(self, other, *, alpha=1):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SubBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.sub_Tensor_forward.forward((self, other), (alpha,), out=self._array)
@@ -1818,7 +1818,7 @@ def sub_Scalar(self, other, alpha=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SubBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -1835,7 +1835,7 @@ def sum_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -1853,7 +1853,7 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SumBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1873,7 +1873,7 @@ def t_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
         _record_view(result, self, t_default, (), {})
@@ -1898,7 +1898,7 @@ def tanh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -1922,7 +1922,7 @@ def tanh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.tanh_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -1946,7 +1946,7 @@ def transpose_int(self, dim0, dim1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TransposeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
@@ -1970,7 +1970,7 @@ def unbind_int(self, dim=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
+        grad_fn = _n.UnbindBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -1993,7 +1993,7 @@ def unsqueeze_default(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UnsqueezeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -2016,7 +2016,7 @@ def view_default(self, size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -2039,7 +2039,7 @@ def _unsafe_view_default(self, size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UnsafeViewBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -2058,7 +2058,7 @@ def where_self(condition, self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.WhereBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or condition._inference:
                 grad_fn._sv_condition = _Saved(condition)
@@ -2084,7 +2084,7 @@ def exp2_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Exp2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2108,7 +2108,7 @@ def exp2__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Exp2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.exp2_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -2135,7 +2135,7 @@ def expm1_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Expm1Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2159,7 +2159,7 @@ def expm1__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Expm1Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.expm1_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -2186,7 +2186,7 @@ def log2_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log2Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2208,7 +2208,7 @@ def log2__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log2Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log2_forward.forward((self,), (), out=self._array)
@@ -2235,7 +2235,7 @@ def log10_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log10Backward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2257,7 +2257,7 @@ def log10__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log10Backward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log10_forward.forward((self,), (), out=self._array)
@@ -2284,7 +2284,7 @@ def log1p_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log1PBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2306,7 +2306,7 @@ def log1p__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Log1PBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.log1p_forward.forward((self,), (), out=self._array)
@@ -2333,7 +2333,7 @@ def rsqrt_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RsqrtBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2357,7 +2357,7 @@ def rsqrt__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RsqrtBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.rsqrt_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -2384,7 +2384,7 @@ def tan_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
             grad_fn._sv_result = _Saved(result, is_output=True)
@@ -2408,7 +2408,7 @@ def tan__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.tan_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -2435,7 +2435,7 @@ def asin_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AsinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2457,7 +2457,7 @@ def asin__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AsinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.asin_forward.forward((self,), (), out=self._array)
@@ -2484,7 +2484,7 @@ def acos_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AcosBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2506,7 +2506,7 @@ def acos__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AcosBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.acos_forward.forward((self,), (), out=self._array)
@@ -2533,7 +2533,7 @@ def atan_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AtanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2555,7 +2555,7 @@ def atan__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AtanBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.atan_forward.forward((self,), (), out=self._array)
@@ -2582,7 +2582,7 @@ def sinh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2604,7 +2604,7 @@ def sinh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.sinh_forward.forward((self,), (), out=self._array)
@@ -2631,7 +2631,7 @@ def cosh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2653,7 +2653,7 @@ def cosh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.cosh_forward.forward((self,), (), out=self._array)
@@ -2680,7 +2680,7 @@ def asinh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AsinhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2702,7 +2702,7 @@ def asinh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AsinhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.asinh_forward.forward((self,), (), out=self._array)
@@ -2729,7 +2729,7 @@ def acosh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AcoshBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2751,7 +2751,7 @@ def acosh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AcoshBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.acosh_forward.forward((self,), (), out=self._array)
@@ -2778,7 +2778,7 @@ def atanh_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2800,7 +2800,7 @@ def atanh__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.atanh_forward.forward((self,), (), out=self._array)
@@ -2827,7 +2827,7 @@ def erf_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ErfBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2849,7 +2849,7 @@ def erf__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ErfBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.erf_forward.forward((self,), (), out=self._array)
@@ -2876,7 +2876,7 @@ def erfc_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ErfcBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2898,7 +2898,7 @@ def erfc__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ErfcBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.erfc_forward.forward((self,), (), out=self._array)
@@ -2922,7 +2922,7 @@ def logit_default(self, eps=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.LogitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -2942,7 +2942,7 @@ def logit__default(self, eps=None):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LogitBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_eps = eps
     try:
@@ -2967,7 +2967,7 @@ def floor_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FloorBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -2981,7 +2981,7 @@ def floor__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.FloorBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.floor(self._array))
     except Exception as _exc:
@@ -3004,7 +3004,7 @@ def ceil_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.CeilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -3018,7 +3018,7 @@ def ceil__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CeilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.ceil(self._array))
     except Exception as _exc:
@@ -3041,7 +3041,7 @@ def round_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RoundBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -3055,7 +3055,7 @@ def round__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RoundBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.round(self._array))
     except Exception as _exc:
@@ -3078,7 +3078,7 @@ def round_decimals(self, *, decimals):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RoundBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -3092,7 +3092,7 @@ def round__decimals(self, *, decimals):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RoundBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.round_decimals(self._array, decimals=decimals))
     except Exception as _exc:
@@ -3115,7 +3115,7 @@ def trunc_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TruncBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -3129,7 +3129,7 @@ def trunc__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TruncBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.trunc(self._array))
     except Exception as _exc:
@@ -3152,7 +3152,7 @@ def frac_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FracBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -3166,7 +3166,7 @@ def frac__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.FracBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.frac(self._array))
     except Exception as _exc:
@@ -3188,7 +3188,7 @@ def clamp_Tensor(self, min=None, max=None):
         _translate(_exc, 'clamp', (self, min, max, ))
         raise
     if _needs_grad(self, min, max):
-        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
+        grad_fn = _n.ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _out_meta(result))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -3212,7 +3212,7 @@ def clamp__Tensor(self, min=None, max=None):
     grad_fn = None
     if _needs_grad(self, min, max):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampBackward0((_fn(self), _fn_opt(min), _fn_opt(max), ), (_nr(self), _nr_opt(min), _nr_opt(max), ), (_meta(self), _meta_opt(min), _meta_opt(max), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or (min is not None and min.requires_grad) or (max is not None and max.requires_grad):
@@ -3241,7 +3241,7 @@ def clamp_default(self, min=None, max=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ClampBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3262,7 +3262,7 @@ def clamp__default(self, min=None, max=None):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
         grad_fn._v_max = max
@@ -3291,7 +3291,7 @@ def clamp_min_default(self, min):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampMinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3314,7 +3314,7 @@ def clamp_min__default(self, min):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampMinBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min = min
     try:
@@ -3342,7 +3342,7 @@ def clamp_max_default(self, max):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampMaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3365,7 +3365,7 @@ def clamp_max__default(self, max):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ClampMaxBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_max = max
     try:
@@ -3390,7 +3390,7 @@ def nan_to_num_default(self, nan=None, posinf=None, neginf=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.NanToNumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3409,7 +3409,7 @@ def nan_to_num__default(self, nan=None, posinf=None, neginf=None):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.NanToNumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _write_inplace(self, _fw.nan_to_num(self._array, nan, posinf, neginf))
@@ -3436,7 +3436,7 @@ def deg2rad_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Deg2RadBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -3453,7 +3453,7 @@ def deg2rad__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Deg2RadBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Deg2RadBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.deg2rad_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -3479,7 +3479,7 @@ def rad2deg_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Rad2DegBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         result = _new_tensor(result, grad_fn, 0, None, _c0)
         return result
     return _new_tensor(result, None, 0)
@@ -3496,7 +3496,7 @@ def rad2deg__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Rad2DegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Rad2DegBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _k.rad2deg_forward.forward((self,), (), out=self._array)
     except Exception as _exc:
@@ -3579,7 +3579,7 @@ def gelu_default(self, *, approximate='none'):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.GeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3605,7 +3605,7 @@ def silu_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SiluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3627,7 +3627,7 @@ def silu__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SiluBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.silu_forward.forward((self,), (), out=self._array)
@@ -3654,7 +3654,7 @@ def mish_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3676,7 +3676,7 @@ def mish__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.mish_forward.forward((self,), (), out=self._array)
@@ -3703,7 +3703,7 @@ def softplus_default(self, beta=1, threshold=20):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SoftplusBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3730,7 +3730,7 @@ def elu_default(self, alpha=1, scale=1, input_scale=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.EluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3758,7 +3758,7 @@ def celu_default(self, alpha=1.0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CeluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3784,7 +3784,7 @@ def leaky_relu_default(self, negative_slope=0.01):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LeakyReluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3810,7 +3810,7 @@ def hardtanh_default(self, min_val=-1, max_val=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardtanhBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3834,7 +3834,7 @@ def hardtanh__default(self, min_val=-1, max_val=1):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardtanhBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_min_val = min_val
         grad_fn._v_max_val = max_val
@@ -3863,7 +3863,7 @@ def hardsigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardsigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3885,7 +3885,7 @@ def hardsigmoid__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardsigmoidBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.hardsigmoid_forward.forward((self,), (), out=self._array)
@@ -3912,7 +3912,7 @@ def hardswish_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardswishBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3934,7 +3934,7 @@ def hardswish__default(self):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardswishBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
     try:
         _k.hardswish_forward.forward((self,), (), out=self._array)
@@ -3961,7 +3961,7 @@ def log_sigmoid_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LogSigmoidBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -3986,7 +3986,7 @@ def softshrink_default(self, lambd=0.5):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.SoftshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4012,7 +4012,7 @@ def hardshrink_default(self, lambd=0.5):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HardshrinkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4044,7 +4044,7 @@ def _prelu_kernel_default(self, weight):
     _f1 = weight.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, weight)
-        grad_fn = PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and weight.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.PreluKernelBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(weight), ), (self.output_nr if _f0 is not None else 0, weight.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and weight.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or weight._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4073,7 +4073,7 @@ def glu_default(self, dim=-1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = GluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.GluBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4097,7 +4097,7 @@ def div_Tensor_mode(self, other, *, rounding_mode):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.DivBackward2((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4127,7 +4127,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.DivBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_other = other
         grad_fn._v_rounding_mode = rounding_mode
         result = _new_tensor(result, grad_fn, 0)
@@ -4147,7 +4147,7 @@ def fmax_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.FmaxBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4177,7 +4177,7 @@ def fmin_default(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.FminBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4215,7 +4215,7 @@ def atan2_default(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.Atan2Backward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4244,7 +4244,7 @@ def atan2__default(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.Atan2Backward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -4284,7 +4284,7 @@ def hypot_default(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.HypotBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4320,7 +4320,7 @@ def hypot__default(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.HypotBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
@@ -4352,7 +4352,7 @@ def remainder_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RemainderBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -4366,7 +4366,7 @@ def remainder__Scalar(self, other):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RemainderBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.remainder_Scalar(self._array, other))
     except Exception as _exc:
@@ -4390,7 +4390,7 @@ def remainder_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.RemainderBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4416,7 +4416,7 @@ def remainder__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.RemainderBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
@@ -4447,7 +4447,7 @@ def fmod_Scalar(self, other):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FmodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -4461,7 +4461,7 @@ def fmod__Scalar(self, other):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.FmodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
     try:
         _write_inplace(self, _fw.fmod_Scalar(self._array, other))
     except Exception as _exc:
@@ -4485,7 +4485,7 @@ def fmod_Tensor(self, other):
     _f0 = self.grad_fn
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
-        grad_fn = FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
+        grad_fn = _n.FmodBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _meta2(self, other), _out_meta(result))
         if _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4511,7 +4511,7 @@ def fmod__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.FmodBackward1((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if other.grad_fn is not None or other._requires_grad:
@@ -4551,7 +4551,7 @@ def lerp_Scalar(self, end, weight):
     _f1 = end.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or end._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, end)
-        grad_fn = LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and end.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.LerpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(end), ), (self.output_nr if _f0 is not None else 0, end.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and end.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         grad_fn._v_weight = weight
         result = _new_tensor(result, grad_fn, 0, None, _c)
         return result
@@ -4569,7 +4569,7 @@ def lerp__Scalar(self, end, weight):
     grad_fn = None
     if _needs_grad(self, end):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LerpBackward0((_fn(self), _fn(end), ), (_nr(self), _nr(end), ), (_meta(self), _meta(end), ), _LIKE_FIRST_INPUT)
         grad_fn._v_weight = weight
     try:
         _k.lerp_Scalar_forward.forward((self, end), (weight,), out=self._array)
@@ -4593,7 +4593,7 @@ def lerp_Tensor(self, end, weight):
         raise
     if _needs_grad(self, end, weight):
         _m = (_meta(self), _meta(end), _meta(weight), )
-        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
+        grad_fn = _n.LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if weight.grad_fn is not None or weight._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4628,7 +4628,7 @@ def lerp__Tensor(self, end, weight):
     grad_fn = None
     if _needs_grad(self, end, weight):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LerpBackward1((_fn(self), _fn(end), _fn(weight), ), (_nr(self), _nr(end), _nr(weight), ), (_meta(self), _meta(end), _meta(weight), ), _LIKE_FIRST_INPUT)
         if weight.grad_fn is not None or weight._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if weight.grad_fn is not None or weight._requires_grad:
@@ -4665,7 +4665,7 @@ def addcmul_default(self, tensor1, tensor2, *, value=1):
         raise
     if _needs_grad(self, tensor1, tensor2):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
-        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
+        grad_fn = _n.AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
@@ -4695,7 +4695,7 @@ def addcmul__default(self, tensor1, tensor2, *, value=1):
     grad_fn = None
     if _needs_grad(self, tensor1, tensor2):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AddcmulBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
@@ -4731,7 +4731,7 @@ def addcdiv_default(self, tensor1, tensor2, *, value=1):
         raise
     if _needs_grad(self, tensor1, tensor2):
         _m = (_meta(self), _meta(tensor1), _meta(tensor2), )
-        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
+        grad_fn = _n.AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] and _m[1] is _m[2] else _out_meta(result))
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
@@ -4761,7 +4761,7 @@ def addcdiv__default(self, tensor1, tensor2, *, value=1):
     grad_fn = None
     if _needs_grad(self, tensor1, tensor2):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AddcdivBackward0((_fn(self), _fn(tensor1), _fn(tensor2), ), (_nr(self), _nr(tensor1), _nr(tensor2), ), (_meta(self), _meta(tensor1), _meta(tensor2), ), _LIKE_FIRST_INPUT)
         if tensor2.grad_fn is not None or tensor2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or tensor1._inference:
                 grad_fn._sv_tensor1 = _Saved(tensor1)
@@ -4842,7 +4842,7 @@ def logaddexp_default(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.LogaddexpBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -4871,7 +4871,7 @@ def prod_default(self, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ProdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4900,7 +4900,7 @@ def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ProdBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4927,7 +4927,7 @@ def max_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.MaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -4948,7 +4948,7 @@ def max_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MaxBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -4980,7 +4980,7 @@ def min_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.MinBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -5001,7 +5001,7 @@ def min_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MinBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5030,7 +5030,7 @@ def amax_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5061,7 +5061,7 @@ def amin_default(self, dim=(), keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5116,7 +5116,7 @@ def nansum_default(self, dim=None, keepdim=False, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = NansumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.NansumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5141,7 +5141,7 @@ def logsumexp_default(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.LogsumexpBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5173,7 +5173,7 @@ def var_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.VarBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5198,7 +5198,7 @@ def std_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.StdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5233,7 +5233,7 @@ def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
+        grad_fn = _n.VarMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5262,7 +5262,7 @@ def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
+        grad_fn = _n.StdMeanBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], result[1], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5289,7 +5289,7 @@ def linalg_vector_norm_default(self, ord=2, dim=None, keepdim=False, *, dtype=No
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.LinalgVectorNormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5321,7 +5321,7 @@ def cumsum_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.CumsumBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -5336,7 +5336,7 @@ def cumsum__default(self, dim, *, dtype=None):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CumsumBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_dim = dim
     try:
         _write_inplace(self, _fw.cumsum(self._array, dim, dtype=dtype))
@@ -5360,7 +5360,7 @@ def cumprod_default(self, dim, *, dtype=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad) and result.dtype.kind in 'fc':
-        grad_fn = CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.CumprodBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5387,7 +5387,7 @@ def cumprod__default(self, dim, *, dtype=None):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CumprodBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_dim = dim
     try:
@@ -5416,7 +5416,7 @@ def cummax_default(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CummaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.CummaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5443,7 +5443,7 @@ def cummin_default(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CumminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.CumminBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5467,7 +5467,7 @@ def median_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MedianBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MedianBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5499,7 +5499,7 @@ def median_dim(self, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MedianBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.MedianBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -5520,7 +5520,7 @@ def norm_Scalar(self, p=2):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.NormBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5550,7 +5550,7 @@ def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NormBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.NormBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -5581,7 +5581,7 @@ def addmm_default(self, mat1, mat2, *, beta=1, alpha=1):
         _translate(_exc, 'addmm', (self, mat1, mat2, ))
         raise
     if _needs_grad(self, mat1, mat2):
-        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
+        grad_fn = _n.AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _out_meta(result))
         if mat2.grad_fn is not None or mat2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat1._inference:
                 grad_fn._sv_mat1 = _Saved(mat1)
@@ -5609,7 +5609,7 @@ def addmm__default(self, mat1, mat2, *, beta=1, alpha=1):
     grad_fn = None
     if _needs_grad(self, mat1, mat2):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.AddmmBackward0((_fn(self), _fn(mat1), _fn(mat2), ), (_nr(self), _nr(mat1), _nr(mat2), ), (_meta(self), _meta(mat1), _meta(mat2), ), _LIKE_FIRST_INPUT)
         if mat2.grad_fn is not None or mat2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mat1._inference:
                 grad_fn._sv_mat1 = _Saved(mat1)
@@ -5645,7 +5645,7 @@ def baddbmm_default(self, batch1, batch2, *, beta=1, alpha=1):
         _translate(_exc, 'baddbmm', (self, batch1, batch2, ))
         raise
     if _needs_grad(self, batch1, batch2):
-        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
+        grad_fn = _n.BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _out_meta(result))
         if batch2.grad_fn is not None or batch2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch1._inference:
                 grad_fn._sv_batch1 = _Saved(batch1)
@@ -5673,7 +5673,7 @@ def baddbmm__default(self, batch1, batch2, *, beta=1, alpha=1):
     grad_fn = None
     if _needs_grad(self, batch1, batch2):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.BaddbmmBackward0((_fn(self), _fn(batch1), _fn(batch2), ), (_nr(self), _nr(batch1), _nr(batch2), ), (_meta(self), _meta(batch1), _meta(batch2), ), _LIKE_FIRST_INPUT)
         if batch2.grad_fn is not None or batch2._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or batch1._inference:
                 grad_fn._sv_batch1 = _Saved(batch1)
@@ -5713,7 +5713,7 @@ def linalg_inv_ex_default(A, *, check_errors=False):
         raise
     _f0 = A.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or A._requires_grad):
-        grad_fn = LinalgInvExBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _outs_meta((result[0], )))
+        grad_fn = _n.LinalgInvExBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _outs_meta((result[0], )))
         outputs = _linalg_inv_ex_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
         grad_fn._sv_inverse = _Saved(outputs[0], is_output=True)
         return outputs
@@ -5731,7 +5731,7 @@ def _linalg_det_default(A):
         raise
     _f0 = A.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or A._requires_grad):
-        grad_fn = LinalgDetBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _out_meta(result))
+        grad_fn = _n.LinalgDetBackward0((_f0 if _f0 is not None else _fn(A), ), (A.output_nr if _f0 is not None else 0, ) if (_f0 is not None and A.output_nr) else _NR1, _meta1(A), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or A._inference:
             grad_fn._sv_A = _Saved(A)
         else:
@@ -5760,7 +5760,7 @@ def trace_default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TraceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TraceBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -5778,7 +5778,7 @@ def squeeze_dims(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -5801,7 +5801,7 @@ def squeeze__default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward3((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -5819,7 +5819,7 @@ def squeeze__dim(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward4((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
@@ -5838,7 +5838,7 @@ def squeeze__dims(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SqueezeBackward5((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -5856,7 +5856,7 @@ def repeat_default(self, repeats):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RepeatBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_repeats = repeats
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
@@ -5875,7 +5875,7 @@ def index_Tensor(self, indices):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.IndexBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_indices = indices
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0)
@@ -5895,7 +5895,7 @@ def index_put_default(self, indices, values, accumulate=False):
     _f0 = self.grad_fn
     _f1 = values.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or values._requires_grad):
-        grad_fn = IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and values.output_nr) else _NR2, _meta2(self, values), _out_meta(result))
+        grad_fn = _n.IndexPutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(values), ), (self.output_nr if _f0 is not None else 0, values.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and values.output_nr) else _NR2, _meta2(self, values), _out_meta(result))
         if _f0 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or values._inference:
                 grad_fn._sv_values = _Saved(values)
@@ -5917,7 +5917,7 @@ def index_put__default(self, indices, values, accumulate=False):
     grad_fn = None
     if _needs_grad(self, values):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.IndexPutBackward0((_fn(self), _fn(values), ), (_nr(self), _nr(values), ), (_meta(self), _meta(values), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or values._inference:
                 grad_fn._sv_values = _Saved(values)
@@ -5948,7 +5948,7 @@ def gather_default(self, dim, index, *, sparse_grad=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.GatherBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -5973,7 +5973,7 @@ def scatter_src(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
+        grad_fn = _n.ScatterBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -5994,7 +5994,7 @@ def scatter__src(self, dim, index, src):
     grad_fn = None
     if _needs_grad(self, src):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ScatterBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or src.grad_fn is not None or src._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -6024,7 +6024,7 @@ def scatter_value(self, dim, index, value):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ScatterBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -6044,7 +6044,7 @@ def scatter__value(self, dim, index, value):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ScatterBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -6074,7 +6074,7 @@ def scatter_add_default(self, dim, index, src):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
+        grad_fn = _n.ScatterAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         if _f1 is not None or src._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -6095,7 +6095,7 @@ def scatter_add__default(self, dim, index, src):
     grad_fn = None
     if _needs_grad(self, src):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ScatterAddBackward0((_fn(self), _fn(src), ), (_nr(self), _nr(src), ), (_meta(self), _meta(src), ), _LIKE_FIRST_INPUT)
         if src.grad_fn is not None or src._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -6125,7 +6125,7 @@ def index_select_default(self, dim, index):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.IndexSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -6150,7 +6150,7 @@ def index_add_default(self, dim, index, source, *, alpha=1):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
+        grad_fn = _n.IndexAddBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f1 is not None or source._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -6173,7 +6173,7 @@ def index_add__default(self, dim, index, source, *, alpha=1):
     grad_fn = None
     if _needs_grad(self, source):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.IndexAddBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if source.grad_fn is not None or source._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -6205,7 +6205,7 @@ def masked_fill_Scalar(self, mask, value):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MaskedFillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
@@ -6227,7 +6227,7 @@ def masked_fill__Scalar(self, mask, value):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MaskedFillBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
             grad_fn._sv_mask = _Saved(mask)
         else:
@@ -6256,7 +6256,7 @@ def masked_fill_Tensor(self, mask, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
+        grad_fn = _n.MaskedFillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
@@ -6279,7 +6279,7 @@ def masked_fill__Tensor(self, mask, value):
     grad_fn = None
     if _needs_grad(self, value):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.MaskedFillBackward1((_fn(self), _fn(value), ), (_nr(self), _nr(value), ), (_meta(self), _meta(value), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or value.grad_fn is not None or value._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or mask._inference:
                 grad_fn._sv_mask = _Saved(mask)
@@ -6308,7 +6308,7 @@ def flip_default(self, dims):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FlipBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dims = dims
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -6326,7 +6326,7 @@ def roll_default(self, shifts, dims=()):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RollBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_shifts = shifts
         grad_fn._v_dims = dims
         result = _new_tensor(result, grad_fn, 0)
@@ -6345,7 +6345,7 @@ def tril_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TrilBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -6360,7 +6360,7 @@ def tril__default(self, diagonal=0):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TrilBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_diagonal = diagonal
     try:
         _write_inplace(self, _fw.tril(self._array, diagonal))
@@ -6384,7 +6384,7 @@ def triu_default(self, diagonal=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TriuBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_diagonal = diagonal
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -6399,7 +6399,7 @@ def triu__default(self, diagonal=0):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.TriuBackward0((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_diagonal = diagonal
     try:
         _write_inplace(self, _fw.triu(self._array, diagonal))
@@ -6423,7 +6423,7 @@ def diagonal_default(self, offset=0, dim1=0, dim2=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.DiagonalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6449,7 +6449,7 @@ def diagonal_backward_default(grad_output, input_sizes, offset, dim1, dim2):
         raise
     _f0 = grad_output.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad):
-        grad_fn = DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
+        grad_fn = _n.DiagonalBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), ), (grad_output.output_nr if _f0 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) else _NR1, _meta1(grad_output), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6469,7 +6469,7 @@ def diagonal_copy_default(self, offset=0, dim1=0, dim2=1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagonalBackward0_copy((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.DiagonalBackward0_copy((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6490,7 +6490,7 @@ def diag_embed_default(self, offset=0, dim1=-2, dim2=-1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = DiagEmbedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.DiagEmbedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_offset = offset
         grad_fn._v_dim1 = dim1
         grad_fn._v_dim2 = dim2
@@ -6510,7 +6510,7 @@ def masked_select_default(self, mask):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaskedSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.MaskedSelectBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6537,7 +6537,7 @@ def constant_pad_nd_default(self, pad, value=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ConstantPadNdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_pad = pad
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -6558,7 +6558,7 @@ def sort_default(self, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.SortBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _sort_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
@@ -6581,7 +6581,7 @@ def topk_default(self, k, dim=-1, largest=True, sorted=True):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.TopkBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _topk_default_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
@@ -6601,7 +6601,7 @@ def _softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
@@ -6626,7 +6626,7 @@ def _log_softmax_default(self, dim, half_to_float):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.LogSoftmaxBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or result.__class__ is not _ndarray:
             result = _new_tensor(result, grad_fn, 0)
@@ -6660,7 +6660,7 @@ def xlogy_Tensor(self, other):
     _f1 = other.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(self, other)
-        grad_fn = XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.XlogyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(other), ), (self.output_nr if _f0 is not None else 0, other.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and other.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or other._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6689,7 +6689,7 @@ def xlogy__Tensor(self, other):
     grad_fn = None
     if _needs_grad(self, other):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.XlogyBackward0((_fn(self), _fn(other), ), (_nr(self), _nr(other), ), (_meta(self), _meta(other), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
             grad_fn._sv_self = _Saved(_original_self(self))
         if self.grad_fn is not None or self._requires_grad or other.grad_fn is not None or other._requires_grad:
@@ -6721,7 +6721,7 @@ def mse_loss_default(self, target, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
+        grad_fn = _n.MseLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6752,7 +6752,7 @@ def soft_margin_loss_default(self, target, reduction='Mean'):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SoftMarginLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.SoftMarginLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6782,7 +6782,7 @@ def smooth_l1_loss_default(self, target, reduction='Mean', beta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
+        grad_fn = _n.SmoothL1LossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6815,7 +6815,7 @@ def huber_loss_default(self, target, reduction='Mean', delta=1.0):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
+        grad_fn = _n.HuberLossBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6850,7 +6850,7 @@ def nll_loss_forward_default(self, target, weight, reduction, ignore_index):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.NllLossBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -6882,7 +6882,7 @@ def binary_cross_entropy_default(self, target, weight=None, reduction='Mean'):
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
+        grad_fn = _n.BinaryCrossEntropyBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6915,7 +6915,7 @@ def binary_cross_entropy_with_logits_default(self, target, weight=None, pos_weig
     _f0 = self.grad_fn
     _f1 = target.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
+        grad_fn = _n.BinaryCrossEntropyWithLogitsBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(target), ), (self.output_nr if _f0 is not None else 0, target.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and target.output_nr) else _NR2, _meta2(self, target), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or target._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -6951,7 +6951,7 @@ def native_layer_norm_default(input, normalized_shape, weight, bias, eps):
         _translate(_exc, 'native_layer_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
+        grad_fn = _n.NativeLayerNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
@@ -6981,7 +6981,7 @@ def convolution_default(input, weight, bias, stride, padding, dilation, transpos
         _translate(_exc, 'convolution', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
+        grad_fn = _n.ConvolutionBackward0((_fn(input), _fn(weight), _fn_opt(bias), ), (_nr(input), _nr(weight), _nr_opt(bias), ), (_meta(input), _meta(weight), _meta_opt(bias), ), _out_meta(result))
         if input.grad_fn is not None or input._requires_grad or weight.grad_fn is not None or weight._requires_grad or (bias is not None and bias.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
@@ -7021,7 +7021,7 @@ def max_pool2d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.MaxPool2DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7049,7 +7049,7 @@ def upsample_nearest2d_default(self, output_size, scales_h=None, scales_w=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UpsampleNearest2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UpsampleNearest2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_scales_h = scales_h
         grad_fn._v_scales_w = scales_w
@@ -7070,7 +7070,7 @@ def upsample_bilinear2d_default(self, output_size, align_corners, scales_h=None,
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UpsampleBilinear2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UpsampleBilinear2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_output_size = output_size
         grad_fn._v_align_corners = align_corners
         grad_fn._v_scales_h = scales_h
@@ -7092,7 +7092,7 @@ def avg_pool2d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7120,7 +7120,7 @@ def _adaptive_avg_pool2d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AdaptiveAvgPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7144,7 +7144,7 @@ def native_batch_norm_default(input, weight, bias, running_mean, running_var, tr
         _translate(_exc, 'native_batch_norm', (input, weight, bias, running_mean, running_var, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
+        grad_fn = _n.NativeBatchNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
@@ -7179,7 +7179,7 @@ def native_group_norm_default(input, weight, bias, N, C, HxW, group, eps):
         _translate(_exc, 'native_group_norm', (input, weight, bias, ))
         raise
     if _needs_grad(input, weight, bias):
-        grad_fn = NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
+        grad_fn = _n.NativeGroupNormBackward0((_fn(input), _fn_opt(weight), _fn_opt(bias), ), (_nr(input), _nr_opt(weight), _nr_opt(bias), ), (_meta(input), _meta_opt(weight), _meta_opt(bias), ), _outs_meta((result[0], )))
         if input.grad_fn is not None or input._requires_grad or (weight is not None and weight.requires_grad) or (bias is not None and bias.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
@@ -7213,7 +7213,7 @@ def embedding_default(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         raise
     _f0 = weight.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or weight._requires_grad):
-        grad_fn = EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ) if (_f0 is not None and weight.output_nr) else _NR1, _meta1(weight), _out_meta(result))
+        grad_fn = _n.EmbeddingBackward0((_f0 if _f0 is not None else _fn(weight), ), (weight.output_nr if _f0 is not None else 0, ) if (_f0 is not None and weight.output_nr) else _NR1, _meta1(weight), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or indices._inference:
             grad_fn._sv_indices = _Saved(indices)
         else:
@@ -7240,7 +7240,7 @@ def _embedding_bag_default(weight, indices, offsets, scale_grad_by_freq=False, m
         _translate(_exc, '_embedding_bag', (weight, indices, offsets, per_sample_weights, ))
         raise
     if _needs_grad(weight, per_sample_weights):
-        grad_fn = EmbeddingBagBackward0((_fn(weight), _fn_opt(per_sample_weights), ), (_nr(weight), _nr_opt(per_sample_weights), ), (_meta(weight), _meta_opt(per_sample_weights), ), _outs_meta((result[0], )))
+        grad_fn = _n.EmbeddingBagBackward0((_fn(weight), _fn_opt(per_sample_weights), ), (_nr(weight), _nr_opt(per_sample_weights), ), (_meta(weight), _meta_opt(per_sample_weights), ), _outs_meta((result[0], )))
         if (per_sample_weights is not None and per_sample_weights.requires_grad):
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or weight._inference:
                 grad_fn._sv_weight = _Saved(weight)
@@ -7284,7 +7284,7 @@ def fill_Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FillBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7302,7 +7302,7 @@ def fill_Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
+        grad_fn = _n.FillBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7319,7 +7319,7 @@ def fill__Scalar(self, value):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.FillBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7337,7 +7337,7 @@ def fill__Tensor(self, value):
     _f0 = self.grad_fn
     _f1 = value.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or value._requires_grad):
-        grad_fn = FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
+        grad_fn = _n.FillBackward3((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(value), ), (self.output_nr if _f0 is not None else 0, value.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and value.output_nr) else _NR2, _meta2(self, value), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7354,7 +7354,7 @@ def zero__default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ZeroBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7371,7 +7371,7 @@ def _reshape_alias_default(self, size, stride):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReshapeAliasBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_self_sym_sizes = _value(self).shape
         result = _new_tensor(result, grad_fn, 0, _shared_version(self))
         result._base = self
@@ -7395,7 +7395,7 @@ def copy__default(self, src, non_blocking=False):
     _f0 = self.grad_fn
     _f1 = src.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or src._requires_grad):
-        grad_fn = CopyBackwards((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
+        grad_fn = _n.CopyBackwards((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(src), ), (self.output_nr if _f0 is not None else 0, src.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and src.output_nr) else _NR2, _meta2(self, src), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7412,7 +7412,7 @@ def as_strided_default(self, size, stride, storage_offset=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AsStridedBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -7438,7 +7438,7 @@ def unsafe_split_Tensor(self, split_size, dim=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
+        grad_fn = _n.UnsafeSplitBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_size = split_size
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -7459,7 +7459,7 @@ def unsafe_split_with_sizes_default(self, split_sizes, dim=0):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
+        grad_fn = _n.UnsafeSplitWithSizesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta(result))
         grad_fn._v_split_sizes = split_sizes
         grad_fn._v_dim = dim
         grad_fn._v_self_scalar_type = _value(self).dtype
@@ -7481,7 +7481,7 @@ def put_default(self, index, source, accumulate=False):
     _f0 = self.grad_fn
     _f1 = source.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad):
-        grad_fn = PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
+        grad_fn = _n.PutBackward0((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(source), ), (self.output_nr if _f0 is not None else 0, source.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and source.output_nr) else _NR2, _meta2(self, source), _out_meta(result))
         if _f0 is not None or self._requires_grad or _f1 is not None or source._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -7509,7 +7509,7 @@ def put__default(self, index, source, accumulate=False):
     grad_fn = None
     if _needs_grad(self, source):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.PutBackward0((_fn(self), _fn(source), ), (_nr(self), _nr(source), ), (_meta(self), _meta(source), ), _LIKE_FIRST_INPUT)
         if self.grad_fn is not None or self._requires_grad or source.grad_fn is not None or source._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
                 grad_fn._sv_index = _Saved(index)
@@ -7546,7 +7546,7 @@ def take_default(self, index):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TakeBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or index._inference:
             grad_fn._sv_index = _Saved(index)
         else:
@@ -7572,7 +7572,7 @@ def sort_stable(self, *, stable, dim=-1, descending=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.SortBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_self_sym_sizes = _value(self).shape
         outputs = _sort_stable_return(_new_tensor(result[0], grad_fn, 0), _new_tensor(result[1]))
@@ -7595,7 +7595,7 @@ def kthvalue_default(self, k, dim=-1, keepdim=False):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.KthvalueBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         grad_fn._v_dim = dim
         grad_fn._v_keepdim = keepdim
         grad_fn._v_self_sym_sizes = _value(self).shape
@@ -7640,7 +7640,7 @@ def elu__default(self, alpha=1, scale=1, input_scale=1):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = EluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.EluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
         grad_fn._v_scale = scale
         grad_fn._v_input_scale = input_scale
@@ -7667,7 +7667,7 @@ def celu__default(self, alpha=1.0):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = CeluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.CeluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_alpha = alpha
     try:
         _k.celu__forward.forward((self,), (alpha,), out=self._array)
@@ -7692,7 +7692,7 @@ def leaky_relu__default(self, negative_slope=0.01):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = LeakyReluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.LeakyReluBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._v_negative_slope = negative_slope
     try:
         _k.leaky_relu__forward.forward((self,), (negative_slope,), out=self._array)
@@ -7720,7 +7720,7 @@ def threshold_default(self, threshold, value):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ThresholdBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _c0.one if _c0 is not None else _meta1(self), _LIKE_FIRST_INPUT)
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -7743,7 +7743,7 @@ def threshold__default(self, threshold, value):
     grad_fn = None
     if _needs_grad(self):
         _check_view_meta(self)  # an input requires grad: a view made in no_grad mode (...) refuses, before the write
-        grad_fn = ThresholdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
+        grad_fn = _n.ThresholdBackward1((_fn(self), ), (_nr(self), ), (_meta(self), ), _LIKE_FIRST_INPUT)
         grad_fn._sv_self = _Saved(_original_self(self))
         grad_fn._v_threshold = threshold
     try:
@@ -7777,7 +7777,7 @@ def threshold_backward_default(grad_output, self, threshold):
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self)
-        grad_fn = ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.ThresholdBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -7801,7 +7801,7 @@ def uniform__default(self, from_=0, to=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UniformBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UniformBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7818,7 +7818,7 @@ def normal__default(self, mean=0, std=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = NormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.NormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7835,7 +7835,7 @@ def bernoulli_default(self, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = BernoulliBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.BernoulliBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7865,7 +7865,7 @@ def bernoulli__Tensor(self, p, *, generator=None):
     _f0 = self.grad_fn
     _f1 = p.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad or _f1 is not None or p._requires_grad):
-        grad_fn = BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and p.output_nr) else _NR2, _meta2(self, p), _out_meta(result))
+        grad_fn = _n.BernoulliBackward1((_f0 if _f0 is not None else _fn(self), _f1 if _f1 is not None else _fn(p), ), (self.output_nr if _f0 is not None else 0, p.output_nr if _f1 is not None else 0, ) if (_f0 is not None and self.output_nr) or (_f1 is not None and p.output_nr) else _NR2, _meta2(self, p), _out_meta(result))
         if _f1 is not None or p._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or p._inference:
                 grad_fn._sv_p = _Saved(p)
@@ -7888,7 +7888,7 @@ def bernoulli__float(self, p=0.5, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = BernoulliBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.BernoulliBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7905,7 +7905,7 @@ def exponential__default(self, lambd=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ExponentialBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ExponentialBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7922,7 +7922,7 @@ def geometric__default(self, p, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = GeometricBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.GeometricBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7939,7 +7939,7 @@ def log_normal__default(self, mean=1, std=2, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = LogNormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.LogNormalBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7956,7 +7956,7 @@ def cauchy__default(self, median=0, sigma=1, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = CauchyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.CauchyBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7973,7 +7973,7 @@ def random__from(self, from_, to, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RandomBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -7990,7 +7990,7 @@ def random__to(self, to, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RandomBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -8007,7 +8007,7 @@ def random__default(self, *, generator=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RandomBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RandomBackward2((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -8027,7 +8027,7 @@ def max_pool3d_with_indices_default(self, kernel_size, stride=(), padding=0, dil
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.MaxPool3DWithIndicesBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8055,7 +8055,7 @@ def avg_pool3d_default(self, kernel_size, stride=(), padding=0, ceil_mode=False,
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8083,7 +8083,7 @@ def _adaptive_avg_pool3d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AdaptiveAvgPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8108,7 +8108,7 @@ def adaptive_max_pool2d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.AdaptiveMaxPool2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8131,7 +8131,7 @@ def reflection_pad1d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReflectionPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8154,7 +8154,7 @@ def reflection_pad2d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReflectionPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8177,7 +8177,7 @@ def reflection_pad3d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReflectionPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8200,7 +8200,7 @@ def replication_pad1d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReplicationPad1DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8223,7 +8223,7 @@ def replication_pad2d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReplicationPad2DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8246,7 +8246,7 @@ def replication_pad3d_default(self, padding):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.ReplicationPad3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8269,7 +8269,7 @@ def rrelu_with_noise_default(self, noise, lower=0.125, upper=0.3333333333333333,
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RreluWithNoiseBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8302,7 +8302,7 @@ def adaptive_max_pool3d_default(self, output_size):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
+        grad_fn = _n.AdaptiveMaxPool3DBackward0((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _outs_meta((result[0], )))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
             grad_fn._sv_self = _Saved(self)
         else:
@@ -8325,7 +8325,7 @@ def rrelu_with_noise__default(self, noise, lower=0.125, upper=0.3333333333333333
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = RreluWithNoiseBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.RreluWithNoiseBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         if (_saved_hooks.pushed and _saved_hooks_tls.stack) or noise._inference:
             grad_fn._sv_noise = _Saved(noise)
         else:
@@ -8359,7 +8359,7 @@ def mkldnn_rnn_layer_default(input, weight0, weight1, weight2, weight3, hx_, cx_
         _translate(_exc, 'mkldnn_rnn_layer', (input, weight0, weight1, weight2, weight3, hx_, cx_, ))
         raise
     if _needs_grad(input, weight0, weight1, weight2, weight3, hx_, cx_):
-        grad_fn = MkldnnRnnLayerBackward0((_fn(input), _fn(weight0), _fn(weight1), _fn(weight2), _fn(weight3), _fn(hx_), _fn(cx_), ), (_nr(input), _nr(weight0), _nr(weight1), _nr(weight2), _nr(weight3), _nr(hx_), _nr(cx_), ), (_meta(input), _meta(weight0), _meta(weight1), _meta(weight2), _meta(weight3), _meta(hx_), _meta(cx_), ), _outs_meta((result[0], result[1], result[2], )))
+        grad_fn = _n.MkldnnRnnLayerBackward0((_fn(input), _fn(weight0), _fn(weight1), _fn(weight2), _fn(weight3), _fn(hx_), _fn(cx_), ), (_nr(input), _nr(weight0), _nr(weight1), _nr(weight2), _nr(weight3), _nr(hx_), _nr(cx_), ), (_meta(input), _meta(weight0), _meta(weight1), _meta(weight2), _meta(weight3), _meta(hx_), _meta(cx_), ), _outs_meta((result[0], result[1], result[2], )))
         if input.grad_fn is not None or input._requires_grad or weight0.grad_fn is not None or weight0._requires_grad or weight1.grad_fn is not None or weight1._requires_grad or weight2.grad_fn is not None or weight2._requires_grad or weight3.grad_fn is not None or weight3._requires_grad or hx_.grad_fn is not None or hx_._requires_grad or cx_.grad_fn is not None or cx_._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or input._inference:
                 grad_fn._sv_input = _Saved(input)
@@ -8431,7 +8431,7 @@ def transpose__default(self, dim0, dim1):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TransposeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TransposeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim0 = dim0
         grad_fn._v_dim1 = dim1
         result = _new_tensor(result, grad_fn, 0)
@@ -8450,7 +8450,7 @@ def t__default(self):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = TBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.TBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         result = _new_tensor(result, grad_fn, 0)
         return result
     return _new_tensor(result, None, 0)
@@ -8467,7 +8467,7 @@ def unsqueeze__default(self, dim):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = UnsqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.UnsqueezeBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_dim = dim
         result = _new_tensor(result, grad_fn, 0)
         return result
@@ -8485,7 +8485,7 @@ def as_strided__default(self, size, stride, storage_offset=None):
         raise
     _f0 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or self._requires_grad):
-        grad_fn = AsStridedBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
+        grad_fn = _n.AsStridedBackward1((_f0 if _f0 is not None else _fn(self), ), (self.output_nr if _f0 is not None else 0, ) if (_f0 is not None and self.output_nr) else _NR1, _meta1(self), _out_meta(result))
         grad_fn._v_size = size
         grad_fn._v_stride = stride
         grad_fn._v_storage_offset = storage_offset
@@ -8515,7 +8515,7 @@ def leaky_relu_backward_default(grad_output, self, negative_slope, self_is_resul
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self)
-        grad_fn = LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.LeakyReluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -8548,7 +8548,7 @@ def hardtanh_backward_default(grad_output, self, min_val, max_val):
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self)
-        grad_fn = HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.HardtanhBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f0 is not None or grad_output._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or self._inference:
                 grad_fn._sv_self = _Saved(self)
@@ -8582,7 +8582,7 @@ def elu_backward_default(grad_output, alpha, scale, input_scale, is_result, self
     _f1 = self_or_result.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self_or_result._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self_or_result)
-        grad_fn = EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self_or_result.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.EluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self_or_result), ), (grad_output.output_nr if _f0 is not None else 0, self_or_result.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self_or_result.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self_or_result._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8624,7 +8624,7 @@ def softplus_backward_default(grad_output, self, beta, threshold):
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self)
-        grad_fn = SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.SoftplusBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8664,7 +8664,7 @@ def hardswish_backward_default(grad_output, self):
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
         _m = _c.same2 if _c is not None else _meta2(grad_output, self)
-        grad_fn = HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
+        grad_fn = _n.HardswishBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _m, _LIKE_FIRST_INPUT if _m[0] is _m[1] else _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)
@@ -8694,7 +8694,7 @@ def gelu_backward_default(grad_output, self, *, approximate='none'):
     _f0 = grad_output.grad_fn
     _f1 = self.grad_fn
     if (not _grad_mode.off_threads or _grad_mode._state.enabled) and (_f0 is not None or grad_output._requires_grad or _f1 is not None or self._requires_grad):
-        grad_fn = GeluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _meta2(grad_output, self), _out_meta(result))
+        grad_fn = _n.GeluBackwardBackward0((_f0 if _f0 is not None else _fn(grad_output), _f1 if _f1 is not None else _fn(self), ), (grad_output.output_nr if _f0 is not None else 0, self.output_nr if _f1 is not None else 0, ) if (_f0 is not None and grad_output.output_nr) or (_f1 is not None and self.output_nr) else _NR2, _meta2(grad_output, self), _out_meta(result))
         if _f1 is not None or self._requires_grad:
             if (_saved_hooks.pushed and _saved_hooks_tls.stack) or grad_output._inference:
                 grad_fn._sv_grad_output = _Saved(grad_output)

@@ -8,7 +8,7 @@ parses the rendered modules and fails when a template or wrapper starts using a 
 """
 import keyword
 
-# Module-level names bound by the templates (imports, helpers, tables) of ops.py, nodes.py,
+# Module-level names bound by the templates (imports, helpers, tables) of ops.py, the node modules,
 # kernels/__init__.py and each kernel module.
 MODULE_NAMES = frozenset({
     # ops.py
@@ -20,8 +20,8 @@ MODULE_NAMES = frozenset({
     "_NR1", "_NR2",
     "FUNCTIONS", "METHODS", "_registry", "_observe", "_translate", "_original_self",
     "_record_multi_output_views", "_check_view_meta", "_saved_hooks_tls", "_saved_hooks", "_bump_version", "_shared_version",
-    "_return_type", "_ndarray", "_new_tensor",
-    # nodes.py
+    "_return_type", "_ndarray", "_new_tensor", "_n",
+    # nodes.py and each node module
     "math", "np", "_fns", "_RELEASED", "_Node", "_unpack_saved", "_saved_data", "_zeros_like_output", "_ops", "_FormulaRow", "_saved_list",
     "_saved_tensor_property", "_raw_saved_property", "_saved_value_property", "_saved_list_property",
     "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
@@ -29,7 +29,7 @@ MODULE_NAMES = frozenset({
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
     "kernel_parallel", "scalar",
     "_attach_dtype_rules",
-    # kernels/__init__.py (kernel modules loaded on first use)
+    # kernels/__init__.py and nodes/__init__.py (modules loaded on first use)
     "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",
     # the package
     "kernels", "nodes", "ops",
@@ -44,7 +44,7 @@ FUNCTION_LOCALS = frozenset({"result", "grad_fn", "outputs", "node", "grads", "n
 # would replace it for the whole module.
 MODULE_BUILTINS = frozenset({"Exception", "enumerate", "len", "tuple", "type"})
 
-# Builtins the generated functions and methods call (ops.py and nodes.py): a parameter or local of that
+# Builtins the generated functions and methods call (ops.py and the nodes): a parameter or local of that
 # name would hide it. (``abs``, ``max`` and ``min``, which torch uses as argument names, are called
 # only in kernels, and a kernel renames such a parameter where it calls the builtin: see lower.py.)
 FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "bool", "float", "int", "isinstance", "list", "property",
@@ -53,8 +53,8 @@ FUNCTION_BUILTINS = MODULE_BUILTINS | frozenset({"all", "any", "bool", "float", 
                                                   "AttributeError", "frozenset", "getattr", "globals", "set",
                                                   "__name__"})
 
-# File names the package itself uses: a kernel module may not be called like one of them (compared
-# case-insensitively, as on a case-insensitive file system).
+# File names the package itself uses: a row's kernel or node module may not be called like one of them
+# (compared case-insensitively, as on a case-insensitive file system).
 PACKAGE_FILES = frozenset({"__init__", "nodes", "ops", "kernels", "__pycache__"})
 
 KEYWORDS = frozenset(keyword.kwlist)

@@ -178,7 +178,17 @@ def render_models(models, table_file, table_sha, library=None):
             op.method = not first.params[0].startswith('"tensors"')
     files["kernels/__init__.py"] = env.get_template("kernels_init.py.j2").render(
         rows=models, stamp_lines=package_stamp, **common)
-    files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
+    if library is None:
+        # one module per node class, imported when an op first records that node (nodes/__init__.py)
+        files["nodes/__init__.py"] = env.get_template("nodes_init.py.j2").render(
+            rows=models, stamp_lines=package_stamp, **common)
+        for row in models:
+            if row.class_name:
+                files[f"nodes/{row.py_name}.py"] = env.get_template("node_module.py.j2").render(
+                    row=row, stamp_lines=[f"row sha256: {row.row_hash}"], **common)
+    else:
+        # a user library's few nodes: one module
+        files["nodes.py"] = env.get_template("nodes.py.j2").render(rows=models, stamp_lines=package_stamp, **common)
     files["ops.py"] = env.get_template("ops.py.j2").render(rows=models, ops=ops, registered=registered,
                                                            stamp_lines=package_stamp, **common)
     if library is None:

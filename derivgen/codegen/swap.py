@@ -3,11 +3,11 @@
 The new tree is built in a temporary folder next to the target (same file system, so renames are
 atomic): files that do not change are hard links to the current ones (copies where links are not
 possible), so their bytes and modification times, and the Numba caches in ``__pycache__``, are kept.
-A fresh interpreter then imports the new tree as ``derivgen.generated``; only if that succeeds is the
-old folder renamed aside and the new one renamed into place. The same interpreter, which has the new
-runtime loaded anyway, also runs the numerical check of the backward of the rows without a forward
-expression (``derivgen.formula_check``, given the checks as JSON on stdin); a row that fails it
-replaces nothing either. A failure at any step leaves ``generated/`` exactly as it was. An unchanged
+A fresh interpreter then imports the new tree as ``derivgen.generated``, each node module included;
+only if that succeeds is the old folder renamed aside and the new one renamed into place. The same
+interpreter, which has the new runtime loaded anyway, also runs the numerical check of the backward of
+the rows without a forward expression (``derivgen.formula_check``, given the checks as JSON on stdin);
+a row that fails it replaces nothing either. A failure at any step leaves ``generated/`` exactly as it was. An unchanged
 table writes nothing at all.
 """
 import json
@@ -37,6 +37,8 @@ if derivgen._generated_error is not None:
     raise derivgen._generated_error
 from derivgen.generated import kernels, nodes, ops
 assert ops.__file__.startswith(path), ops.__file__
+for name in dir(nodes):  # node modules load on first use: load each one now, so that every one imports
+    getattr(nodes, name)
 checks = json.loads(sys.stdin.read() or "[]")
 if checks:
     from derivgen.formula_check import check_rows

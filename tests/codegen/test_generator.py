@@ -38,7 +38,8 @@ def test_generate_twice_changes_no_byte(tmp_path, capsys):
     out = str(tmp_path / "gen")
     assert cli.main(["generate", "--table", TABLE, "--out", out]) == 0
     first = _files(out)
-    assert "nodes.py" in first and "ops.py" in first and "kernels/__init__.py" in first
+    assert "nodes/__init__.py" in first and "nodes/mul_Tensor.py" in first and "ops.py" in first
+    assert "kernels/__init__.py" in first
     capsys.readouterr()
     assert cli.main(["generate", "--table", TABLE, "--out", out]) == 0
     assert "nothing changed" in capsys.readouterr().out
@@ -58,7 +59,7 @@ def test_check_reports_a_modified_and_an_extra_file(tmp_path, capsys):
     out = tmp_path / "gen"
     shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
     assert cli.main(["generate", "--check", "--table", TABLE, "--out", str(out)]) == 0
-    node_file = out / "nodes.py"
+    node_file = out / "nodes" / "mul_Tensor.py"
     node_file.write_text(node_file.read_text(encoding="utf-8") + "\n# hand edit\n", encoding="utf-8")
     (out / "kernels" / "leftover.py").write_text("x = 1\n", encoding="utf-8")
     before = _files(str(out))
@@ -66,7 +67,7 @@ def test_check_reports_a_modified_and_an_extra_file(tmp_path, capsys):
     rc = cli.main(["generate", "--check", "--table", TABLE, "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 1
-    assert "  nodes.py\n" in err and "kernels/leftover.py (no longer generated)" in err
+    assert "  nodes/mul_Tensor.py\n" in err and "kernels/leftover.py (no longer generated)" in err
     assert "ops.py" not in err
     assert _files(str(out)) == before, "--check must not write"
     # and a plain generate repairs both
@@ -101,8 +102,9 @@ def test_new_rows_generate_nodes_and_ops(tmp_path):
     table = tmp_path / "formulas.yaml"
     table.write_text(open(TABLE, encoding="utf-8").read() + NEW_ROWS, encoding="utf-8")
     files = render_all(str(table))
-    assert "class SoftsignBackward0(_Node):" in files["nodes.py"]
-    assert "class CubeBackward0(_Node):" in files["nodes.py"]
+    assert "class SoftsignBackward0(_Node):" in files["nodes/softsign.py"]
+    assert "class CubeBackward0(_Node):" in files["nodes/cube.py"]
+    assert '"SoftsignBackward0": "softsign",' in files["nodes/__init__.py"]
     assert "def softsign_default(self):" in files["ops.py"] and "def cube_default(self, scale=1):" in files["ops.py"]
     assert "kernels/softsign.py" in files and "kernels/cube.py" in files
     # sympy derived softsign's gradient: a fused kernel, with no opaque helper
@@ -110,9 +112,7 @@ def test_new_rows_generate_nodes_and_ops(tmp_path):
     # the other files are unchanged by adding rows at the end, except the shared indexes
     base = render_all(TABLE)
     changed = {rel for rel in base if files[rel] != base[rel]}
-    assert changed <= {"nodes.py", "ops.py", "jvp.py", "kernels/__init__.py", "__init__.py"} | \
-        {rel for rel in base if rel.startswith("kernels/")}
-    assert all(files[rel] == base[rel] for rel in base if rel.startswith("kernels/") and rel != "kernels/__init__.py")
+    assert changed == {"nodes/__init__.py", "ops.py", "jvp.py", "kernels/__init__.py", "__init__.py"}
 
 
 def test_new_rows_import_and_gradcheck_in_a_fresh_interpreter(tmp_path):
@@ -222,7 +222,7 @@ def test_table_text_cannot_escape_generated_docstrings(tmp_path):
     table = tmp_path / "formulas.yaml"
     table.write_text(row + open(TABLE, encoding="utf-8").read(), encoding="utf-8")
     files = render_all(str(table))
-    assert "class MysinBackward0" in files["nodes.py"]
+    assert "class MysinBackward0" in files["nodes/mysin.py"]
     assert not _calls_in_code(files, {"system", "__import__"})
 
 

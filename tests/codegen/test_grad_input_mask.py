@@ -10,7 +10,7 @@ from tests.support.paths import REPO
 
 
 def _node_source(files, class_name):
-    text = files["nodes.py"]
+    text = files["nodes/convolution.py"]
     start = text.index(f"class {class_name}(_Node):")
     end = text.find("\nclass ", start + 1)
     return text[start:end]

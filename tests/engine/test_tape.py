@@ -19,6 +19,7 @@ from derivgen.core import tape_kinds
 from derivgen.engine import tape, tape_kernels
 from derivgen.generated import nodes as N
 from derivgen.generated import ops as O
+from tests.support.node_classes import all_node_classes
 
 KINDS = frozenset(cls._tape_kind for cls in (
     N.MulBackward0, N.AddBackward0, N.SubBackward0, N.SinBackward0, N.ExpBackward0, N.TanhBackward0,
@@ -372,8 +373,7 @@ def test_a_kernel_written_before_is_used_at_once(monkeypatch):
                     reason="set DERIVGEN_TEST_TAPE_ALL_ROWS=1 to compile the tape for every row (slow)")
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_every_row_on_the_tape(dtype):
-    classes = [cls for cls in vars(N).values() if isinstance(cls, type) and issubclass(cls, N._Node)
-               and cls._tape_kind is not None]
+    classes = [cls for cls in all_node_classes() if cls._tape_kind is not None]
     _use_kernel(frozenset(range(len(tape_kinds._steps))))
     rows = [_row_of(cls) for cls in classes]
 

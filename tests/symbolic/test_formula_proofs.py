@@ -248,7 +248,7 @@ def test_correct_rewrite_of_a_formula_still_builds(tmp_path):
     path = tmp_path / "formulas.yaml"
     path.write_text(text, encoding="utf-8")
     files = render_all(str(path))
-    assert "nodes.py" in files and "class TanhBackward0" in files["nodes.py"]
+    assert "class TanhBackward0" in files["nodes/tanh.py"]
 
 
 def test_derived_formulas_are_lightly_simplified_without_changing_their_value():

@@ -25,7 +25,7 @@ def test_a_package_that_does_not_import_replaces_nothing(tmp_path, monkeypatch, 
     out.mkdir()
     (out / "ops.py").write_text("x = 1\n", encoding="utf-8")
     before = _state(out)
-    broken = {"__init__.py": "from . import ops\n", "ops.py": "def broken(:\n", "nodes.py": "",
+    broken = {"__init__.py": "from . import ops\n", "ops.py": "def broken(:\n", "nodes/__init__.py": "",
               "kernels/__init__.py": ""}
     monkeypatch.setattr(render, "render_table",
                         lambda table, progress=None: render.Generation(dict(broken), [], [], "formulas.yaml"))
@@ -40,7 +40,7 @@ def test_a_package_that_does_not_import_replaces_nothing(tmp_path, monkeypatch, 
 def test_changed_files_are_swapped_in_and_unchanged_ones_keep_their_bytes_and_times(tmp_path, capsys):
     out = tmp_path / "generated"
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 0
-    (out / "nodes.py").write_text("# stale\n", encoding="utf-8")
+    (out / "nodes" / "mul_Tensor.py").write_text("# stale\n", encoding="utf-8")
     (out / "kernels" / "leftover.py").write_text("x = 1\n", encoding="utf-8")
     (out / "kernels" / "__pycache__").mkdir(exist_ok=True)
     (out / "kernels" / "__pycache__" / "cache.nbi").write_bytes(b"numba cache")
@@ -48,14 +48,16 @@ def test_changed_files_are_swapped_in_and_unchanged_ones_keep_their_bytes_and_ti
     before = _state(out)
     capsys.readouterr()
     assert cli.main(["generate", "--table", TABLE, "--out", str(out)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == ["  nodes.py", "  kernels/leftover.py (removed)"]
+    assert capsys.readouterr().out.splitlines()[1:] == ["  nodes/mul_Tensor.py", "  kernels/leftover.py (removed)"]
     after = _state(out)
-    assert after["nodes.py"][0] != b"# stale\n"
+    stale_module = os.path.join("nodes", "mul_Tensor.py")
+    assert after[stale_module][0] != b"# stale\n"
     assert os.path.join("kernels", "leftover.py") not in after
-    # nodes.py changed, so the import check may rewrite its bytecode (it does when the two renders fall in
-    # different seconds, the resolution of a .pyc's source stamp); every other file keeps bytes and times
-    changed = {"nodes.py", os.path.join("kernels", "leftover.py")}
-    changed |= {rel for rel in before if rel.startswith(os.path.join("__pycache__", "nodes."))}
+    # the node module changed, so the import check may rewrite its bytecode (it does when the two renders
+    # fall in different seconds, the resolution of a .pyc's source stamp); every other file keeps bytes and
+    # times
+    changed = {stale_module, os.path.join("kernels", "leftover.py")}
+    changed |= {rel for rel in before if rel.startswith(os.path.join("nodes", "__pycache__", "mul_Tensor."))}
     unchanged = set(before) - changed
     assert {rel: after[rel] for rel in unchanged} == {rel: before[rel] for rel in unchanged}
     assert os.stat(out).st_mode & 0o777 == 0o755
