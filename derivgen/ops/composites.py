@@ -4,6 +4,7 @@ are, so their graphs have torch's shape (``reshape`` is a ``ViewBackward0`` when
 import numpy as np
 
 from derivgen.core import dtypes as _dt
+from derivgen.core.device import check_device
 from derivgen.core.tensor import Tensor
 from derivgen.core.registry import aten
 from derivgen.core.sizes import infer_size
@@ -88,7 +89,6 @@ def matmul(self, other):
 def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
     """torch's three forms: ``to(dtype)``, ``to(device=None, dtype=None)`` (a device, a device string
     such as ``"cpu"``) and ``to(other)`` (``other``'s dtype and device); ``self`` when nothing changes."""
-    from derivgen.core.device import check_device
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
@@ -98,7 +98,8 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, mem
             pass  # non_blocking: copies on the CPU are synchronous
         elif a is not None:
             device = a
-    check_device(device if device is not None else "cpu")
+    if device is not None:  # none given: the tensor stays where it is, whatever the default device
+        check_device(device)
     if dtype is None or (_dt.to_numpy_dtype(dtype) == self._array.dtype and not copy):
         return aten.clone(self) if copy else self
     return aten._to_copy(self, dtype=dtype)

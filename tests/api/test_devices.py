@@ -102,10 +102,14 @@ def test_accelerator_queries(torch):
 
 def test_default_device(torch):
     assert torch.get_default_device() == torch.device("cpu")
+    x = torch.ones(2)
     try:
         torch.set_default_device("cuda")
         with pytest.raises(AssertionError, match=CUDA_ERROR):
             torch.zeros(2)
+        # given no device, to() keeps a tensor where it is, whatever the default device
+        assert x.to(torch.float32) is x and x.to(torch.float64).dtype == torch.float64
+        assert x.to(dtype=torch.float64).device == torch.device("cpu")
     finally:
         torch.set_default_device("cpu")
     assert torch.zeros(2).device == torch.device("cpu")
