@@ -2,18 +2,19 @@
 
 A row's op name, overload, arguments and outputs become Python identifiers (functions in ``ops.py``,
 node classes and their modules in ``nodes/``, kernel modules and kernels in ``kernels/``, parameters
-and locals). A name
-that is a keyword, shadows what the generated modules use (``identifiers.py``), or equals a name that
-another row generates would make the generated package fail to import or, worse, silently replace
-another row's code (``mul_Tensor`` beside ``mul.Tensor`` share the kernel file ``mul_Tensor.py``).
+and locals). A name that is a keyword, shadows what the generated modules use (``identifiers.py``), or
+equals a name that another row generates would make the generated package fail to import or, worse,
+silently replace another row's code (``mul_Tensor`` beside ``mul.Tensor`` share the kernel file
+``mul_Tensor.py``).
 Each such clash is a table error naming both rows.
 """
 from .identifiers import PACKAGE_FILES, why_reserved
 
 
 def _module_names(entry):
-    """(identifier, owner) pairs a row binds at module level in ops.py, plus its node class, which
-    ``derivgen explain`` and the printed graph name. Rows sharing an op name share its owner."""
+    """(identifier, owner) pairs a row binds at module level in ops.py, plus its node class. Node
+    classes share the namespace of nodes/__init__.py with the node modules, named like the rows' py
+    names, which are op or row names here. Rows sharing an op name share its owner."""
     s = entry.schema
     overload = s.overload or "default"
     names = [(s.base, ("op", s.base)), (f"_{s.base}_rows", ("op", s.base)),
@@ -65,12 +66,6 @@ def check_names(entries):
             raise e.error(f"module file '{s.py_name}.py' (kernels/, nodes/) is also written by entry "
                           f"'{other.name}' (line {other.line}; file names are compared ignoring case)")
         files[key] = e
-    # node classes and node modules share the namespace of nodes/__init__.py
-    for e in entries:
-        other = files.get(e.class_name.lower()) if e.class_name else None
-        if other is not None:
-            raise e.error(f"node class '{e.class_name}' is named like the module file '{other.schema.py_name}.py' "
-                          f"of entry '{other.name}' (line {other.line}): rename one of them")
 
 
 def _check_arguments(entry):

@@ -7,8 +7,8 @@ A fresh interpreter then imports the new tree as ``derivgen.generated``, each no
 only if that succeeds is the old folder renamed aside and the new one renamed into place. The same
 interpreter, which has the new runtime loaded anyway, also runs the numerical check of the backward of
 the rows without a forward expression (``derivgen.formula_check``, given the checks as JSON on stdin);
-a row that fails it replaces nothing either. A failure at any step leaves ``generated/`` exactly as it was. An unchanged
-table writes nothing at all.
+a row that fails it replaces nothing either. A failure at any step leaves ``generated/`` exactly as it
+was. An unchanged table writes nothing at all.
 """
 import json
 import os
