@@ -190,6 +190,7 @@ def test_global_forward_and_backward_hooks(torch):
     finally:
         for h in handles:
             h.remove()
+        mm._global_is_full_backward_hook = None  # removing the hook leaves it set (in torch too)
     assert order == [("gpre", "Linear"), ("pre", "own"), ("gpost", "Linear"), ("post", "own"),
                      ("gbpre", "Linear"), ("gbwd", "Linear")]
     order.clear()

@@ -13,14 +13,21 @@ from tests.support.torch_assert import assert_equal
 ToyNamedTuple = namedtuple("ToyNamedTuple", "content")
 
 
-@pytest.fixture(autouse=True)
-def _clear_global_hooks(torch):
-    yield
+def _reset_global_hooks(torch):
     mm = importlib.import_module(torch.__name__ + ".nn.modules.module")
     for name in ("_global_backward_hooks", "_global_backward_pre_hooks", "_global_forward_hooks",
                  "_global_forward_pre_hooks"):
         setattr(mm, name, OrderedDict())
+    # removing a global full backward hook leaves this set, in torch too: an earlier test in the same
+    # process (tests/nn/test_module_hooks.py) would make the non-full global hooks here refuse
     mm._global_is_full_backward_hook = None
+
+
+@pytest.fixture(autouse=True)
+def _clear_global_hooks(torch):
+    _reset_global_hooks(torch)
+    yield
+    _reset_global_hooks(torch)
 
 
 def _models(torch):
