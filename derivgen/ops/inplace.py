@@ -16,6 +16,8 @@ from derivgen.core.tensor import Tensor, bump_version, replace_array
 from derivgen.ops.view_meta import (CreationMeta, RecordedView, append_view_step, check_view_meta, mode_meta,
                                     live_views, register_view, view_steps)
 
+_DEFAULT_META = CreationMeta.DEFAULT  # a plain global for the per-view path (see view_meta)
+
 
 # torch writes into a tensor over a non-writable NumPy array (undefined behaviour, after a warning at
 # from_numpy); numpy refuses to, so derivgen says so before any kernel sees the array.
@@ -275,7 +277,7 @@ def record_view(view, base, fn, args, kwargs):
     """Remember that ``view = fn(base, *args, **kwargs)`` and the mode it was made in (generated view rows
     call this). A view of an inference tensor is one; a view of a normal tensor stays normal, wherever made."""
     inference = view._inference = base._inference
-    register_view(view, base, fn, args, kwargs, CreationMeta.DEFAULT if inference else mode_meta(base))
+    register_view(view, base, fn, args, kwargs, _DEFAULT_META if inference else mode_meta(base))
 
 
 def record_multi_output_views(outputs, base):
