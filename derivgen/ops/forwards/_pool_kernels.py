@@ -45,6 +45,36 @@ def max_pool2d_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, out, idx):
 
 
 @kernel
+def max_pool2d_planes_2x2(x, out, idx):
+    """``max_pool2d_planes`` for the common window (2x2, stride 2, no padding, no dilation, every window
+    inside the input): the same picks in the same order (NaN wins, a later NaN over an earlier one, the
+    first of equal maxima), unrolled without the general loop's bounds tests."""
+    planes, w = x.shape[0], x.shape[2]
+    oh, ow = out.shape[1], out.shape[2]
+    for p in range(planes):
+        for i in range(oh):
+            r = 2 * i
+            for j in range(ow):
+                c = 2 * j
+                best = x[p, r, c]
+                best_i = r * w + c
+                val = x[p, r, c + 1]
+                if val > best or val != val:
+                    best = val
+                    best_i = r * w + c + 1
+                val = x[p, r + 1, c]
+                if val > best or val != val:
+                    best = val
+                    best_i = (r + 1) * w + c
+                val = x[p, r + 1, c + 1]
+                if val > best or val != val:
+                    best = val
+                    best_i = (r + 1) * w + c + 1
+                out[p, i, j] = best
+                idx[p, i, j] = best_i
+
+
+@kernel
 def max_pool2d_scatter(grad, idx, out):
     """out (P, H*W) += grad (P, OH*OW) at idx (P, OH*OW)."""
     planes, n = grad.shape
