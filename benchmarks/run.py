@@ -610,8 +610,22 @@ def child_cold(impl_name):
         loss.backward()
         timings.append(time.perf_counter() - t1)
         cpu.append(time.process_time() - c1)
-    print(json.dumps({"import_s": t_import, "first_s": timings[0], "second_s": timings[1],
-                      "third_s": timings[2], "first_cpu_s": cpu[0], "grad": x.grad.numpy().tolist()}))
+    out = {"import_s": t_import, "first_s": timings[0], "second_s": timings[1], "third_s": timings[2],
+           "first_cpu_s": cpu[0], "grad": x.grad.numpy().tolist()}
+    if impl_name == "derivgen":
+        # derivgen's first small calls run as numpy expressions (derivgen/kernels/interpreted.py); the
+        # step whose call loads Numba pays for it: report which step that is, and its time
+        out["numba_after_first"] = "numba" in sys.modules
+        step = 3
+        while "numba" not in sys.modules and step < 5000:
+            x.grad = None
+            t1 = time.perf_counter()
+            cold_loss(x).backward()
+            t_step = time.perf_counter() - t1
+            step += 1
+        if "numba" in sys.modules and not out["numba_after_first"]:
+            out["numba_step"], out["numba_step_s"] = step, t_step
+    print(json.dumps(out))
 
 
 def run_child(args, env=None, timeout=600):
@@ -889,9 +903,14 @@ def measure_cold(has_torch, n, log):
     warm = [run_child(["--_child-cold", "derivgen"]) for _ in range(n)]
     res["derivgen_warm"] = {k: statistics.median(w[k] for w in warm) for k in ("import_s", "first_s", "second_s",
                                                                               "third_s", "first_cpu_s")}
+    if all("numba_step" in w for w in warm):
+        res["derivgen_warm"].update({k: statistics.median(w[k] for w in warm) for k in ("numba_step", "numba_step_s")})
     d = res["derivgen_warm"]
     log(f"  derivgen, warm kernel cache (median of {n} processes): import {d['import_s']:.3f} s, first fwd+bwd "
         f"{d['first_s']:.3f} s wall ({d['first_cpu_s']:.3f} s CPU); second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
+    if "numba_step" in d:
+        log(f"  derivgen: the first steps' kernels run as numpy expressions; Numba loads in step {d['numba_step']:.0f} "
+            f"(its budget of interpreted calls spent), which takes {d['numba_step_s']:.3f} s")
     # the same expression on 1M elements runs fused (derivgen/engine/fusion.py): its kernels are
     # generated and compiled on first use, then loaded from the cache by later processes
     big = 1 << 20

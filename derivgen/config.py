@@ -14,6 +14,8 @@
 | ``DERIVGEN_TAPE=0`` | ``tape`` off: the compiled backward tape (engine/tape.py) never runs | on |
 | ``DERIVGEN_TAPE_COMPILE_AFTER`` | ``tape_compile_after``: nodes the tape could have run before it compiles a kernel | 20000 |
 | ``DERIVGEN_TAPE_MIN_RUN`` | ``tape_min_run``: nodes in a chain from which it counts toward that | 16 |
+| ``DERIVGEN_INTERPRETED_CALLS`` | ``interpreted_calls``: small kernel calls run by numpy before Numba is loaded (0: none) | 2000 |
+| ``DERIVGEN_INTERPRETED_ELEMENTS`` | ``interpreted_elements``: their output elements, all calls together | 1048576 |
 
 Code reads ``settings.<name>`` at the moment it decides, so a change at run time (``set_fusion_threshold``)
 is seen everywhere at once. Nothing else in derivgen reads these variables.
@@ -52,7 +54,7 @@ def user_cache_dir(environ=os.environ):
 class Settings:
     __slots__ = ("fusion_threshold", "parallel_threshold", "small_array", "pool_bytes", "cache_dir",
                  "fusion_dir", "kernel_cache", "default_float", "adaptive_threads", "tape", "tape_compile_after",
-                 "tape_min_run")
+                 "tape_min_run", "interpreted_calls", "interpreted_elements")
 
     def __init__(self, environ=os.environ):
         self.fusion_threshold = (_int(environ, "DERIVGEN_FUSION_THRESHOLD", 1 << 17)
@@ -69,6 +71,9 @@ class Settings:
         self.tape = environ.get("DERIVGEN_TAPE", "1") != "0"
         self.tape_compile_after = _int(environ, "DERIVGEN_TAPE_COMPILE_AFTER", 20000)
         self.tape_min_run = _int(environ, "DERIVGEN_TAPE_MIN_RUN", 16)
+        # the budget of kernel calls run as numpy expressions before Numba is loaded (kernels/interpreted.py)
+        self.interpreted_calls = _int(environ, "DERIVGEN_INTERPRETED_CALLS", 2000)
+        self.interpreted_elements = _int(environ, "DERIVGEN_INTERPRETED_ELEMENTS", 1 << 20)
         # torch.get_default_dtype() as a numpy dtype (set with derivgen.set_default_dtype): what integer
         # inputs of a float op compute in
         self.default_float = np.dtype(np.float32)

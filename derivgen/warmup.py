@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from derivgen.generated import kernels
+from derivgen.kernels import interpreted
 from derivgen.kernels.dispatch import Elementwise
 from derivgen.progress import ProgressBar
 
@@ -31,6 +32,7 @@ def _exercise(k, dtype):
 
 def _worker(args):
     index, jobs = args
+    interpreted.stop()  # compile the kernels, even for the first calls
     items = list(_kernels())[index::jobs]
     for _, k in items:
         for dtype in (np.float32, np.float64):
@@ -50,6 +52,7 @@ def warmup(verbose=True, jobs=1):
             print(f"derivgen: {n} kernels compiled and cached for float32 and float64 in "
                   f"{time.perf_counter() - start:.1f} s ({jobs} processes)")
         return 0
+    interpreted.stop()
     items = list(_kernels())
     total = 2 * len(items)
     start = time.perf_counter()

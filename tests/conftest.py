@@ -6,10 +6,15 @@ import os
 import pytest
 
 import derivgen
+from derivgen.kernels import interpreted
 from tests.support import paths
 from tests.support.runner import run_python
 
 REPO = paths.REPO
+
+# Every kernel runs compiled in the test processes, whatever the calls before a test were; the array
+# forms that a fresh process's first calls run are compared with the loops in tests/kernels/test_interpreted.py.
+interpreted.stop()
 
 
 @pytest.fixture(params=["derivgen", "torch"])

@@ -27,7 +27,7 @@ MODULE_NAMES = frozenset({
     "_LoadedOnFirstUse", "_SavedVariable", "_tape_step_kind",
     # kernel modules
     "prange", "ElementwiseOp", "_elem", "_exp", "_l", "_log", "_max", "_min", "_pow", "_sign", "_tanh", "kernel",
-    "kernel_parallel", "scalar",
+    "kernel_parallel", "scalar", "_lit", "_maximum", "_minimum", "_power", "_sign_of",
     "_attach_dtype_rules",
     # kernels/__init__.py and nodes/__init__.py (modules loaded on first use)
     "_importlib", "_MODULE_OF", "_MODULES", "__getattr__", "__dir__",

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..symbolic.parse import is_opaque
-from .printers import GraphPrinter, KernelPrinter, ValuePrinter
+from .printers import ArrayPrinter, GraphPrinter, KernelPrinter, ValuePrinter
 from .kernel_types import BOOL, FLOAT, kind_or_float
 
 _RESERVED_KERNEL_NAMES = {"out", "i", "j", "n", "np", "math", "_l", "_elem", "_zero", "kernel", "range",
-                         "prange"}
+                         "prange", "_lit", "_maximum", "_minimum", "_power", "_sign_of"}
+# what a whole-array body must not call: a scalar-only spelling (``math.gamma``, a builtin on one number)
+# left by a printer rule ArrayPrinter does not override
+_SCALAR_ONLY_CALL = re.compile(r"(?<![\w.])(math\.\w+|abs|max|min|_l|_exp|_log|_tanh|_pow|_sign|_max|_min)\(")
 # builtins a kernel body may call: a parameter of that name is renamed only in kernels that call it, so
 # ``clamp_max(Tensor self, Scalar max)`` keeps its parameter name where ``max`` is not called
 _KERNEL_BUILTINS = ("abs", "max", "min")
@@ -33,6 +36,8 @@ class KernelSpec:
     returns_bool: bool = False
     int_closed: bool = False
     body_scalar: list = field(default_factory=list)
+    # the same expression over whole numpy arrays (the ``_array`` form), or None when numpy cannot spell it
+    body_array: list = None
     params: list = field(default_factory=list)
     rows_params: list = field(default_factory=list)
     args_2d: str = ""
@@ -65,6 +70,7 @@ class KernelSpec:
             names[sym.name] = sym.name
             self.body_scalar.append(f"{sym.name} = {printer.doprint(value)}")
         self.body_scalar.append(f"return {printer.doprint(reduced)}")
+        self.body_array = _array_body(temps, reduced, names)
 
         def call_args(index):
             return "".join(f"{params[a]}{index(params[a])}, " for a in self.arrays) + \
@@ -80,6 +86,20 @@ class KernelSpec:
             "".join(f"{params[s]}, " for s in self.scalars)
         self.args_2d = call_args(lambda p: "[i, j]")
         self.args_rows = call_args(lambda p: f"[i * {p}_rs, j]")
+
+
+def _array_body(temps, reduced, names):
+    """The statements of the kernel's whole-array form, or None when one of its functions has no numpy
+    spelling (then the kernel always runs compiled)."""
+    printer = ArrayPrinter(names)
+    try:
+        lines = [f"{sym.name} = {printer.doprint(value)}" for sym, value in temps]
+        lines.append(f"return {printer.doprint(reduced)}")
+    except ValueError:
+        return None
+    if any(_SCALAR_ONLY_CALL.search(line) for line in lines):
+        return None
+    return lines
 
 
 def is_int_closed(e):

@@ -4,6 +4,10 @@
 it takes the kernel's dtype (a float32 kernel never computes in float64), small integer powers are
 unrolled, and Heaviside/sign/Max/Min/Piecewise print as float32-safe expressions.
 
+``ArrayPrinter`` prints it over whole numpy arrays (the kernel's ``_array`` form, which runs before
+Numba is loaded: derivgen/kernels/interpreted.py): the same literals in the kernel's dtype, numpy's
+ufuncs for the functions, ``np.where`` for choices.
+
 ``GraphPrinter`` prints the same expression as calls of derivgen ops on Tensors, so the backward can
 itself be differentiated (``create_graph=True``).
 """
@@ -155,6 +159,87 @@ class KernelPrinter(PythonCodePrinter):
 
     def _print_Not(self, e):
         return f"(not {self._print(e.args[0])})"
+
+
+class ArrayPrinter(KernelPrinter):
+    """The kernel's expression over whole arrays (and numbers): numpy's ufuncs where the scalar body calls
+    ``math``, ``np.where`` where it chooses, and the NaN rules of the scalar helpers (derivgen/kernels/
+    array_helpers.py). Literals are ``_lit(v, _zero)``, a number of the kernel's dtype, so a float32
+    expression stays float32 as in the compiled loop. A function numpy has no ufunc for (``erf``) raises
+    ValueError: that kernel has no array form and always runs compiled."""
+
+    _FUNCS = {
+        "exp": "np.exp", "log": "np.log", "sin": "np.sin", "cos": "np.cos", "tan": "np.tan",
+        "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "sinh": "np.sinh", "cosh": "np.cosh",
+        "tanh": "np.tanh", "asinh": "np.arcsinh", "acosh": "np.arccosh", "atanh": "np.arctanh",
+        "log1p": "np.log1p", "expm1": "np.expm1", "log2": "np.log2", "log10": "np.log10",
+        "floor": "np.floor", "ceiling": "np.ceil", "sign": "_sign_of", "atan2": "np.arctan2",
+    }
+
+    def lit(self, v):
+        return f"_lit({v}, {self.zero})"
+
+    def _print_Pow(self, e, rational=False):
+        b, x = e.args
+        if x == sp.S.Half:
+            return f"np.sqrt({self._print(b)})"
+        if x == -sp.S.Half:
+            return f"({self.lit(1)}/np.sqrt({self._print(b)}))"
+        if b == sp.E:
+            return f"np.exp({self._print(x)})"
+        if _is_int(x, 2, 4) or x == 1 or _is_int(x, -4, -1):
+            return super()._print_Pow(e, rational)
+        return f"_power({self._print(b)}, {self._print(x)})"
+
+    def _print_Function(self, e):
+        if type(e).__name__ == "exp2":
+            return f"np.exp({self.lit(repr(float(sp.log(2))))}*{self.parenthesize(e.args[0], 50)})"
+        return super()._print_Function(e)
+
+    _print_exp = _print_log = _print_sin = _print_cos = _print_tan = _print_Function
+    _print_asin = _print_acos = _print_atan = _print_sinh = _print_cosh = _print_tanh = _print_Function
+    _print_asinh = _print_acosh = _print_atanh = _print_erf = _print_erfc = _print_Function
+    _print_log1p = _print_expm1 = _print_log2 = _print_log10 = _print_exp2 = _print_Function
+    _print_floor = _print_ceiling = _print_sign = _print_atan2 = _print_Function
+
+    def _print_Abs(self, e):
+        return f"np.abs({self._print(e.args[0])})"
+
+    def _print_Heaviside(self, e):
+        x = self._print(e.args[0])
+        h0 = e.args[1] if len(e.args) > 1 else sp.S.Half
+        if h0 == 0:
+            return f"np.where({x} > {self.lit(0)}, {self.lit(1)}, {self.lit(0)})"
+        return (f"np.where({x} > {self.lit(0)}, {self.lit(1)}, np.where({x} == {self.lit(0)}, "
+                f"{self._print(h0)}, {self.lit(0)}))")
+
+    def _print_Max(self, e):
+        return self._minmax(e, "_maximum")
+
+    def _print_Min(self, e):
+        return self._minmax(e, "_minimum")
+
+    def _print_Piecewise(self, e):
+        out = None
+        for value, cond in reversed(e.args):
+            v = self._print(value)
+            out = v if out is None else f"np.where({self._print(cond)}, {v}, {out})"
+        return out
+
+    def _logic(self, fn, args):
+        out = self._print(args[0])
+        for a in args[1:]:
+            out = f"{fn}({out}, {self._print(a)})"
+        return out
+
+    def _print_And(self, e):
+        return self._logic("np.logical_and", e.args)
+
+    def _print_Or(self, e):
+        return self._logic("np.logical_or", e.args)
+
+    def _print_Not(self, e):
+        return f"np.logical_not({self._print(e.args[0])})"
 
 
 class ValuePrinter(PythonCodePrinter):

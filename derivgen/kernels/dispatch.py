@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from derivgen.config import settings as _cfg
+from derivgen.kernels import interpreted as _interpreted
 from derivgen.kernels import threads as _threads
 from derivgen.kernels.buffers import empty as _empty
 from derivgen.kernels.errors import translate_kernel_call
@@ -128,7 +129,10 @@ def compiled_entry(kernel, args):
     """The compiled function Numba's dispatcher ``kernel`` has just run for ``args``, to be called directly
     with arguments of the same types, or None. The dispatcher types every argument on each call to pick
     the compiled version, which costs about as much again as the kernel on a few elements; a caller that
-    has checked the types already can skip it. Only for mutable arrays: a read-only one types differently."""
+    has checked the types already can skip it. Only for mutable arrays: a read-only one types differently.
+    None too when ``kernel`` ran its array form (interpreted.py): Numba is not loaded then."""
+    if not getattr(kernel, "compiled", True):
+        return None
     try:
         import numba  # loaded by the dispatcher's call
         signature = tuple(numba.typeof(v) for v in args)
@@ -411,13 +415,14 @@ class Elementwise:
     """A generated kernel pair (1-D contiguous, 2-D strided) with its dtype rules.
 
     ``int_closed`` kernels compute integers exactly in int64; other kernels compute integer inputs in
-    the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array.
+    the default float dtype. ``returns_bool`` kernels (comparisons) write a bool array. ``array`` is the
+    kernel's expression over whole arrays, which its loops run until Numba is loaded (interpreted.py).
     """
     __slots__ = ("k1d", "k2d", "k1d_parallel", "k2d_parallel", "int_closed", "returns_bool", "n_arrays",
                  "n_scalars", "scalar", "_entry", "_entry_number", "rows", "inplace", "name")
 
     def __init__(self, k1d, k2d, k1d_parallel, k2d_parallel, int_closed, returns_bool, n_arrays, n_scalars,
-                 rows=None, inplace=None, name="kernel"):
+                 rows=None, inplace=None, array=None, name="kernel"):
         self.name = name              # the generated kernel's name (mul_Tensor_backward_self), for errors
         self.k1d = k1d
         self.rows = rows              # the _rows variant (kernels of two or more arrays)
@@ -435,6 +440,8 @@ class Elementwise:
         self._entry = {}
         # the same for a 1-D array operand and a number operand (``lr * g``): see call_number
         self._entry_number = {}
+        if array is not None:
+            _interpreted.attach(array, (k1d, k2d, k1d_parallel, k2d_parallel), rows, inplace, n_arrays)
 
     def _compute(self, dt):
         if dt.kind == "f":

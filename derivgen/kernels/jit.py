@@ -13,6 +13,7 @@ The generated kernel files stamp a hash of this file, loop_helpers.py, operands.
 editing one invalidates the cached kernels (Numba freezes callees from other files into a cached kernel). Keep it
 to what kernels call; the Python-side dispatcher lives in ``dispatch.py``.
 """
+from derivgen.kernels import interpreted as _interpreted
 from derivgen.kernels.kernel_cache import CACHE
 # op libraries built before the helpers moved to loop_helpers import them from here
 from derivgen.kernels.loop_helpers import _exp, _l, _log, _max, _min, _pow, _tanh  # noqa: F401
@@ -23,7 +24,12 @@ class LazyKernel:
     dispatcher). Making a dispatcher costs ~0.3 ms (signature inspection, the cache locator): for the
     ~1,200 loops of the generated library that was most of ``import derivgen``, although a program
     runs a few dozen of them. Numba types the object as its dispatcher (``_numba_type_``), so jitted
-    code may call it as it would call the dispatcher."""
+    code may call it as it would call the dispatcher.
+
+    Until Numba is loaded, a call that interpreted.py's budget admits runs the kernel's array form
+    (``interpreted``, set by ``interpreted.attach``) instead; making the first dispatcher ends that."""
+    interpreted = None
+
     def __init__(self, py_func, options):
         self.py_func = py_func
         self._options = options
@@ -38,13 +44,22 @@ class LazyKernel:
     def dispatcher(self):
         d = self._dispatcher
         if d is None:
+            _interpreted.stop()  # Numba is loaded now: every kernel runs compiled from here on
             from derivgen.kernels import numba_backend  # Numba itself: imported when the first kernel runs
             d = self._dispatcher = numba_backend.dispatcher(self.py_func, self._options)
         return d
 
+    @property
+    def compiled(self):
+        """Whether calls go to Numba's dispatcher (made on the first call that is not interpreted)."""
+        return self._dispatcher is not None
+
     def __call__(self, *args):
         d = self._dispatcher
         if d is None:
+            form = self.interpreted
+            if form is not None and _interpreted.admit(args):
+                return form(*args)
             d = self.dispatcher
         return d(*args)
 

@@ -19,7 +19,9 @@ def test_import_and_compute_without_any_writable_cache_dir():
             "x = torch.tensor([0.5, 1.5], requires_grad=True)\n"
             "y = (x.sigmoid() * x).sum(); y.backward()\n"
             "print(round(float(y), 6), [round(v, 6) for v in x.grad.tolist()])\n")
-    env = dict(os.environ, DERIVGEN_CACHE_DIR="/proc/derivgen-no-cache-here", TMPDIR="/proc/no-tmp-either")
+    # (every kernel compiled, as in the tests below: not its array form first)
+    env = dict(os.environ, DERIVGEN_INTERPRETED_CALLS="0", DERIVGEN_CACHE_DIR="/proc/derivgen-no-cache-here",
+               TMPDIR="/proc/no-tmp-either")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     import math
@@ -49,7 +51,7 @@ def test_kernels_are_cached_in_the_user_cache_dir_and_never_in_the_package(tmp_p
             "x = torch.linspace(0.1, 2.0, 7, dtype=torch.float64, requires_grad=True)\n"
             "(x.log1p() * x.atan()).sum().backward()\n"
             "print(x.grad.sum().item())\n")
-    env = dict(os.environ, DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, DERIVGEN_INTERPRETED_CALLS="0", DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     cached = _cache_files(str(tmp_path / "cache" / "numba"))
@@ -118,7 +120,7 @@ def test_a_second_checkout_loads_the_kernels_the_first_compiled(tmp_path):
             "k = m.sin_forward\n"
             "out = k((np.linspace(0, 1, 5, dtype=np.float32),), ())\n"
             "print(len(k.k1d.stats.cache_hits), len(k.k1d.stats.cache_misses), out.sum())\n")
-    env = dict(os.environ, DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, DERIVGEN_INTERPRETED_CALLS="0", DERIVGEN_CACHE_DIR=str(tmp_path / "cache"))
     runs = []
     for name in ("a", "b"):
         out = subprocess.run([sys.executable, "-c", code, str(tmp_path / name / "kernels")], env=env, capture_output=True,
