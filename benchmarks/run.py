@@ -933,7 +933,10 @@ def measure_cold(has_torch, n, log):
 # glibc: a fixed mmap threshold (which also turns off its dynamic raise) makes every buffer of 64 KiB
 # or more its own mapping, returned to the OS on free, so RSS follows the live buffers even for the
 # small arrays of W3 instead of being hidden in reused heap. Same setting for every implementation.
-MEMORY_ENV = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+# derivgen's small warm-up must load Numba and the kernels, as it is there to keep them out of the
+# measured step: without DERIVGEN_INTERPRETED_CALLS=0 its kernels would run as numpy expressions
+# (derivgen/kernels/interpreted.py) and the full-size step would pay Numba's ~90 MiB import.
+MEMORY_ENV = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", DERIVGEN_INTERPRETED_CALLS="0")
 
 
 MEMORY_WORKLOADS = ("W2", "W3", "W6")
