@@ -46,3 +46,21 @@ def _power(x, e):
 def _sign_of(x):
     """torch's sign: -1, 0 or 1, and 0 for NaN (numpy's sign propagates it)."""
     return np.where(x != x, 0, np.sign(x))
+
+
+def _fma32(a, b, c):
+    """``a * b + c`` rounded once to float32, for float32 operands (arrays or numbers), as the compiled
+    ``fma`` rounds it. The product is exact in float64 (24 + 24 bits). The sum is rounded to odd in
+    float64: the exact sum's truncation toward zero, its last bit set where the sum was inexact (the
+    error comes from Knuth's two-sum). Rounding that to float32 is the one rounding of the exact value
+    (float64's 53 bits are at least float32's 24 + 2: Boldo and Melquiond's rounding to odd), where
+    rounding the float64 sum to nearest first could land on a float32 halfway point and round twice."""
+    p = np.multiply(a, b, dtype=np.float64)
+    c = np.asarray(c, np.float64)
+    s = np.asarray(p + c)
+    t = s - p
+    err = (p - (s - t)) + (c - t)
+    inexact = (err != 0) & np.isfinite(s)
+    truncated = np.where((err > 0) == (s > 0), s, np.nextafter(s, 0))
+    odd = (np.asarray(truncated).view(np.int64) | 1).view(np.float64)
+    return np.where(inexact, odd, s).astype(np.float32)

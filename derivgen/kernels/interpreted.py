@@ -13,6 +13,13 @@ going pays Numba's load once, as it would have on its first call, plus at most a
 the budget's calls (numpy's several passes over memory against one compiled loop). A program that ends
 within the budget never pays it.
 
+The runtime's own hand-written loops that a first program meets (clamp and its gradient, the bias
+gradient's column sums, the classifier head's log_softmax and nll_loss, SGD's and Adam's updates of a
+float32 parameter) have array forms too (``LoopForm``, written next to each loop), admitted by the same
+budget on the size of the array they produce or read. The optimizers round through fused
+multiply-adds; numpy has none, and ``array_helpers._fma32`` reproduces one exactly for float32 only,
+so a float64 parameter's update, and the other optimizers' updates, load Numba.
+
 The array forms compute what the loops compute, element by element: literals and numbers in the
 kernel's dtype, the helpers' NaN rules, floating-point errors silent (the loops raise none). They may
 differ from the compiled loop in the last bit where numpy's and Numba's ``exp``/``log``/``tanh`` round
@@ -47,12 +54,17 @@ def admit(args):
     out = args[0]
     if type(args[-1]) not in _FLOAT_ZEROS or type(out) is not np.ndarray or out.dtype not in _ARRAY_DTYPES:
         return False
-    size = out.size
-    if size >= _cfg.small_array:
-        return False
     for a in args[1:-1]:
         if type(a) is np.ndarray and a.dtype not in _ARRAY_DTYPES:
             return False
+    return _spend(out.size)
+
+
+def _spend(size):
+    """Count a call producing ``size`` elements against the budget; False (and compiled from now on)
+    once the budget is spent."""
+    if size >= _cfg.small_array:
+        return False
     state.calls -= 1
     state.elements -= size
     if state.calls < 0 or state.elements < 0:
@@ -71,6 +83,7 @@ class OutForm:
     """A loop variant that writes its output (``_1d``, ``_2d``, their parallel versions):
     ``(out, *operands, zero)``."""
     __slots__ = ("fn",)
+    admits = staticmethod(admit)
 
     def __init__(self, fn):
         self.fn = fn
@@ -114,3 +127,36 @@ def attach(array, variants, rows=None, inplace=None, n_arrays=0):
                                                        (inplace, InplaceForm(array))]:
         if k is not None and hasattr(type(k), "interpreted"):
             k.interpreted = k_form
+
+
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+
+
+class LoopForm:
+    """A hand-written loop's array form: ``fn`` takes the loop's own arguments, writes what the loop
+    writes and returns what it returns. ``sized`` is the position of the array the call is sized by
+    (its output, or the input it reduces); a call is admitted while the budget lasts, that array is
+    small and its dtype is one of ``dtypes`` (those the form reproduces)."""
+    __slots__ = ("fn", "sized", "dtypes")
+
+    def __init__(self, fn, sized, dtypes):
+        self.fn = fn
+        self.sized = sized
+        self.dtypes = dtypes
+
+    def admits(self, args):
+        if not state.active:
+            return False
+        a = args[self.sized]
+        if type(a) is not np.ndarray or a.dtype not in self.dtypes:
+            return False
+        return _spend(a.size)
+
+    def __call__(self, *args):
+        with np.errstate(all="ignore"):
+            return self.fn(*args)
+
+
+def attach_loop(loop, fn, sized, dtypes=FLOAT_DTYPES):
+    """Give the hand-written ``loop`` (a ``jit.LazyKernel``) the array form ``fn`` (see ``LoopForm``)."""
+    loop.interpreted = LoopForm(fn, sized, frozenset(np.dtype(t) for t in dtypes))

@@ -27,7 +27,8 @@ class LazyKernel:
     code may call it as it would call the dispatcher.
 
     Until Numba is loaded, a call that interpreted.py's budget admits runs the kernel's array form
-    (``interpreted``, set by ``interpreted.attach``) instead; making the first dispatcher ends that."""
+    (``interpreted``, set by ``interpreted.attach`` or ``attach_loop``) instead; making the first
+    dispatcher ends that."""
     interpreted = None
 
     def __init__(self, py_func, options):
@@ -58,7 +59,7 @@ class LazyKernel:
         d = self._dispatcher
         if d is None:
             form = self.interpreted
-            if form is not None and _interpreted.admit(args):
+            if form is not None and form.admits(args):
                 return form(*args)
             d = self.dispatcher
         return d(*args)

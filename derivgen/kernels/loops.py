@@ -2,9 +2,9 @@
 
 ``column_sums``: the reduction of a broadcast gradient back to a bias row, ``(R, C) -> (C,)``, which
 the engine does for every ``x @ W + b`` in a backward. Rows are added in order into one output row,
-which is exactly what numpy's ``np.add.reduce(g, axis=0)`` does on a C-contiguous matrix (the results
-are bit-for-bit the same), at 2-4x its speed on the matrices of an MLP (no reduction machinery, one
-vectorized pass).
+which is what numpy's ``np.add.reduce(g, axis=0)`` does on a C-contiguous matrix (bit-for-bit the
+same results, except that a column of negative zeros sums to -0.0 here, +0.0 there), at 2-4x its
+speed on the matrices of an MLP (no reduction machinery, one vectorized pass).
 
 ``clamp``: ``x.clamp(min, max)`` of a float array with number bounds in one vectorized pass, the
 same selection as ``np.where(x < min, min, x)`` then ``np.where(x > max, max, x)`` (NaN stays NaN);
@@ -15,11 +15,15 @@ included), as ``np.where(mask, grad, 0)`` gives it.
 
 ``erf``: the error function of an array, for the hand-written forwards and backward helpers that need
 it (gelu); numpy has none.
+
+Each loop but ``erf`` has an array form, its numpy spelling (``*_array``), which a fresh process's
+first small calls run instead of loading Numba (interpreted.py).
 """
 import math
 
 import numpy as np
 
+from derivgen.kernels import interpreted
 from derivgen.kernels.dispatch import call_cached
 from derivgen.kernels.jit import kernel, scalar
 
@@ -32,6 +36,15 @@ def column_sums(g, out):
     for i in range(1, rows):
         for j in range(cols):
             out[j] += g[i, j]
+
+
+def _column_sums_array(g, out):
+    # row after row from the first, as the loop adds them (np.add.reduce starts from +0.0, so a column
+    # of -0.0 would sum to +0.0)
+    out[...] = np.add.accumulate(g, axis=0)[-1]
+
+
+interpreted.attach_loop(column_sums, _column_sums_array, sized=0)
 
 
 @scalar
@@ -47,6 +60,22 @@ def _clamp_one(v, lo, hi, has_lo, has_hi):
 def _clamp_flat(x, lo, hi, has_lo, has_hi, out):
     for i in range(x.shape[0]):
         out[i] = _clamp_one(x[i], lo, hi, has_lo, has_hi)
+
+
+def _clamped_array(x, lo, hi, has_lo, has_hi):
+    # the comparisons of _clamp_one: False for NaN, so NaN stays; a bound replaces only what is past it
+    if has_lo:
+        x = np.where(x < lo, lo, x)
+    if has_hi:
+        x = np.where(x > hi, hi, x)
+    return x
+
+
+def _clamp_flat_array(x, lo, hi, has_lo, has_hi, out):
+    out[...] = _clamped_array(x, lo, hi, has_lo, has_hi)
+
+
+interpreted.attach_loop(_clamp_flat, _clamp_flat_array, sized=5)
 
 
 # The compiled clamp loops by dtype, called without Numba's dispatcher (which types their six or eight
@@ -83,6 +112,13 @@ def _clamp_flat_inplace(x, lo, hi, has_lo, has_hi):
         x[i] = _clamp_one(x[i], lo, hi, has_lo, has_hi)
 
 
+def _clamp_flat_inplace_array(x, lo, hi, has_lo, has_hi):
+    x[...] = _clamped_array(x, lo, hi, has_lo, has_hi)
+
+
+interpreted.attach_loop(_clamp_flat_inplace, _clamp_flat_inplace_array, sized=0)
+
+
 _CLAMP_INPLACE_ENTRIES = {}
 
 
@@ -105,6 +141,18 @@ def _clamp_grad_flat(g, x, lo, hi, has_lo, has_hi, zero, out):
         if has_hi:
             inside = inside and v <= hi
         out[i] = g[i] if inside else zero
+
+
+def _clamp_grad_flat_array(g, x, lo, hi, has_lo, has_hi, zero, out):
+    inside = np.ones(x.shape, np.bool_)
+    if has_lo:
+        inside = x >= lo
+    if has_hi:
+        inside &= x <= hi
+    out[...] = np.where(inside, g, zero)
+
+
+interpreted.attach_loop(_clamp_grad_flat, _clamp_grad_flat_array, sized=7)
 
 
 def clamp_grad(g, a, lo, hi):

@@ -9,9 +9,15 @@ are bit-for-bit torch's. The roundings that matter: ``a.add_(b, alpha=s)`` is ``
 
 Every scalar argument arrives already typed like the parameter (see ``derivgen.optim.optimizer``), so
 a float32 parameter is updated in float32 arithmetic throughout, as torch does.
+
+SGD's and Adam's loops also have an array form for float32 parameters (``*_array``, the same
+operations over whole arrays with ``_fma32`` for each fused product), which a fresh process's first
+small steps run instead of loading Numba (derivgen/kernels/interpreted.py).
 """
 import numpy as np
 
+from derivgen.kernels import interpreted
+from derivgen.kernels.array_helpers import _fma32
 from derivgen.kernels.fma import fma
 from derivgen.kernels.jit import kernel
 
@@ -39,6 +45,23 @@ def sgd_update(param, grad, buf, lr, weight_decay, momentum, keep, nesterov, max
             buf[i] = b
             g = fma(b, momentum, g) if nesterov else b
         param[i] = fma(g, -lr, param[i])
+
+
+def _transformed_grad_array(g, p, maximize, weight_decay):
+    g = -g if maximize else g
+    return _fma32(p, weight_decay, g) if weight_decay != 0 else g
+
+
+def _sgd_update_array(param, grad, buf, lr, weight_decay, momentum, keep, nesterov, maximize, first):
+    g = _transformed_grad_array(grad, param, maximize, weight_decay)
+    if momentum != 0:
+        b = g if first else _fma32(g, keep, buf * momentum)
+        buf[...] = b
+        g = _fma32(b, momentum, g) if nesterov else b
+    param[...] = _fma32(g, -lr, param)
+
+
+interpreted.attach_loop(sgd_update, _sgd_update_array, sized=0, dtypes=(np.float32,))
 
 
 @kernel
@@ -89,6 +112,31 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maxim
             v = mx
         denom = np.sqrt(v) / bias_correction2_sqrt + eps
         param[i] = p + (neg_step_size * m) / denom
+
+
+def _lerp_array(a, b, w, one_minus_w):
+    d = b - a
+    return _fma32(w, d, a) if abs(w) < 0.5 else _fma32(-d, one_minus_w, b)
+
+
+def _adam_update_array(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, weight_decay,
+                       decoupled, decay, w1, one_minus_w1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+                       neg_step_size):
+    g = -grad if maximize else grad
+    p = param
+    if weight_decay != 0:
+        if decoupled:
+            p = param * decay
+        else:
+            g = _fma32(param, weight_decay, g)
+    m = exp_avg[...] = _lerp_array(exp_avg, g, w1, one_minus_w1)
+    v = exp_avg_sq[...] = _fma32(one_minus_beta2 * g, g, exp_avg_sq * beta2)
+    if amsgrad:
+        v = max_exp_avg_sq[...] = np.where((v > max_exp_avg_sq) | (v != v), v, max_exp_avg_sq)
+    param[...] = p + (neg_step_size * m) / (np.sqrt(v) / bias_correction2_sqrt + eps)
+
+
+interpreted.attach_loop(adam_update, _adam_update_array, sized=0, dtypes=(np.float32,))
 
 
 @kernel

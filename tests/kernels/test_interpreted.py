@@ -1,6 +1,8 @@
 """The array forms of the generated kernels (derivgen/kernels/interpreted.py): every kernel's form gives
 its compiled loop's results on the same operands, NaN, infinities and signed zeros included, in every
 loop variant's calling convention; and the budget decides which calls a fresh process runs through them.
+The runtime's hand-written loops with array forms (clamp, column sums, the classifier head, SGD and
+Adam) give their loops' results too, and first training steps run on them without Numba.
 
 The test process itself runs every kernel compiled (tests/conftest.py stops the interpreted calls), so
 the compiled loops here are Numba's.
@@ -214,3 +216,263 @@ def test_making_a_dispatcher_ends_the_interpreted_calls(monkeypatch):
     k = KERNELS["sigmoid_forward"]
     LazyKernel(k.k1d.py_func, {}).dispatcher
     assert not interpreted.state.active
+
+
+# ---- the runtime's hand-written loops ---------------------------------------------------------------
+
+def _specials(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    base = np.concatenate([np.array(_SPECIAL), rng.uniform(-4, 4, max(0, n - len(_SPECIAL)))])[:n]
+    return rng.permutation(base).astype(dtype).reshape(shape)
+
+
+def _both(loop, make_args):
+    """The loop's compiled and array-form results on two fresh copies of the same arguments: (returned
+    value, arguments after the call) for each."""
+    results = []
+    for run in (loop.dispatcher, loop.interpreted):
+        args = make_args()
+        results.append((run(*args), args))
+    return results
+
+
+def _same_bits(got, want, what):
+    assert got.dtype == want.dtype, what
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=what)
+
+
+_DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+
+
+@_DTYPES
+@pytest.mark.parametrize("rows", [1, 7])
+def test_column_sums_form_adds_the_rows_bit_for_bit_as_the_loop(dtype, rows):
+    from derivgen.kernels.loops import column_sums
+    g = _specials(dtype, (rows, 9), seed=rows)
+    g[:, 0] = np.linspace(1e7, 1, rows)  # a column whose sum depends on the order of the additions
+    (_, (_, want)), (_, (_, got)) = _both(column_sums, lambda: (g.copy(), np.empty(9, dtype)))
+    _same_bits(got, want, "column_sums")
+
+
+_BOUNDS = [(-1.0, 1.0, True, True), (0.0, 0.0, True, False), (0.0, 0.5, False, True), (2.0, -2.0, True, True),
+           (-0.0, 0.0, True, True), (np.nan, 1.0, True, True), (0.0, 0.0, False, False)]
+
+
+@_DTYPES
+@pytest.mark.parametrize("bounds", _BOUNDS, ids=lambda b: f"{b[0]}_{b[1]}_{int(b[2])}{int(b[3])}")
+def test_clamp_forms_select_as_the_loops(dtype, bounds):
+    from derivgen.kernels import loops
+    t = np.dtype(dtype).type
+    lo, hi, has_lo, has_hi = t(bounds[0]), t(bounds[1]), bounds[2], bounds[3]
+    x = _specials(dtype, (40,), seed=3)
+    g = _specials(dtype, (40,), seed=4)
+    (_, (*_, want)), (_, (*_, got)) = _both(
+        loops._clamp_flat, lambda: (x.copy(), lo, hi, has_lo, has_hi, np.empty(40, dtype)))
+    _same_bits(got, want, "clamp")
+    (_, (want, *_)), (_, (got, *_)) = _both(loops._clamp_flat_inplace, lambda: (x.copy(), lo, hi, has_lo, has_hi))
+    _same_bits(got, want, "clamp_")
+    (_, (*_, want)), (_, (*_, got)) = _both(
+        loops._clamp_grad_flat, lambda: (g.copy(), x.copy(), lo, hi, has_lo, has_hi, t(0), np.empty(40, dtype)))
+    _same_bits(got, want, "clamp gradient")
+
+
+def _logits(dtype):
+    x = _specials(dtype, (6, 10), seed=5)
+    x[0] = np.linspace(-3, 3, 10)                    # an ordinary row
+    x[1] = -np.inf                                   # every class impossible
+    x[2, 3] = np.inf
+    x[3] = np.linspace(80, 90, 10) if dtype == np.float32 else np.linspace(700, 720, 10)  # exp overflows unshifted
+    x[4, :] = 1.0                                    # equal logits
+    return x
+
+
+@_DTYPES
+def test_log_softmax_row_forms_match_the_loops(dtype):
+    from derivgen.ops.forwards import _nn_kernels as nn
+    x = _logits(dtype)
+    (_, (_, want)), (_, (_, got)) = _both(nn.log_softmax_rows, lambda: (x.copy(), np.empty_like(x)))
+    _assert_same(got, want, dtype, "log_softmax rows")
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    grad = _specials(dtype, x.shape, seed=6)
+    grad[0] = np.linspace(-1, 1, 10)
+    out = np.where(np.isfinite(want), want, dtype(-1.0)).astype(dtype)
+    (_, (*_, want_b)), (_, (*_, got_b)) = _both(nn.log_softmax_backward_rows,
+                                               lambda: (grad.copy(), out.copy(), np.empty_like(x)))
+    _assert_same(got_b, want_b, dtype, "log_softmax backward rows")
+
+
+@_DTYPES
+@pytest.mark.parametrize("targets", [[3, 0, 9, -100, 2, 9], [-100] * 6, [1, 2, 10, 0, -1, 3], [4, -3, 0, 0, 0, 0]],
+                         ids=["valid", "all_ignored", "out_of_range", "negative"])
+def test_nll_row_forms_match_the_loops(dtype, targets):
+    from derivgen.ops.forwards import _nn_kernels as nn
+    x = _specials(dtype, (30, 10), seed=7)
+    # column 0, which the rows after the sixth pick, holds a sum whose value depends on its order
+    x[:, 0] = np.resize(np.array([1e8, 1, -1e8, 3, 0.25, 1e-8, -7, 1e6], dtype), 30)
+    target = np.array(targets + [0] * 24, np.int64)
+    (want, _), (got, _) = _both(nn.nll_sum_rows, lambda: (x.copy(), target, -100))
+    assert type(got[0]) is float and got[1:] == want[1:]
+    assert np.float64(got[0]).tobytes() == np.float64(want[0]).tobytes()
+    t = np.dtype(dtype).type
+    for g in (_specials(dtype, (30,), seed=8), np.array([2.5], dtype)):
+        (want, (want_out, *_)), (got, (got_out, *_)) = _both(
+            nn.nll_scatter_rows, lambda: (np.zeros(x.shape, dtype), target, g, t(-1 / 3), -100))
+        assert got == want
+        _same_bits(got_out, want_out, "nll scatter")
+
+
+# a*b = 2**-24 + 243451 * 2**-71 exactly, so 1 + a*b lies just above float32's halfway point between 1
+# and 1 + 2**-23 but rounds to that halfway point in float64: rounding to float64 first, then to
+# float32, gives 1.0; the one rounding of fma gives 1 + 2**-23
+_DOUBLE_ROUNDING = (np.float32(11663283 / 2**23), np.float32(12066713 / 2**48), np.float32(1.0))
+
+
+def test_fma32_rounds_once_where_rounding_through_float64_rounds_twice():
+    from derivgen.kernels.array_helpers import _fma32
+    from derivgen.optim._kernels import add_scaled
+    a, b, c = _DOUBLE_ROUNDING
+    assert np.float32(np.float64(a) * np.float64(b) + np.float64(c)) == 1.0  # the twice-rounded sum
+    assert _fma32(a, b, c) == np.float32(1 + 2**-23)
+    # against the compiled fma on that case, its mirror images and a spread of ordinary and special values
+    rng = np.random.default_rng(11)
+    n = 4000
+    x = np.concatenate([[a, -a, a, -a], rng.standard_normal(n).astype(np.float32), _specials(np.float32, (18,), 1)])
+    y = np.concatenate([[b, b, -b, -b], (rng.standard_normal(n) * 1e-3).astype(np.float32),
+                        _specials(np.float32, (18,), 2)])
+    z = np.concatenate([[c, -c, -c, c], rng.standard_normal(n).astype(np.float32), _specials(np.float32, (18,), 3)])
+    for alpha in (np.float32(1.0), np.float32(-0.37), np.float32(3e-8)):
+        want = z.copy()
+        add_scaled.dispatcher(want, x * y, alpha)  # fma(x*y, alpha, z)
+        got = _fma32(x * y, alpha, z)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = ~np.isnan(want)
+        _same_bits(got[finite], want[finite], f"fma alpha {alpha}")
+    want = z.copy()
+    got = _fma32(x, y, z)
+    for i in range(x.size):  # one element at a time through the loop, for two array operands
+        cell = z[i:i + 1].copy()
+        add_scaled.dispatcher(cell, x[i:i + 1], y[i])
+        want[i] = cell[0]
+    finite = ~np.isnan(want)
+    _same_bits(got[finite], want[finite], "fma of three arrays")
+
+
+def _optimizer_state(seed, n=300):
+    rng = np.random.default_rng(seed)
+    param = np.concatenate([_specials(np.float32, (18,), seed), rng.standard_normal(n - 18)]).astype(np.float32)
+    grad = np.concatenate([_specials(np.float32, (18,), seed + 1), rng.standard_normal(n - 18)]).astype(np.float32)
+    avg = np.abs(rng.standard_normal(n)).astype(np.float32)
+    return param, grad, rng.standard_normal(n).astype(np.float32), avg
+
+
+def _bits_or_nan(got, want, what):
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=what)
+    _same_bits(got[~np.isnan(want)], want[~np.isnan(want)], what)
+
+
+@pytest.mark.parametrize("momentum,nesterov,first",
+                         [(0.0, False, False), (0.9, False, True), (0.9, False, False), (0.9, True, False)],
+                         ids=["plain", "first", "momentum", "nesterov"])
+@pytest.mark.parametrize("weight_decay,maximize", [(0.0, False), (0.01, False), (0.01, True)],
+                         ids=["no_decay", "decay", "maximize"])
+def test_sgd_form_updates_float32_bit_for_bit_as_the_loop(momentum, nesterov, first, weight_decay, maximize):
+    from derivgen.optim._kernels import sgd_update
+    f = np.float32
+    param, grad, buf, _ = _optimizer_state(1)
+    buf = buf if momentum else np.empty(0, f)
+    lr, dampening = f(0.1), 0.1
+
+    def args():
+        return (param.copy(), grad.copy(), buf.copy(), lr, f(weight_decay), f(momentum), f(1 - dampening),
+                nesterov, maximize, first)
+    (_, want), (_, got) = _both(sgd_update, args)
+    _bits_or_nan(got[0], want[0], "param")
+    _bits_or_nan(got[2], want[2], "momentum buffer")
+
+
+@pytest.mark.parametrize("amsgrad", [False, True], ids=["adam", "amsgrad"])
+@pytest.mark.parametrize("weight_decay,decoupled,maximize", [(0.0, False, False), (0.01, False, False),
+                                                             (0.01, True, False), (0.0, False, True)],
+                         ids=["plain", "l2", "adamw", "maximize"])
+@pytest.mark.parametrize("beta1", [0.9, 0.3], ids=["beta1_0.9", "beta1_0.3"])  # both branches of lerp
+def test_adam_form_updates_float32_bit_for_bit_as_the_loop(amsgrad, weight_decay, decoupled, maximize, beta1):
+    from derivgen.optim._kernels import adam_update
+    f = np.float32
+    param, grad, exp_avg, exp_avg_sq = _optimizer_state(2)
+    max_sq = (exp_avg_sq * f(1.5)) if amsgrad else np.empty(0, f)
+    max_sq[:3] = np.nan if amsgrad else max_sq[:3]
+    lr, beta2, step = 1e-3, 0.999, 3
+
+    def args():
+        w1 = f(1 - beta1)
+        return (param.copy(), grad.copy(), exp_avg.copy(), exp_avg_sq.copy(), max_sq.copy(), amsgrad, maximize,
+                f(weight_decay), decoupled, f(1 - lr * weight_decay), w1, f(1) - w1, f(beta2), f(1 - beta2),
+                f(np.sqrt(1 - beta2 ** step)), f(1e-8), f(-lr / (1 - beta1 ** step)))
+    (_, want), (_, got) = _both(adam_update, args)
+    for k, what in ((0, "param"), (2, "exp_avg"), (3, "exp_avg_sq"), (4, "max_exp_avg_sq")):
+        _bits_or_nan(got[k], want[k], what)
+
+
+def test_optimizer_forms_take_float32_only():
+    from derivgen.optim._kernels import adam_update, sgd_update
+    f8 = np.empty(4)
+    assert not sgd_update.interpreted.admits((f8,))
+    assert not adam_update.interpreted.admits((f8,))
+
+
+_FIRST_PROGRAMS = """
+import json, sys
+import numpy as np
+import derivgen as torch
+rng = np.random.default_rng(0)
+# the two-layer-net tutorial: mm, clamp, pow, sum, and the manual update
+x = torch.from_numpy(rng.standard_normal((64, 100)).astype(np.float32))
+y = torch.from_numpy(rng.standard_normal((64, 10)).astype(np.float32))
+w1 = torch.from_numpy((rng.standard_normal((100, 30)) * 0.1).astype(np.float32)).requires_grad_()
+w2 = torch.from_numpy((rng.standard_normal((30, 10)) * 0.1).astype(np.float32)).requires_grad_()
+losses = []
+for step in range(3):
+    loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        w1 -= 1e-4 * w1.grad
+        w2 -= 1e-4 * w2.grad
+        w1.grad.zero_()
+        w2.grad.zero_()
+    losses.append(loss.item())
+# a classifier: Linear layers with biases (their gradients are column sums), ReLU, cross entropy
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 5))
+data = torch.from_numpy(rng.standard_normal((32, 20)).astype(np.float32))
+labels = torch.from_numpy(rng.integers(0, 5, 32))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+for step in range(2):
+    opt.zero_grad()
+    ce = torch.nn.functional.cross_entropy(model(data), labels)
+    ce.backward()
+    opt.step()
+adam = torch.optim.AdamW([w1], lr=1e-3)
+w1.grad = torch.ones_like(w1)
+adam.step()
+print(json.dumps({"numba": "numba" in sys.modules, "losses": losses, "ce": ce.item(),
+                  "grads": [p.grad.numpy().astype(float).ravel().tolist() for p in model.parameters()],
+                  "w1": w1.detach().numpy().astype(float).ravel().tolist()}))
+"""
+
+
+def test_first_training_steps_run_without_numba(python_runner):
+    """The tutorial's loop, a classifier's training steps (SGD with momentum) and an AdamW step meet only
+    loops that have array forms, and give what the compiled loops give (a budget of 0: compiled from the
+    first call)."""
+    def run(calls):
+        res = python_runner(_FIRST_PROGRAMS, env={"DERIVGEN_INTERPRETED_CALLS": calls})
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    fresh, compiled = run("2000"), run("0")
+    assert fresh["numba"] is False and compiled["numba"] is True
+    np.testing.assert_allclose(fresh["losses"], compiled["losses"], rtol=1e-5)
+    assert fresh["ce"] == pytest.approx(compiled["ce"], rel=1e-5)
+    for got, want in zip(fresh["grads"], compiled["grads"]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(fresh["w1"], compiled["w1"], rtol=1e-5, atol=1e-7)
