@@ -13,6 +13,10 @@ import statistics
 import sys
 import time
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -22,6 +22,10 @@ import time
 
 import numpy as np
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
+
 
 def _layers(T, F, rng):
     def t(shape, grad, scale=0.1):

@@ -6,12 +6,16 @@
 Run it with OPENBLAS/OMP/NUMBA_NUM_THREADS=1 to compare one thread against one thread.
 """
 import argparse
+import os
 import statistics
 import time
 
 import numpy as np
 import torch
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
 import derivgen as dg
 
 

@@ -5,11 +5,15 @@ same run, interleaved (one repetition of each in turn). Prints medians and minim
 ratios JVP / primal, JVP / gradient and derivgen / torch.
 Run: python benchmarks/forward_mode.py [--n 4000000] [--repeat 7]"""
 import argparse
+import os
 import statistics
 import time
 
 import numpy as np
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
 import derivgen
 from derivgen.autograd import forward_ad as fwAD
 

@@ -22,6 +22,10 @@ import subprocess
 import sys
 import tempfile
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
+
 N_OPS = 2000
 
 # The child: W1's chain (run.py's _w1_cycle), instrumentation on for ``steps`` steps only.

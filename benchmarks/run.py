@@ -628,6 +628,46 @@ def child_cold(impl_name):
     print(json.dumps(out))
 
 
+# First training steps of two small real programs in a fresh process: the two-layer-net tutorial
+# (mm, clamp, pow, sum, manual update; W5's sizes) and a 784-128-10 Linear/ReLU classifier with
+# cross_entropy and SGD, batch 32. Each reports its first forward+backward and its whole first step.
+FIRST_STEP_PROGRAMS = ("tutorial", "classifier")
+
+
+def child_first_step(impl_name, program):
+    T = import_derivgen() if impl_name == "derivgen" else import_torch()
+    rng = np.random.default_rng(0)
+    if program == "tutorial":
+        x = T.from_numpy(rng.standard_normal((64, 1000)).astype(DTYPE))
+        y = T.from_numpy(rng.standard_normal((64, 10)).astype(DTYPE))
+        w1 = T.from_numpy((rng.standard_normal((1000, 100)) * 0.03).astype(DTYPE)).requires_grad_()
+        w2 = T.from_numpy((rng.standard_normal((100, 10)) * 0.1).astype(DTYPE)).requires_grad_()
+        t0 = time.perf_counter()
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        t_fb = time.perf_counter() - t0
+        with T.no_grad():
+            w1 -= 1e-6 * w1.grad
+            w2 -= 1e-6 * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+    else:
+        T.manual_seed(0)
+        model = T.nn.Sequential(T.nn.Linear(784, 128), T.nn.ReLU(), T.nn.Linear(128, 10))
+        opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = T.from_numpy(rng.standard_normal((32, 784)).astype(DTYPE))
+        y = T.from_numpy(rng.integers(0, 10, 32))
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        t_fb = time.perf_counter() - t0
+        opt.step()
+    loss.item()
+    t_step = time.perf_counter() - t0
+    print(json.dumps({"first_fwd_bwd_s": t_fb, "first_step_s": t_step, "numba": "numba" in sys.modules}))
+
+
 def run_child(args, env=None, timeout=600):
     cmd = [sys.executable, os.path.abspath(__file__)] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
@@ -927,6 +967,15 @@ def measure_cold(has_torch, n, log):
         d = res["torch"]
         log(f"  torch fresh process: import {d['import_s']:.3f} s, first fwd+bwd {d['first_s'] * 1e3:.3f} ms; "
             f"second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
+    for program in FIRST_STEP_PROGRAMS:
+        for impl in ("derivgen", "torch") if has_torch else ("derivgen",):
+            runs = [run_child(["--_child-first-step", impl, program]) for _ in range(n)]
+            d = res[f"first_step_{program}_{impl}"] = {
+                k: statistics.median(r[k] for r in runs) for k in ("first_fwd_bwd_s", "first_step_s")}
+            d["numba"] = any(r["numba"] for r in runs)
+            log(f"  {impl} first training step of the {program} (fresh process, warm caches, median of {n}): "
+                f"forward+backward {d['first_fwd_bwd_s'] * 1e3:.1f} ms, whole step {d['first_step_s'] * 1e3:.1f} ms"
+                + (f"; Numba loaded: {d['numba']}" if impl == "derivgen" else ""))
     return res
 
 
@@ -1388,11 +1437,14 @@ def main(argv=None):
                         "spinning beside, and compare the derivgen/PyTorch ratios with the idle ones")
     p.add_argument("--_child-memory", nargs=2, help=argparse.SUPPRESS)
     p.add_argument("--_child-cold", help=argparse.SUPPRESS)
+    p.add_argument("--_child-first-step", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._child_memory:
         return child_memory(*args._child_memory)
     if args._child_cold:
         return child_cold(args._child_cold)
+    if args._child_first_step:
+        return child_first_step(*args._child_first_step)
 
     if args.single_thread and not single_thread():
         # the thread counts must be set before numpy/numba/torch start their pools: run again

@@ -2,11 +2,15 @@
 run (interleaved, float32), and against derivgen's loop of one grad per sample. Prints the median and
 minimum seconds of each and the ratios. Run: python benchmarks/vmap.py [--batch 64] [--repeat 15]"""
 import argparse
+import os
 import statistics
 import time
 
 import numpy as np
 
+# times compiled kernels: no interpreted first calls (derivgen/kernels/interpreted.py), which would
+# put numpy-expression calls and Numba's import into the first timed repeats
+os.environ.setdefault("DERIVGEN_INTERPRETED_CALLS", "0")
 import derivgen
 
 
