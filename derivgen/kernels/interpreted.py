@@ -13,12 +13,12 @@ going pays Numba's load once, as it would have on its first call, plus at most a
 the budget's calls (numpy's several passes over memory against one compiled loop). A program that ends
 within the budget never pays it.
 
-The runtime's own hand-written loops that a first program meets (clamp and its gradient, the bias
-gradient's column sums, the classifier head's log_softmax and nll_loss, SGD's and Adam's updates of a
-float32 parameter) have array forms too (``LoopForm``, written next to each loop), admitted by the same
-budget on the size of the array they produce or read. The optimizers round through fused
-multiply-adds; numpy has none, and ``array_helpers._fma32`` reproduces one exactly for float32 only,
-so a float64 parameter's update, and the other optimizers' updates, load Numba.
+The runtime's own hand-written loops that a first program meets (clamp and its gradient, gelu's erf, the
+bias gradient's column sums, the classifier head's log_softmax and nll_loss, SGD's and Adam's updates of
+a float32 parameter) have array forms too (``LoopForm``, written next to each loop), admitted by the
+same budget on the size of the array they produce or read. The optimizers round through fused
+multiply-adds; numpy has none, and ``array_helpers._fma32`` reproduces one exactly for float32 only, so
+a float64 parameter's update, and the other optimizers' updates, load Numba.
 
 The array forms compute what the loops compute, element by element: literals and numbers in the
 kernel's dtype, the helpers' NaN rules, floating-point errors silent (the loops raise none). They may

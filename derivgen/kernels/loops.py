@@ -16,8 +16,9 @@ included), as ``np.where(mask, grad, 0)`` gives it.
 ``erf``: the error function of an array, for the hand-written forwards and backward helpers that need
 it (gelu); numpy has none.
 
-Each loop but ``erf`` has an array form, its numpy spelling (``*_array``), which a fresh process's
-first small calls run instead of loading Numba (interpreted.py).
+Each loop has an array form, its numpy spelling (``*_array``; for ``erf``, Python's ``math.erf`` on
+each element), which a fresh process's first small calls run instead of loading Numba
+(interpreted.py).
 """
 import math
 
@@ -171,6 +172,18 @@ def clamp_grad(g, a, lo, hi):
 def _erf_flat(x, out):
     for i in range(x.shape[0]):
         out[i] = math.erf(x[i])
+
+
+_erf_each = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_flat_array(x, out):
+    # numpy has no erf: Python's, element by element (the budget admits only small arrays); in float64,
+    # rounded to float32 after for a float32 array, within an ulp of Numba's float32 erf
+    out[...] = _erf_each(x.astype(np.float64)).astype(np.float64)
+
+
+interpreted.attach_loop(_erf_flat, _erf_flat_array, sized=1)
 
 
 def erf(a):

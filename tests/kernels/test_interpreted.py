@@ -476,3 +476,13 @@ def test_first_training_steps_run_without_numba(python_runner):
     for got, want in zip(fresh["grads"], compiled["grads"]):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(fresh["w1"], compiled["w1"], rtol=1e-5, atol=1e-7)
+
+
+@_DTYPES
+def test_erf_form_matches_the_loop(dtype):
+    from derivgen.kernels.loops import _erf_flat
+    x = np.concatenate([_specials(dtype, (18,), 9), np.linspace(-6, 6, 301).astype(dtype),
+                        np.array([1e-30, -1e-30, 5e-324 if dtype == np.float64 else 1e-45], dtype)])
+    (_, (_, want)), (_, (_, got)) = _both(_erf_flat, lambda: (x.copy(), np.empty_like(x)))
+    _assert_same(got, want, dtype, "erf")
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
