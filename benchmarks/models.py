@@ -1,4 +1,4 @@
-"""Model-level benchmarks: derivgen against PyTorch (CPU eager) in one process, interleaved.
+"""Model-level benchmarks: derivgen against PyTorch (CPU eager), interleaved.
 
 W5  the two-layer-net tutorial loop: ``x.mm(w1).clamp(min=0).mm(w2)``, 64x1000 -> 100 -> 10, squared
     error summed, backward, manual SGD update under ``no_grad`` and ``grad.zero_()``.
@@ -8,17 +8,19 @@ W7  one Adam step (``optimizer.step()`` alone, default hyper-parameters) over th
     784-256-128-10 (weights and biases, 235,146 floats), with fixed gradients.
 
 Both libraries start from the same numpy weights; the first step's losses are compared before anything
-is timed. Rounds alternate between the libraries in a rotating order, so load from other processes
-hits both alike; a round runs a block of consecutive steps (about 20 ms of the slower library, the same
-count for both), as a training loop does, and the table gives medians and minima of the time per step
-and their ratios.
+is timed. Each library runs in a step worker process of its own (step_workers.py; ``--same-process``
+runs both here). Rounds alternate between the libraries in a rotating order, so load from other
+processes hits both alike; a round runs a block of consecutive steps (about 20 ms of the slower
+library, the same count for both) after 0.3 s of untimed ones, as a training loop does, and the table
+gives medians and minima of the time per step and their ratios.
 
-    python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6,W7]
+    python benchmarks/models.py [--repeats 15] [--single-thread] [--only W5,W6,W7] [--same-process]
     python benchmarks/models.py --floor [--single-thread]
 
 ``--floor`` times, interleaved with PyTorch's whole step, only the matrix products that derivgen's step
 hands to numpy's BLAS (same shapes, same calls and operand orders, nothing else): a lower bound for
-derivgen's step with OpenBLAS, for W3 (the MLP of ``run.py``), W5 and W6.
+derivgen's step with OpenBLAS, for W3 (the MLP of ``run.py``), W5 and W6. It runs both in this process
+(numpy's products need no derivgen).
 
 ``--single-thread`` runs the script again with ``OPENBLAS/OMP/MKL/NUMBA_NUM_THREADS=1``: the thread
 counts must be set before numpy starts OpenBLAS's pool (otherwise its idle threads spin and count as
@@ -34,6 +36,8 @@ import sys
 import time
 
 import numpy as np
+
+from step_workers import StepWorker, serve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = {"W5": 1.0, "W6": 1.2, "W7": 0.8}
@@ -175,8 +179,8 @@ def _block_size(steps, clock):
 
 
 def _interleaved(steps, repeats, clock):
-    """Milliseconds per step of each of ``steps`` (name -> callable), ``repeats`` rounds in a rotating order,
-    each round a block of consecutive steps (``_block_size``)."""
+    """Milliseconds per step of each of ``steps`` (name -> callable) in this process, ``repeats`` rounds in
+    a rotating order, each round a block of consecutive steps (``_block_size``)."""
     block = _block_size(steps, clock)
     times = {name: [] for name in steps}
     order = list(steps)
@@ -189,6 +193,31 @@ def _interleaved(steps, repeats, clock):
                 step()
             times[name].append((clock() - t0) * 1e3 / block)
     return times
+
+
+def _interleaved_workers(workers, repeats, single_thread):
+    """The same rounds with each library in its own step worker (step_workers.py); each block follows
+    step_workers.SETTLE_S of untimed steps in its worker."""
+    clock = "cpu" if single_thread else "wall"
+    slowest = max(w.probe(clock) for w in workers.values()) * 1e3
+    block = max(1, int(BLOCK_MS / max(slowest, 1e-3)))
+    times = {name: [] for name in workers}
+    order = list(workers)
+    for r in range(repeats):
+        for name in order[r % 2:] + order[:r % 2]:
+            wall, cpu = workers[name].time(count=block)
+            times[name].append((cpu if single_thread else wall) * 1e3)
+    return times
+
+
+def child_steps(impl, single_thread):
+    """A step worker for ``impl`` ("derivgen" or "torch"): only that library is imported."""
+    if impl == "torch":
+        import torch as lib
+        lib.set_num_threads(1 if single_thread else 2)
+    else:
+        import derivgen as lib
+    return serve(lambda wl: WORKLOADS[wl](lib))
 
 
 def floor(args, torch, clock):
@@ -215,35 +244,57 @@ def main(argv=None):
                         help="time only the BLAS products of W3/W5/W6 against PyTorch's whole step")
     parser.add_argument("--single-thread", action="store_true",
                         help="one thread everywhere and process CPU time as the clock")
+    parser.add_argument("--same-process", action="store_true",
+                        help="time both libraries in this process instead of one step worker per library")
+    parser.add_argument("--_child-steps", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.single_thread and os.environ.get("DERIVGEN_BENCH_SINGLE_THREAD") != "1":
         argv_ = sys.argv[1:] if argv is None else list(argv)
         return subprocess.call([sys.executable, os.path.abspath(__file__), *argv_],
                                env=dict(os.environ, **SINGLE_THREAD_ENV))
+    if args._child_steps:
+        return child_steps(args._child_steps, args.single_thread)
     import derivgen
     import torch
     torch.set_num_threads(1 if args.single_thread else 2)
     clock = time.process_time if args.single_thread else time.perf_counter
-    libs = {"derivgen": derivgen, "torch": torch}
     print(f"derivgen {derivgen.__version__}, torch {torch.__version__}, numpy {np.__version__}; "
           f"{'one thread, process CPU time' if args.single_thread else 'two threads, wall clock'}; "
-          f"{args.repeats} interleaved rounds")
+          f"{args.repeats} interleaved rounds; "
+          + ("both libraries in this process" if args.floor or args.same_process
+             else "each library in a step worker process of its own"))
     if args.floor:
         return floor(args, torch, clock)
     print(f"{'workload':8} {'derivgen ms':>22} {'torch ms':>22} {'ratio':>7} {'(by min)':>9} {'target':>7}")
-    for wl in args.only.split(","):
-        steps = {name: WORKLOADS[wl](lib) for name, lib in libs.items()}
-        first = {name: step() for name, step in steps.items()}
-        if not np.isclose(first["derivgen"], first["torch"], rtol=1e-3):
-            print(f"{wl}: first losses differ (derivgen {first['derivgen']}, torch {first['torch']}); not timed")
-            continue
-        times = _interleaved(steps, args.repeats, clock)
-        med = {n: statistics.median(t) for n, t in times.items()}
-        low = {n: min(t) for n, t in times.items()}
-        ratio, ratio_min = med["derivgen"] / med["torch"], low["derivgen"] / low["torch"]
-        verdict = "PASS" if ratio <= TARGETS[wl] else "MISS"
-        print(f"{wl:8} {med['derivgen']:9.3f} (min {low['derivgen']:7.3f}) {med['torch']:9.3f} "
-              f"(min {low['torch']:7.3f}) {ratio:6.2f}x {ratio_min:8.2f}x  <={TARGETS[wl]}x {verdict}")
+    libs = {"derivgen": derivgen, "torch": torch}
+    extra = ["--single-thread"] if args.single_thread else []
+    workers = {} if args.same_process else {name: StepWorker(__file__, name, extra) for name in libs}
+    try:
+        for wl in args.only.split(","):
+            if workers:
+                first = {name: w.build(wl, warmup_s=WARMUP_S, min_steps=3) for name, w in workers.items()}
+            else:
+                steps = {name: WORKLOADS[wl](lib) for name, lib in libs.items()}
+                first = {name: step() for name, step in steps.items()}
+            if not np.isclose(first["derivgen"], first["torch"], rtol=1e-3):
+                print(f"{wl}: first losses differ (derivgen {first['derivgen']}, torch {first['torch']}); not timed")
+                continue
+            if workers:
+                times = _interleaved_workers(workers, args.repeats, args.single_thread)
+                for w in workers.values():
+                    w.drop()
+            else:
+                times = _interleaved(steps, args.repeats, clock)
+            med = {n: statistics.median(t) for n, t in times.items()}
+            low = {n: min(t) for n, t in times.items()}
+            ratio, ratio_min = med["derivgen"] / med["torch"], low["derivgen"] / low["torch"]
+            verdict = "PASS" if ratio <= TARGETS[wl] else "MISS"
+            print(f"{wl:8} {med['derivgen']:9.3f} (min {low['derivgen']:7.3f}) {med['torch']:9.3f} "
+                  f"(min {low['torch']:7.3f}) {ratio:6.2f}x {ratio_min:8.2f}x  <={TARGETS[wl]}x {verdict}",
+                  flush=True)
+    finally:
+        for w in workers.values():
+            w.close()
     try:
         print(f"load average {os.getloadavg()} on {os.cpu_count()} cores")
     except OSError:

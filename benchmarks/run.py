@@ -52,6 +52,8 @@ import traceback
 
 import numpy as np
 
+from step_workers import StepWorker, as_float, serve
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -460,12 +462,6 @@ def build(workload, impl_name, modules, small=False):
     return step, (lambda: Autograd.grads(params)), note, clear
 
 
-def loss_value(loss):
-    if hasattr(loss, "detach"):
-        loss = loss.detach().numpy()
-    return float(np.asarray(loss))
-
-
 # ------------------------------------------------------------------------------------------------
 # Timing helpers
 
@@ -684,12 +680,12 @@ def check_gradients(workloads, impls, modules, log):
     """Run every implementation once and compare losses and grads; returns {workload: info}."""
     results = {}
     for wl in workloads:
-        info = {"checked": [], "failures": {}, "notes": {}}
-        grads, losses = {}, {}
+        info = {"checked": [], "failures": {}, "notes": {}, "losses": {}}
+        grads, losses = {}, info["losses"]
         for name in impls:
             try:
                 step, grads_fn, note, _ = build(wl, name, modules)
-                losses[name] = loss_value(step())
+                losses[name] = as_float(step())
                 grads[name] = grads_fn()
                 if note:
                     info["notes"][name] = note
@@ -748,58 +744,106 @@ def wait_quiet(max_wait):
         time.sleep(0.02)
 
 
-def time_workloads(workloads, impls, modules, checks, repeats, warmup, log, quiet_wait=0.0):
+def warm_up(step, warmup):
+    """At least ``warmup`` runs and at least 0.3 s, so that first-call paths (derivgen's interpreted
+    first calls, Numba's loading, allocator growth) are behind the timed repeats."""
+    t_end = time.perf_counter() + 0.3
+    for i in range(max(warmup, 1) * 50):
+        step()
+        if i + 1 >= warmup and time.perf_counter() >= t_end:
+            break
+
+
+def timed_step(step):
+    """(wall seconds, process CPU seconds) of one step, after a collection outside the timing."""
+    gc.collect()
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    step()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def child_steps(impl_name):
+    """A step worker (step_workers.StepWorker) for ``impl_name``: only that library is imported."""
+    modules = {"numpy": np}
+    if impl_name == "torch":
+        modules["torch"] = import_torch()
+    elif impl_name == "derivgen":
+        modules["derivgen"] = import_derivgen()
+    return serve(lambda workload: build(workload, impl_name, modules)[0])
+
+
+def time_workloads(workloads, impls, modules, checks, repeats, warmup, log, quiet_wait=0.0, isolate=True):
     """Interleaved timing: each round runs every implementation once (in a rotating order), so that
     load from other processes on a small shared machine hits all implementations alike. With
-    ``quiet_wait`` each round first waits up to that many seconds for the machine to be idle."""
+    ``isolate`` each implementation runs in its own step worker (step_workers.py: a process that has
+    imported only that library; each timed step follows 0.3 s of untimed ones); otherwise all run in
+    this process, each timed step right after the other implementations' ones. With ``quiet_wait`` each round first waits up to that many seconds for the machine
+    to be idle."""
     out = {}
     quiet_rounds = {}
-    for wl in workloads:
-        out[wl] = {}
-        names = [n for n in impls if n not in checks[wl]["failures"]]
-        steps = {n: build(wl, n, modules)[0] for n in names}
-        for n in names:
-            t_end = time.perf_counter() + 0.3
-            for i in range(max(warmup, 1) * 50):
-                steps[n]()
-                if i + 1 >= warmup and time.perf_counter() >= t_end:
-                    break
-        times = {n: [] for n in names}
-        cpu = {n: [] for n in names}
-        quiet = 0
-        for r in range(repeats):
-            if quiet_wait > 0:
-                quiet += wait_quiet(quiet_wait)
+    workers = {}
+    try:
+        for wl in workloads:
+            out[wl] = {}
+            names = [n for n in impls if n not in checks[wl]["failures"]]
+            if isolate:
+                for n in names:
+                    if n not in workers:
+                        workers[n] = StepWorker(__file__, n)
+                    loss = workers[n].build(wl, min_steps=warmup)
+                    checked = checks[wl]["losses"][n]
+                    if not np.isclose(loss, checked, rtol=TOLS[wl]["rtol"], atol=0.0):
+                        raise RuntimeError(f"{wl} {n}: the step worker's loss {loss!r} differs from the "
+                                           f"checked one {checked!r}")
+                run = {n: workers[n].time for n in names}
             else:
-                quiet += _runnable() <= 1
-            order = names[r % len(names):] + names[:r % len(names)]
-            for n in order:
-                gc.collect()
-                c0 = time.process_time()
-                t0 = time.perf_counter()
-                steps[n]()
-                times[n].append(time.perf_counter() - t0)
-                cpu[n].append(time.process_time() - c0)
-        for n in names:
-            wall_s, cpu_s = summary(times[n]), summary(cpu[n])
-            # single-thread mode: process CPU time is the clock (it does not run while a co-tenant holds
-            # the core); otherwise wall-clock time, with CPU time kept for reference
-            s = dict(cpu_s if single_thread() else wall_s)
-            s["clock"] = "process CPU time" if single_thread() else "wall"
-            s["wall"] = wall_s
-            s["cpu"] = cpu_s
-            if wl == "W1":
-                s["us_per_node"] = s["median"] / W1_OPS * 1e6
-            out[wl][n] = s
-            extra = f", {s['us_per_node']:.2f} us/node" if wl == "W1" else ""
-            other = (f"; wall median {wall_s['median'] * 1e3:.3f} ms" if single_thread()
-                     else f"; CPU time median {cpu_s['median'] * 1e3:.3f} ms")
-            log(f"  {wl} {n:8s} median {s['median'] * 1e3:9.3f} ms  (min {s['min'] * 1e3:.3f}, "
-                f"max {s['max'] * 1e3:.3f}, n={s['n']}){extra}{other}")
-        quiet_rounds[wl] = quiet / repeats
-        log(f"  {wl}: machine idle (no other runnable task) at the start of {quiet}/{repeats} rounds")
-        del steps
-        gc.collect()
+                steps = {n: build(wl, n, modules)[0] for n in names}
+                for n in names:
+                    warm_up(steps[n], warmup)
+                run = {n: (lambda n=n: timed_step(steps[n])) for n in names}
+            times = {n: [] for n in names}
+            cpu = {n: [] for n in names}
+            quiet = 0
+            for r in range(repeats):
+                if quiet_wait > 0:
+                    quiet += wait_quiet(quiet_wait)
+                else:
+                    quiet += _runnable() <= 1
+                order = names[r % len(names):] + names[:r % len(names)]
+                for n in order:
+                    wall, cpu_s = run[n]()
+                    times[n].append(wall)
+                    cpu[n].append(cpu_s)
+            for n in names:
+                wall_s, cpu_s = summary(times[n]), summary(cpu[n])
+                # single-thread mode: process CPU time is the clock (it does not run while a co-tenant
+                # holds the core); otherwise wall-clock time, with CPU time kept for reference
+                s = dict(cpu_s if single_thread() else wall_s)
+                s["clock"] = "process CPU time" if single_thread() else "wall"
+                s["wall"] = wall_s
+                s["cpu"] = cpu_s
+                s["process"] = "own" if isolate else "shared"
+                if wl == "W1":
+                    s["us_per_node"] = s["median"] / W1_OPS * 1e6
+                out[wl][n] = s
+                extra = f", {s['us_per_node']:.2f} us/node" if wl == "W1" else ""
+                other = (f"; wall median {wall_s['median'] * 1e3:.3f} ms" if single_thread()
+                         else f"; CPU time median {cpu_s['median'] * 1e3:.3f} ms")
+                log(f"  {wl} {n:8s} median {s['median'] * 1e3:9.3f} ms  (min {s['min'] * 1e3:.3f}, "
+                    f"max {s['max'] * 1e3:.3f}, n={s['n']}){extra}{other}")
+            quiet_rounds[wl] = quiet / repeats
+            log(f"  {wl}: machine idle (no other runnable task) at the start of {quiet}/{repeats} rounds")
+            if isolate:
+                for n in names:
+                    workers[n].call("drop")
+            else:
+                del steps
+            del run
+            gc.collect()
+    finally:
+        for w in workers.values():
+            w.close()
     # a plain copy of one 4M-element array: the memory-bandwidth floor for W2-sized arrays
     if "W2" in workloads:
         src = np.random.default_rng(0).standard_normal(W2_N).astype(DTYPE)
@@ -1159,7 +1203,8 @@ def measure_busy(args, workloads, impls, modules, checks, repeats, warmup, idle,
     with busy_cores(args.busy):
         log(f"  {args.busy} busy process(es) running beside the timed workloads")
         if workloads:
-            timings = time_workloads(workloads, impls, modules, checks, repeats, warmup, log)
+            timings = time_workloads(workloads, impls, modules, checks, repeats, warmup, log,
+                                     isolate=not args.same_process)
             for wl, r in ratios(timings).items():
                 if "vs_torch" in r:
                     res["busy"][wl] = {"vs_torch": r["vs_torch"], "vs_torch_min": r["vs_torch_min"],
@@ -1435,7 +1480,11 @@ def main(argv=None):
     p.add_argument("--busy", type=int, default=0, metavar="N",
                    help="after the idle timings, time W1-W4 (those in --only) and W5 again with N processes "
                         "spinning beside, and compare the derivgen/PyTorch ratios with the idle ones")
+    p.add_argument("--same-process", action="store_true",
+                   help="time W1-W4 with every library imported in this one process, instead of one step "
+                        "worker process per implementation")
     p.add_argument("--_child-memory", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--_child-steps", help=argparse.SUPPRESS)
     p.add_argument("--_child-cold", help=argparse.SUPPRESS)
     p.add_argument("--_child-first-step", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1443,6 +1492,8 @@ def main(argv=None):
         return child_memory(*args._child_memory)
     if args._child_cold:
         return child_cold(args._child_cold)
+    if args._child_steps:
+        return child_steps(args._child_steps)
     if args._child_first_step:
         return child_first_step(*args._child_first_step)
 
@@ -1474,6 +1525,8 @@ def main(argv=None):
     env = environment()
     env["single_thread"] = single_thread()
     env["clock"] = "process CPU time (single thread)" if single_thread() else "wall clock"
+    env["processes"] = ("W1-W4: all implementations in one process" if args.same_process
+                        else "W1-W4: one step worker process per implementation")
     if torch is not None:
         env["torch"] = torch.__version__
         env["torch_threads"] = torch.get_num_threads()
@@ -1483,14 +1536,14 @@ def main(argv=None):
         f"torch {env.get('torch', 'not installed')} ({env.get('torch_threads', '-')} threads), "
         f"{env['cpu_count']} cores{', ' + env['cpu'] if 'cpu' in env else ''}")
     log(f"repeats {repeats} (+{warmup} warm-up runs excluded); implementations: {', '.join(impls)}; "
-        f"clock: {env['clock']}")
+        f"clock: {env['clock']}; {env['processes']}")
 
     if workloads:
         log("\n[1] gradient checks (before any timing)")
         res["checks"] = check_gradients(workloads, impls, modules, log)
         log("\n[2] timings")
         res["timings"] = time_workloads(workloads, impls, modules, res["checks"], repeats, warmup, log,
-                                        args.wait_quiet)
+                                        args.wait_quiet, isolate=not args.same_process)
         res["ratios"] = ratios(res["timings"])
     extra = (("import", "[3] import time", lambda: measure_import(3 if args.quick else 9, log)),
              ("generate", "[4] derivgen generate", lambda: measure_generate(1 if args.quick else 5, log)),
