@@ -19,8 +19,8 @@ gives medians and minima of the time per step and their ratios.
 
 ``--floor`` times, interleaved with PyTorch's whole step, only the matrix products that derivgen's step
 hands to numpy's BLAS (same shapes, same calls and operand orders, nothing else): a lower bound for
-derivgen's step with OpenBLAS, for W3 (the MLP of ``run.py``), W5 and W6. It runs both in this process
-(numpy's products need no derivgen).
+derivgen's step with OpenBLAS, for W3 (the MLP of ``run.py``), W5 and W6; the products run in a step
+worker that imports numpy only.
 
 ``--single-thread`` runs the script again with ``OPENBLAS/OMP/MKL/NUMBA_NUM_THREADS=1``: the thread
 counts must be set before numpy starts OpenBLAS's pool (otherwise its idle threads spin and count as
@@ -123,6 +123,7 @@ def blas_products(wl, rng_seed=0):
         def run():
             x @ w1, h1 @ w2, h2 @ w3
             x.T @ g1, h1.T @ g2, g2 @ w2.T, h2.T @ g3, g3 @ w3.T
+            return 0.0
         return run
     if wl == "W5":
         x, w1, w2, h, gd, gh = f(64, 1000), f(1000, 100), f(100, 10), f(64, 100), f(64, 10), f(64, 100)
@@ -130,6 +131,7 @@ def blas_products(wl, rng_seed=0):
         def run():
             x @ w1, h @ w2
             h.T @ gd, gd @ w2.T, x.T @ gh
+            return 0.0
         return run
     if wl == "W6":  # the convolutions' batched products on their columns, then the three linear layers
         c1, k1, g1 = f(64, 1, 25, 784), f(1, 6, 25), f(64, 1, 6, 784)
@@ -147,6 +149,7 @@ def blas_products(wl, rng_seed=0):
             np.matmul(c1, g1.swapaxes(-1, -2))
             np.matmul(c2, g2.swapaxes(-1, -2))
             np.matmul(k2.swapaxes(-1, -2), g2)
+            return 0.0
         return run
     raise ValueError(wl)
 
@@ -211,29 +214,48 @@ def _interleaved_workers(workers, repeats, single_thread):
 
 
 def child_steps(impl, single_thread):
-    """A step worker for ``impl`` ("derivgen" or "torch"): only that library is imported."""
+    """A step worker for ``impl`` ("derivgen", "torch", or "blas": the BLAS products alone, numpy only):
+    only that library is imported."""
+    if impl == "blas":
+        return serve(blas_products)
     if impl == "torch":
         import torch as lib
         lib.set_num_threads(1 if single_thread else 2)
     else:
         import derivgen as lib
-    return serve(lambda wl: WORKLOADS[wl](lib))
+    return serve(lambda wl: _step_of(lib, wl))
+
+
+def _step_of(lib, wl):
+    """``wl``'s step in ``lib``; W3 is run.py's MLP step."""
+    if wl == "W3":
+        sys.path.insert(0, HERE)
+        import run as bench_run
+        return bench_run.w3_autograd(bench_run.Autograd(lib.__name__, lib))[1]
+    return WORKLOADS[wl](lib)
 
 
 def floor(args, torch, clock):
-    sys.path.insert(0, HERE)
-    import run as bench_run
+    extra = ["--single-thread"] if args.single_thread else []
+    workers = {} if args.same_process else {n: StepWorker(__file__, n, extra) for n in ("blas", "torch")}
     print(f"{'workload':8} {'BLAS products ms':>24} {'torch step ms':>22} {'ratio':>7} {'(by min)':>9}")
-    for wl in ("W3", "W5", "W6"):
-        if wl == "W3":
-            step = bench_run.w3_autograd(bench_run.Autograd("torch", torch))[1]
-        else:
-            step = WORKLOADS[wl](torch)
-        times = _interleaved({"blas": blas_products(wl), "torch": step}, args.repeats, clock)
-        med = {n: statistics.median(t) for n, t in times.items()}
-        low = {n: min(t) for n, t in times.items()}
-        print(f"{wl:8} {med['blas']:10.3f} (min {low['blas']:7.3f}) {med['torch']:9.3f} (min {low['torch']:7.3f}) "
-              f"{med['blas'] / med['torch']:6.2f}x {low['blas'] / low['torch']:8.2f}x")
+    try:
+        for wl in ("W3", "W5", "W6"):
+            if workers:
+                for w in workers.values():
+                    w.build(wl, warmup_s=WARMUP_S, min_steps=3)
+                times = _interleaved_workers(workers, args.repeats, args.single_thread)
+                for w in workers.values():
+                    w.drop()
+            else:
+                times = _interleaved({"blas": blas_products(wl), "torch": _step_of(torch, wl)}, args.repeats, clock)
+            med = {n: statistics.median(t) for n, t in times.items()}
+            low = {n: min(t) for n, t in times.items()}
+            print(f"{wl:8} {med['blas']:10.3f} (min {low['blas']:7.3f}) {med['torch']:9.3f} (min {low['torch']:7.3f}) "
+                  f"{med['blas'] / med['torch']:6.2f}x {low['blas'] / low['torch']:8.2f}x", flush=True)
+    finally:
+        for w in workers.values():
+            w.close()
 
 
 def main(argv=None):
@@ -261,7 +283,7 @@ def main(argv=None):
     print(f"derivgen {derivgen.__version__}, torch {torch.__version__}, numpy {np.__version__}; "
           f"{'one thread, process CPU time' if args.single_thread else 'two threads, wall clock'}; "
           f"{args.repeats} interleaved rounds; "
-          + ("both libraries in this process" if args.floor or args.same_process
+          + ("both libraries in this process" if args.same_process
              else "each library in a step worker process of its own"))
     if args.floor:
         return floor(args, torch, clock)
