@@ -52,9 +52,13 @@ class StepWorker:
                                      cwd=os.path.dirname(os.path.abspath(script)), env=LAUNCH_ENV)
 
     def call(self, cmd, **fields):
-        self.proc.stdin.write(json.dumps({"cmd": cmd, **fields}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+        try:
+            self.proc.stdin.write(json.dumps({"cmd": cmd, **fields}) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            line = ""
+        else:
+            line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(f"the {self.impl} step worker exited (rc {self.proc.wait()})")
         reply = json.loads(line)
@@ -81,7 +85,10 @@ class StepWorker:
         self.call("drop")
 
     def close(self):
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
         self.proc.wait(timeout=60)
 
 
