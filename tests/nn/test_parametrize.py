@@ -173,6 +173,10 @@ def test_parametrizations_spectral_norm_matches_torch(name, build, shape):
 
 
 def test_spectral_norm_starting_vectors_estimate_the_largest_singular_value():
+    # The 15 starting power iterations converge at the rate of the ratio of the two largest singular
+    # values: for about a quarter of random 4x5 weights (in torch too) that is short of 1e-6, so the
+    # weight comes from a fixed seed.
+    derivgen.manual_seed(0)
     m = derivgen.nn.utils.parametrizations.spectral_norm(derivgen.nn.Linear(5, 4).double())
     m.eval()
     assert np.linalg.svd(m.weight.detach().numpy(), compute_uv=False)[0] == pytest.approx(1.0, abs=1e-6)
