@@ -664,7 +664,13 @@ def child_first_step(impl_name, program):
     print(json.dumps({"first_fwd_bwd_s": t_fb, "first_step_s": t_step, "numba": "numba" in sys.modules}))
 
 
-def run_child(args, env=None, timeout=600):
+# The environment of the children that time a first use "with warm caches": Python writes and reads
+# its .pyc files there even where the launching shell sets PYTHONDONTWRITEBYTECODE (otherwise every
+# node and kernel module a first step loads would be compiled from source, 20-30 ms of it).
+WARM_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_child(args, env=WARM_ENV, timeout=600):
     cmd = [sys.executable, os.path.abspath(__file__)] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
     if p.returncode != 0:
@@ -864,9 +870,7 @@ def measure_import(n, log):
     as when PYTHONDONTWRITEBYTECODE is set and no .pyc exists). Wall and CPU time of the import."""
     code = ("import time; t0 = time.perf_counter(); c0 = time.process_time(); import {mod}; "
             "print(time.perf_counter() - t0, time.process_time() - c0)")
-    warm_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-    def run(c, env=warm_env, extra=()):
+    def run(c, env=WARM_ENV, extra=()):
         p = subprocess.run([sys.executable, *extra, "-c", c], capture_output=True, text=True, cwd=ROOT,
                            check=True, env=env)
         return [float(v) for v in p.stdout.strip().splitlines()[-1].split()]
@@ -977,7 +981,7 @@ def measure_cold(has_torch, n, log):
     res = {}
     run_child(["--_child-cold", "derivgen"])  # make sure the user kernel cache is current
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, DERIVGEN_CACHE_DIR=tmp, DERIVGEN_NO_CACHE="1")
+        env = dict(WARM_ENV, DERIVGEN_CACHE_DIR=tmp, DERIVGEN_NO_CACHE="1")
         res["derivgen"] = run_child(["--_child-cold", "derivgen"], env=env)
         res["derivgen"]["cache_dir_files_after"] = sum(len(fs) for _, _, fs in os.walk(tmp))
     d = res["derivgen"]
@@ -999,7 +1003,7 @@ def measure_cold(has_torch, n, log):
     # generated and compiled on first use, then loaded from the cache by later processes
     big = 1 << 20
     with tempfile.TemporaryDirectory() as cache_dir:
-        env = dict(os.environ, DERIVGEN_CACHE_DIR=cache_dir, BENCH_COLD_N=str(big))
+        env = dict(WARM_ENV, DERIVGEN_CACHE_DIR=cache_dir, BENCH_COLD_N=str(big))
         res["derivgen_fused_cold"] = run_child(["--_child-cold", "derivgen"], env=env)
         res["derivgen_fused_warm"] = run_child(["--_child-cold", "derivgen"], env=env)
     for key, what in (("derivgen_fused_cold", "empty kernel caches"), ("derivgen_fused_warm", "warm caches")):
@@ -1013,6 +1017,7 @@ def measure_cold(has_torch, n, log):
             f"second {d['second_s'] * 1e3:.3f} ms, third {d['third_s'] * 1e3:.3f} ms")
     for program in FIRST_STEP_PROGRAMS:
         for impl in ("derivgen", "torch") if has_torch else ("derivgen",):
+            run_child(["--_child-first-step", impl, program])  # its kernel cache and .pyc files written
             runs = [run_child(["--_child-first-step", impl, program]) for _ in range(n)]
             d = res[f"first_step_{program}_{impl}"] = {
                 k: statistics.median(r[k] for r in runs) for k in ("first_fwd_bwd_s", "first_step_s")}
