@@ -15,8 +15,8 @@ from derivgen.core.meta import contiguous_meta
 from derivgen.core.tensor import result_dtype
 from derivgen.engine.fusion import defer
 from derivgen.kernels.promotion import can_cast
-from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _PLAIN_NUMBERS, Elementwise, _entry_scalars, _typed,
-                                      _zero_of, call_cached as _call_cached, run_elementwise)
+from derivgen.kernels.dispatch import (_BOOL, _ENTRY_DTYPES, _FLOAT_ZERO, _PLAIN_NUMBERS, Elementwise, _entry_scalars,
+                                      _typed, _zero_of, call_cached as _call_cached, run_elementwise)
 
 _NUMBER_KINDS = ("f", "i")
 
@@ -38,7 +38,7 @@ def _overlaps(a, b):
 
 class ElementwiseOp(Elementwise):
     __slots__ = ("dtype_rule", "arg_rule", "plain_scalars_pass", "float_number_passes", "_entry_inplace",
-                 "_entry_inplace_number", "_entry_bool_number")
+                 "_entry_inplace_number", "_entry_bool_number", "_entry_rows")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,6 +62,8 @@ class ElementwiseOp(Elementwise):
         self._entry_inplace = {}
         self._entry_inplace_number = {}
         self._entry_bool_number = {}
+        # the _rows variant for a matrix and a row of one float dtype (_matrix_and_row)
+        self._entry_rows = {}
 
     # forward1/forward2 repeat callN's test rather than calling it: their fallbacks differ (Tensor
     # promotion rules, fusion), and a shared helper would cost every op one more Python call (~1.5 % of W1).
@@ -120,6 +122,10 @@ class ElementwiseOp(Elementwise):
                     else:
                         self.call_number(out.reshape(-1), t._array.reshape(-1), u._array.item(), scalars, dt)
                     return out
+                if number is not None and cmeta is not None and self.rows is not None and not self.returns_bool:
+                    out = self._matrix_and_row(t._array, cmeta, u._array, number, scalars)
+                    if out is not None:
+                        return out
                 return self.forward((t, u), scalars)
         if cmeta is not None:
             dt = cmeta.dtype
@@ -136,6 +142,34 @@ class ElementwiseOp(Elementwise):
                     entry[0](flat, a, b, entry[1])
                 return out
         return self.forward((t, u), scalars)
+
+    def _matrix_and_row(self, a, ca, b, cb, scalars):
+        """``op(a, b)`` for a C-contiguous (R, C) matrix and a (C,) row of one float dtype, in either
+        order (a linear layer's ``x @ W + b``), below the fusion and parallel thresholds: the ``_rows``
+        variant that the general path picks for these operands (so the same loop and result), called
+        without its promotion and broadcasting steps. ``ca``/``cb`` are the operands' ContiguousMeta.
+        None for any other operands."""
+        dt = ca.dtype
+        if cb.dtype is not dt or dt not in _ENTRY_DTYPES:
+            return None
+        sa, sb = ca.shape, cb.shape
+        if len(sa) == 2 and len(sb) == 1 and sa[1] == sb[0]:
+            shape = sa
+            args = (a, 1, b.reshape(1, sb[0]), 0)
+        elif len(sa) == 1 and len(sb) == 2 and sb[1] == sa[0]:
+            shape = sb
+            args = (a.reshape(1, sa[0]), 0, b, 1)
+        else:
+            return None
+        if shape[0] * shape[1] >= _cfg.small_array:
+            return None
+        out = np.empty(shape, dt)
+        entry = self._entry_rows.get(dt)
+        if entry is not None:
+            entry(out, *args, *_entry_scalars(scalars, dt), _FLOAT_ZERO[dt])
+        else:
+            _call_cached(self._entry_rows, dt, self.rows, (out, *args, *_typed(scalars, dt), _FLOAT_ZERO[dt]))
+        return out
 
     # The direct path of an in-place op that records nothing (``w.sub_(lr * g)`` under no_grad): the
     # generated ``<op>_`` calls it before its general path (check_inplace, node, forward into self).

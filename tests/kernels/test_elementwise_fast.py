@@ -237,3 +237,41 @@ def test_an_expanded_single_value_takes_the_direct_path(monkeypatch):
     row = np.broadcast_to(x[0], x.shape)  # stride 0 on one dim only: still the general path
     with pytest.raises(AssertionError, match="general path"):
         K.exp_backward_self.call2(row, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_matrix_and_a_row_take_the_direct_rows_path(monkeypatch, dtype):
+    # x @ W + b (and b + x @ W): the _rows variant called directly, without the general path's
+    # promotion and broadcasting, with the general path's result bit for bit
+    from derivgen.kernels import dispatch
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((9, 5)).astype(dtype)
+    b = rng.standard_normal(5).astype(dtype)
+    tx, tb = torch.from_numpy(x), torch.from_numpy(b)
+    expected = {"add": K.add_Tensor_forward((x, b), (3,)), "radd": K.add_Tensor_forward((b, x), (1,)),
+                "mul": K.mul_Tensor_forward((x, b), ())}
+    K.add_Tensor_forward.forward2(tx, tb, (3,))  # the first call per dtype goes through the dispatcher
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(dispatch, "run_elementwise", general)
+    monkeypatch.setattr(elementwise_module(), "run_elementwise", general)
+    got = {"add": K.add_Tensor_forward.forward2(tx, tb, (3,)), "radd": K.add_Tensor_forward.forward2(tb, tx, (1,)),
+           "mul": K.mul_Tensor_forward.forward2(tx, tb)}
+    for name in expected:
+        assert got[name].dtype == dtype and got[name].shape == x.shape
+        np.testing.assert_array_equal(got[name], expected[name])
+    np.testing.assert_array_equal(got["add"], x + 3 * b)
+    # what the direct path leaves to the general one: another dtype, a comparison's bool result, a
+    # column, a row of the wrong length (the general path's error)
+    for t, u in [(tx, torch.from_numpy(b.astype(np.float64 if dtype == np.float32 else np.float32))), (tx, torch.from_numpy(x[:, :1].copy())),
+                 (tx, torch.from_numpy(b[:4].copy()))]:
+        with pytest.raises(AssertionError, match="general path"):
+            K.add_Tensor_forward.forward2(t, u, (1,))
+    with pytest.raises(AssertionError, match="general path"):
+        K.gt_Tensor_forward.forward2(tx, tb)
+
+
+def elementwise_module():
+    import derivgen.ops.elementwise as module
+    return module
