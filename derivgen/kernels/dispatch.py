@@ -4,12 +4,13 @@ between a kernel's 1-D contiguous and 2-D strided variants. Kernels never see br
 This is on every op's hot path, so the common cases (same shapes, one dtype) are decided without
 calling into numpy's broadcasting machinery.
 """
-import os
 import threading
 
 import numpy as np
 
+from derivgen.config import OFF as _OFF
 from derivgen.config import settings as _cfg
+from derivgen.kernels import blas as _blas
 from derivgen.kernels import interpreted as _interpreted
 from derivgen.kernels import threads as _threads
 from derivgen.kernels.buffers import empty as _empty
@@ -18,11 +19,11 @@ from derivgen.kernels.promotion import array_result_dtype
 
 # Arrays of at least settings.parallel_threshold elements (DERIVGEN_PARALLEL_THRESHOLD, default 262144)
 # run through the prange variants of a kernel; DERIVGEN_PARALLEL=0 keeps every kernel serial. Measured on the 2-core machine
-# (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up, but with
-# OpenMP's default active waiting a memory-bound kernel ran ~9x slower whenever another process held a
-# core; with passive waiting it stays even with serial then. So numba's OpenMP pool starts with passive
-# waiting (unless the user chose a policy) -- and only numba's: the variable is set just while the pool
-# starts, so libraries loaded later (PyTorch's own OpenMP) keep their defaults.
+# (benchmarks/README.md): 2x faster than serial on a quiet machine from 64k elements up. numba's OpenMP pool
+# keeps OpenMP's default waiting (its idle workers spin for a few milliseconds before they sleep): with
+# passive waiting a sleeping worker took 0.2-0.5 ms to wake on the 2-core virtual machine, and a 1 ms
+# parallel loop run after a 2 ms pause took as long as the serial one. A worker that spins beside
+# another process's busy core would slow both; derivgen computes on one thread then (kernels/threads.py).
 #
 # Elementwise ops on at least settings.fusion_threshold float elements (DERIVGEN_FUSION_THRESHOLD,
 # default 131072) are deferred and fused (derivgen/engine/fusion.py). Measured crossover of fused vs
@@ -39,37 +40,43 @@ def pick(serial, parallel, size, rows=2):
     row) while derivgen may use more than one thread (kernels/threads.py: the cores other processes leave
     free, at most ``set_num_threads``), with numba's thread pool started and set to that many threads;
     else the serial one."""
-    if size >= _cfg.parallel_threshold and parallel is not None and rows > 1:
-        _threads.adapt()
-        if _threads.state.parallel:
-            start_threads()
-            if getattr(_numba_threads, "n", None) != _threads.state.threads:
-                _set_numba_threads(_threads.state.threads)
-            return parallel
+    if size >= _cfg.parallel_threshold and parallel is not None and rows > 1 and parallel_threads() > 1:
+        return parallel
     return serial
+
+
+def parallel_threads():
+    """How many threads a prange kernel may use now (kernels/threads.py), with numba's pool started and
+    set to that many; 1 when derivgen computes on one thread (or parallel kernels are off)."""
+    if _cfg.parallel_threshold >= _OFF:
+        return 1
+    _threads.adapt()
+    if not _threads.state.parallel:
+        return 1
+    start_threads()
+    n = _threads.state.threads
+    if getattr(_numba_threads, "n", None) != n:
+        _set_numba_threads(n)
+    return _numba_threads.limit
 
 
 def _set_numba_threads(n):
     import numba
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    _numba_threads.limit = min(n, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(_numba_threads.limit)
     _numba_threads.n = n
 
 
 def start_threads():
-    """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards)."""
+    """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards). From then
+    on derivgen's products also run on this pool where OpenBLAS lets them (products.py), and OpenBLAS
+    computes on one thread: two pools on two cores wait for each other's spinning idle workers."""
     if _THREADS[0]:
         return
     _THREADS[0] = True
-    if "OMP_WAIT_POLICY" in os.environ:
-        return  # the user's choice; numba starts its pool on first use
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    try:
-        from numba.np.ufunc import parallel
-        parallel._launch_threads()  # loads libgomp, which reads the variable once, now
-    except Exception:  # noqa: BLE001 - numba starts its pool itself on the first parallel call
-        pass
-    finally:
-        del os.environ["OMP_WAIT_POLICY"]
+    lib = _blas.find()
+    if lib is not None and lib.gemm:
+        _threads.own_blas_threads()
 
 
 _BOOL = np.dtype(np.bool_)

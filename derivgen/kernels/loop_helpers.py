@@ -49,3 +49,10 @@ def _max(a, b):
 
 def _min(a, b):
     return a if (a != a or a <= b) else b
+
+
+def _gemm(fn, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """``C = alpha * op(A) @ op(B) + beta * C`` through the row-major cblas GEMM at address ``fn``
+    (blas.py): ``a``, ``b``, ``c`` are addresses, ``op`` transposes where ``trans_a``/``trans_b`` is
+    true. A call from compiled code only (numba_blas.py compiles it); Python has numpy's matmul."""
+    raise NotImplementedError("loop_helpers._gemm is called from compiled kernels only")

@@ -1,6 +1,6 @@
 """Everything of derivgen's kernels that needs Numba itself, imported by the first kernel that runs
 (``jit.LazyKernel.dispatcher``): the dispatchers, their on-disk cache, and the compiled meaning of the
-helpers kernels call (``loop_helpers``, ``operands._elem``, ``fma.fma``).
+helpers kernels call (``loop_helpers``, ``operands._elem``, ``fma.fma``; ``loop_helpers._gemm`` in numba_blas.py).
 
 Loading a cached kernel. Numba's cache refreshes the whole target context before it loads a compiled
 kernel from disk: it imports every implementation Numba has (its numpy, linalg, typed containers,
@@ -26,6 +26,7 @@ from numba.extending import intrinsic, overload
 from derivgen.kernels import fma as _fma_module
 from derivgen.kernels import kernel_cache
 from derivgen.kernels import loop_helpers as _h
+from derivgen.kernels import numba_blas  # noqa: F401 - gives loop_helpers._gemm its compiled meaning
 from derivgen.kernels import numba_stream  # noqa: F401 - gives stream.py's stores their compiled meaning
 from derivgen.kernels import numba_vecmath  # noqa: F401 - gives loop_helpers' _exp/_log/_tanh theirs
 from derivgen.kernels import operands as _operands

@@ -2,11 +2,12 @@
 
 A multi-threaded kernel is only as fast as its slowest thread. When another process keeps one core of a
 small machine busy, the thread that shares that core waits for its time slice, and a step that splits
-its work in two takes several times longer than running it on one thread. numpy's OpenBLAS (derivgen's
-matmuls) suffers most: the MLP step of benchmarks/run.py (W3) went from 2.4 ms to 5.6 ms median
-(63 ms worst) beside one busy process on two cores. So derivgen watches how busy the machine is and, while
-its cores are shared, runs its prange kernels (serially when one core is left) and OpenBLAS on as many threads
-as there are free cores (dispatch.pick gives numba the count).
+its work in two takes several times longer than running it on one thread. Multi-threaded matmuls suffer
+most: the MLP step of benchmarks/run.py (W3) went from 2.4 ms to 5.6 ms median (63 ms worst) on
+OpenBLAS's two threads beside one busy process on two cores. So derivgen watches how busy the machine is
+and, while its cores are shared, runs its prange kernels and split products (serially when one core is
+left) on as many threads as there are free cores (dispatch.parallel_threads gives numba the count).
+OpenBLAS gets the same count until derivgen's products take over its threads (``own_blas_threads``).
 
 The load is sampled from ``/proc/stat`` (CPU time of every process) minus this process's own CPU time,
 so derivgen's own threads never count as load. ``adapt()`` resamples at most every ``INTERVAL``
@@ -17,11 +18,11 @@ from a background thread: OpenBLAS's thread count must not change while a BLAS c
 The user's own ceiling (``derivgen.set_num_threads``, by default ``OMP_NUM_THREADS`` or every core) caps
 both: derivgen computes with the fewer of the free cores and that ceiling.
 """
-import ctypes
 import os
 import time
 
 from derivgen.config import settings as _cfg
+from derivgen.kernels import blas as _openblas
 
 INTERVAL = 0.25
 # other processes' CPU use, in cores, from which one core counts as taken (hysteresis against noise)
@@ -46,29 +47,6 @@ def _busy_ticks():
     return sum(values) - values[3] - (values[4] if len(values) > 4 else 0)
 
 
-def _find_openblas():
-    """numpy's OpenBLAS (already loaded with numpy): (get, set) functions, or None."""
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if "openblas" in line.lower() and ".so" in line}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", "_64_"), ("openblas", "64_"),
-                               ("openblas", "")):
-            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.restype = ctypes.c_int
-                put.argtypes = (ctypes.c_int,)
-                return get, put
-    return None
-
-
 def _configured_limit(cores):
     """The thread ceiling before any ``set_num_threads``: ``OMP_NUM_THREADS`` when it is a positive
     integer (as PyTorch reads it), at most the usable cores; else every usable core."""
@@ -81,7 +59,7 @@ def _configured_limit(cores):
 
 class _State:
     __slots__ = ("parallel", "threads", "free", "limit", "cores", "next_sample", "ticks", "tick_s", "blas",
-                 "blas_max")
+                 "blas_max", "blas_owned")
 
     def __init__(self):
         self.cores = _cores()
@@ -94,17 +72,34 @@ class _State:
         self.tick_s = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
         self.blas = None
         self.blas_max = None
+        # derivgen's products split their work over its own threads (products.py): OpenBLAS computes on one
+        self.blas_owned = False
 
 
 state = _State()
 
 
 def _blas():
+    """numpy's OpenBLAS (blas.py), or False."""
     if state.blas is None:
-        state.blas = _find_openblas() or False
+        state.blas = _openblas.find() or False
         if state.blas:
-            state.blas_max = state.blas[0]()  # the configured count (OPENBLAS_NUM_THREADS) is the ceiling
+            state.blas_max = state.blas.get_threads()  # the configured count (OPENBLAS_NUM_THREADS) is the ceiling
     return state.blas
+
+
+def own_blas_threads():
+    """From now on derivgen's products run multi-threaded on derivgen's own threads, one OpenBLAS call per
+    block (products.py), and OpenBLAS computes on one thread. Two thread pools on the same cores slow each
+    other down: OpenBLAS's idle workers spin for about 0.1 s after each multi-threaded call, and a
+    prange kernel started in that time waited for them (a 0.33 ms parallel loop took 3.8 ms after one
+    two-thread OpenBLAS product, on two cores)."""
+    if state.blas_owned:
+        return
+    state.blas_owned = True
+    blas = _blas()
+    if blas:
+        blas.set_threads(1)
 
 
 def free_threads():
@@ -160,5 +155,5 @@ def _apply():
         return
     state.threads = n
     blas = _blas()
-    if blas:
-        blas[1](min(n, state.blas_max))
+    if blas and not state.blas_owned:
+        blas.set_threads(min(n, state.blas_max))

@@ -81,17 +81,36 @@ def test_switched_off_keeps_every_thread(monkeypatch, restore_threads):
 
 def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch, restore_threads):
     monkeypatch.setattr(settings, "adaptive_threads", False)  # no resampling during the test
+    monkeypatch.setattr(threads.state, "blas_owned", False)  # OpenBLAS still computing on its own threads
+    monkeypatch.setattr(dispatch, "start_threads", lambda: None)
     serial, parallel = object(), object()
     size = settings.parallel_threshold
     threads.set_free_cores(1)
     assert dispatch.pick(serial, parallel, size) is serial
     blas = threads._blas()
     if blas:
-        assert blas[0]() == 1
+        assert blas.get_threads() == 1
     threads.set_free_cores(threads.state.cores)
     assert dispatch.pick(serial, parallel, size) is (parallel if threads.state.cores > 1 else serial)
     if blas:
-        assert blas[0]() == min(threads.state.cores, threads.state.blas_max)
+        assert blas.get_threads() == min(threads.state.cores, threads.state.blas_max)
+
+
+def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch, restore_threads):
+    """From the first parallel kernel on, derivgen's products run on its own pool (products.py) and
+    OpenBLAS computes on one thread whatever the free cores: its idle workers would spin beside the pool."""
+    blas = threads._blas()
+    if not blas or not blas.gemm:
+        pytest.skip("no 64-bit-integer OpenBLAS: its own threads keep the products")
+    monkeypatch.setattr(settings, "adaptive_threads", False)
+    monkeypatch.setattr(threads.state, "blas_owned", False)
+    monkeypatch.setattr(dispatch, "_THREADS", [False])
+    threads.set_free_cores(threads.state.cores)
+    dispatch.start_threads()
+    assert threads.state.blas_owned and blas.get_threads() == 1
+    threads.set_free_cores(1)
+    threads.set_free_cores(threads.state.cores)
+    assert blas.get_threads() == 1
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -136,10 +155,10 @@ def test_one_thread_runs_serial_kernels_and_single_threaded_blas(monkeypatch, re
     assert dispatch.pick(serial, parallel, settings.parallel_threshold) is serial
     blas = threads._blas()
     if blas:
-        assert blas[0]() == 1
+        assert blas.get_threads() == 1
     torch.set_num_threads(threads.state.cores)
     if blas:
-        assert blas[0]() == min(threads.state.cores, threads.state.blas_max)
+        assert blas.get_threads() == (1 if threads.state.blas_owned else min(threads.state.cores, threads.state.blas_max))
 
 
 def test_prange_kernels_get_the_thread_count(monkeypatch, restore_threads):

@@ -1,6 +1,7 @@
 """Linear-algebra forwards: mm, mv, dot, bmm, addmm, baddbmm, with torch's shape errors."""
 import numpy as np
 
+from derivgen.kernels import products
 from derivgen.ops.forwards._common import _scalar_type_name, _tn, returns_new_array
 
 
@@ -17,7 +18,7 @@ def mm(self, mat2):
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(self)} != {_tn(mat2)}")
-    return self @ mat2
+    return products.matmul(self, mat2)
 
 
 @returns_new_array
