@@ -9,7 +9,8 @@ second layer) and need a padded copy of the input. Measured (float32, one thread
 """
 import numpy as np
 
-from derivgen.kernels.jit import kernel
+from derivgen.kernels.jit import kernel, kernel_parallel
+from derivgen.kernels.loop_helpers import _gemm, prange
 
 
 @kernel
@@ -117,3 +118,95 @@ def col2im_3d(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, 
                                     step = np.uint64(sw)
                                     for j in range(m):
                                         of[at + j * step] += cf[src + j]
+
+
+# ---- the same work split over derivgen's threads, sample by sample --------------------------------------
+# Each block of samples runs on one thread of Numba's pool: per sample, its columns (im2col_3d) into the
+# block's own scratch, then the GEMM calls numpy's matmul makes on the serial path (the same operands,
+# shapes and transposes, one OpenBLAS call per sample and group, through loop_helpers._gemm), so every
+# sample's result is the serial path's. ``fn`` is the GEMM's address (kernels/blas.py); ``cols`` holds
+# one scratch matrix per block; ``one``/``zero`` are 1 and 0 in the arrays' dtype.
+
+@kernel_parallel
+def conv_forward_blocks(fn, x, w, bias, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, cols, out,
+                        one, zero):
+    """out (N, G, O/g, run) <- w (G, O/g, R) @ the columns of each sample of x (N, C, D, H, W), plus
+    ``bias`` (G, O/g) when it has elements."""
+    n = x.shape[0]
+    blocks = cols.shape[0]
+    groups, og, r = w.shape
+    run = od * oh * ow
+    item = out.itemsize
+    pwt = w.ctypes.data
+    add_bias = bias.size > 0
+    one_sample = (1,) + x.shape[1:]
+    for t in prange(blocks):
+        part = cols[t].reshape((1,) + cols.shape[1:])
+        pcols = part.ctypes.data
+        for b in range(n * t // blocks, n * (t + 1) // blocks):
+            im2col_3d(x[b].reshape(one_sample), kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, part)
+            ob = out[b]
+            for g in range(groups):
+                _gemm(fn, False, False, og, run, r, one, pwt + g * og * r * item, r, pcols + g * r * run * item,
+                      run, zero, ob.ctypes.data + g * og * run * item, run)
+                if add_bias:
+                    for o in range(og):
+                        v = bias[g, o]
+                        row = ob[g, o]
+                        for j in range(run):
+                            row[j] += v
+
+
+@kernel_parallel
+def conv_weight_grad_blocks(fn, x, grad, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, cols, prods, partial,
+                            one, zero):
+    """partial[t] (G, R, O/g) <- the sum, over block t's samples in order, of each sample's columns
+    (R, run) times its gradient's transpose (run, O/g), per group; ``prods`` is one (G, R, O/g) scratch
+    per block. The caller sums the blocks' partial sums."""
+    n = x.shape[0]
+    blocks = cols.shape[0]
+    groups, r, og = partial.shape[1:]
+    od, oh, ow = grad.shape[2:]
+    run = od * oh * ow
+    item = partial.itemsize
+    one_sample = (1,) + x.shape[1:]
+    for t in prange(blocks):
+        part = cols[t].reshape((1,) + cols.shape[1:])
+        pcols = part.ctypes.data
+        pp = prods[t]
+        acc = partial[t].reshape(partial[t].size)
+        flat = pp.reshape(pp.size)
+        acc[:] = zero
+        for b in range(n * t // blocks, n * (t + 1) // blocks):
+            im2col_3d(x[b].reshape(one_sample), kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, part)
+            pg = grad[b].ctypes.data
+            for g in range(groups):
+                _gemm(fn, False, True, r, og, run, one, pcols + g * r * run * item, run, pg + g * og * run * item,
+                      run, zero, pp.ctypes.data + g * r * og * item, og)
+            for i in range(acc.size):
+                acc[i] += flat[i]
+
+
+@kernel_parallel
+def conv_input_grad_blocks(fn, grad, w, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, cols, out, one,
+                           zero):
+    """out (N, C, D, H, W) <- col2im of w's transpose (G, R, O/g) times each sample's gradient
+    (N, G, O/g, OD*OH*OW): the input gradient (``input_grad_nd``), sample by sample."""
+    n = grad.shape[0]
+    blocks = cols.shape[0]
+    groups, og, r = w.shape
+    run = od * oh * ow
+    item = out.itemsize
+    pwt = w.ctypes.data
+    one_sample = (1,) + out.shape[1:]
+    for t in prange(blocks):
+        part = cols[t].reshape((1,) + cols.shape[1:])
+        pcols = part.ctypes.data
+        for b in range(n * t // blocks, n * (t + 1) // blocks):
+            pg = grad[b].ctypes.data
+            for g in range(groups):
+                _gemm(fn, True, False, r, run, og, one, pwt + g * og * r * item, r, pg + g * og * run * item, run,
+                      zero, pcols + g * r * run * item, run)
+            ob = out[b].reshape(one_sample)
+            ob[:] = zero
+            col2im_3d(part, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, ob)

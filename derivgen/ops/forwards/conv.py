@@ -22,7 +22,7 @@ second layer, too little for a second forward path.
 import numpy as np
 
 from derivgen.core.dtypes import from_numpy_dtype, scalar_type_name
-from derivgen.kernels import buffers
+from derivgen.kernels import buffers, products
 from derivgen.ops.forwards import _conv_kernels
 
 
@@ -79,6 +79,13 @@ def conv_arrays_nd(x, w, stride, padding, dilation, groups, bias=None):
     outs = tuple(conv_out_size(size, k, s, p, d) for size, k, s, p, d in zip(x.shape[2:], ks, stride, padding, dilation))
     out = buffers.empty((n, groups, o // groups, _prod(outs)), x.dtype)
     wk = w.reshape(groups, o // groups, cg * _prod(ks))
+    gemm, blocks = products.plan(x.dtype, n, n * o * cg * _prod(ks) * _prod(outs))
+    if gemm is not None:
+        bias2 = np.empty((0, 0), x.dtype) if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(groups, -1)
+        cols = np.empty((blocks, x.shape[1] * _prod(ks), _prod(outs)), x.dtype)
+        _conv_kernels.conv_forward_blocks(gemm, x, np.ascontiguousarray(wk), bias2, *ks, *stride, *padding, *dilation,
+                                          *outs, cols, out, *products.one_zero(x.dtype))
+        return out.reshape((n, o) + outs)
     bk = None if bias is None else bias.reshape(1, groups, o // groups, 1)
     for b0, b1, cols in _column_chunks(x, ks, outs, stride, padding, dilation, groups):
         np.matmul(wk, cols, out=out[b0:b1])
@@ -94,6 +101,16 @@ def weight_grad_nd(x, grad, weight_shape, stride, padding, dilation, groups):
     n = grad.shape[0]
     g = grad.reshape(n, groups, o // groups, -1)
     ckk = _prod(weight_shape[1:])
+    gemm, blocks = products.plan(grad.dtype, n, n * o * ckk * g.shape[-1])
+    if gemm is not None and grad.dtype == x.dtype:
+        dt = grad.dtype
+        cols = np.empty((blocks, x.shape[1] * _prod(weight_shape[2:]), g.shape[-1]), dt)
+        prods = np.empty((blocks, groups, ckk, o // groups), dt)
+        partial = np.empty((blocks, groups, ckk, o // groups), dt)
+        _conv_kernels.conv_weight_grad_blocks(gemm, x, np.ascontiguousarray(grad), *weight_shape[2:], *stride, *padding,
+                                              *dilation, cols, prods, partial, *products.one_zero(dt))
+        wt = np.add.reduce(partial, axis=0)
+        return np.ascontiguousarray(wt.swapaxes(-1, -2)).reshape(weight_shape)
     prods = np.empty((n, groups, ckk, o // groups), grad.dtype)
     # one BLAS matmul per sample, the columns (C/g*kd*kh*kw, OD*OH*OW) times the gradient's transpose (a
     # flag to BLAS, not a copy), then the sum over the batch and a transpose of the small result.
@@ -139,6 +156,15 @@ def input_grad_nd(grad, w, input_shape, stride, padding, dilation, groups):
     outs = grad.shape[2:]
     cg = w.shape[1]
     ks = w.shape[2:]
+    gemm, blocks = products.plan(grad.dtype, n, n * o * cg * _prod(ks) * _prod(outs))
+    if gemm is not None and w.dtype == grad.dtype:
+        out = buffers.empty(tuple(input_shape), grad.dtype)
+        cols = np.empty((blocks, groups * cg * _prod(ks), _prod(outs)), grad.dtype)
+        _conv_kernels.conv_input_grad_blocks(
+            gemm, np.ascontiguousarray(grad).reshape(n, groups, o // groups, _prod(outs)),
+            np.ascontiguousarray(w).reshape(groups, o // groups, cg * _prod(ks)), *ks, *stride, *padding, *dilation,
+            *outs, cols, out, *products.one_zero(grad.dtype))
+        return out
     wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
     out = buffers.empty(tuple(input_shape), grad.dtype)
     out.fill(0)
@@ -153,7 +179,8 @@ def conv_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
     n, o, oh, ow = grad.shape
     _, cg, kh, kw = w.shape
     hp, wp = input_shape[2] + 2 * padding[0], input_shape[3] + 2 * padding[1]
-    if (ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
+    split, _ = products.plan(grad.dtype, n, n * o * cg * kh * kw * oh * ow)
+    if (split is None and ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
             and (hp, wp) == (oh + kh - 1, ow + kw - 1) and np.isfinite(w).all()):
         wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
         return _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups)
