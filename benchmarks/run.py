@@ -779,11 +779,14 @@ def child_steps(impl_name):
     return serve(lambda workload: build(workload, impl_name, modules)[0])
 
 
+BLOCK_MS = 20.0
+
+
 def time_workloads(workloads, impls, modules, checks, repeats, warmup, log, quiet_wait=0.0, isolate=True):
     """Interleaved timing: each round runs every implementation once (in a rotating order), so that
     load from other processes on a small shared machine hits all implementations alike. With
     ``isolate`` each implementation runs in its own step worker (step_workers.py: a process that has
-    imported only that library; each timed step follows 0.3 s of untimed ones); otherwise all run in
+    imported only that library; each timed block of steps follows 0.3 s of untimed ones); otherwise all run in
     this process, each timed step right after the other implementations' ones. With ``quiet_wait`` each round first waits up to that many seconds for the machine
     to be idle."""
     out = {}
@@ -802,7 +805,15 @@ def time_workloads(workloads, impls, modules, checks, repeats, warmup, log, quie
                     if not np.isclose(loss, checked, rtol=TOLS[wl]["rtol"], atol=0.0):
                         raise RuntimeError(f"{wl} {n}: the step worker's loss {loss!r} differs from the "
                                            f"checked one {checked!r}")
-                run = {n: workers[n].time for n in names}
+                # a timed repeat is a block of consecutive steps, about BLOCK_MS of the slowest
+                # implementation (the same count for all), as models.py times W5-W7: a training loop runs
+                # its steps back to back, and a single step after the garbage collection that precedes
+                # each repeat would start with the thread pools' idle workers asleep (waking one took
+                # 0.2-0.5 ms on the 2-vCPU machine) and the caches cold
+                clock = "cpu" if single_thread() else "wall"
+                slowest = max(workers[n].probe(clock) for n in names) * 1e3
+                block = max(1, int(BLOCK_MS / max(slowest, 1e-3)))
+                run = {n: (lambda n=n: workers[n].time(count=block)) for n in names}
             else:
                 steps = {n: build(wl, n, modules)[0] for n in names}
                 for n in names:
@@ -1516,8 +1527,8 @@ def main(argv=None):
         print(msg, flush=True)
 
     t_start = time.perf_counter()
-    # PyTorch first: derivgen asks OpenMP for passive waiting (OMP_WAIT_POLICY, read when an OpenMP
-    # runtime loads), and PyTorch must be measured with its own defaults.
+    # (the timed steps run in step workers, each importing one library; here both are imported for the
+    # gradient checks)
     torch = None if args.no_torch else import_torch()
     dg = import_derivgen()
     if getattr(dg, "_generated_error", None) is not None:
