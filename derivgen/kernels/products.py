@@ -69,12 +69,33 @@ def gemm_blocks(fn, a, b, c, trans_a, trans_b, blocks, by_rows, one, zero):
                       pc + c0 * item, n)
 
 
+@kernel_parallel
+def gemm_batch_blocks(fn, a, b, c, trans_a, trans_b, blocks, one, zero):
+    """``c[i] = op(a[i]) @ op(b[i])`` for every i, in ``blocks`` blocks of consecutive i, one GEMM call
+    per i. ``a``, ``b`` are the stacks as stored (C-contiguous), ``op`` transposes where
+    ``trans_a``/``trans_b``; ``c`` is C-contiguous (B, m, n)."""
+    count, m, n = c.shape
+    k = a.shape[1] if trans_a else a.shape[2]
+    lda = a.shape[2]
+    ldb = b.shape[2]
+    item = c.itemsize
+    step_a = a.shape[1] * lda * item
+    step_b = b.shape[1] * ldb * item
+    pa = a.ctypes.data
+    pb = b.ctypes.data
+    pc = c.ctypes.data
+    for t in prange(blocks):
+        for i in range(count * t // blocks, count * (t + 1) // blocks):
+            _gemm(fn, trans_a, trans_b, m, n, k, one, pa + i * step_a, lda, pb + i * step_b, ldb, zero,
+                  pc + i * m * n * item, n)
+
+
 def _as_stored(x):
-    """(C-contiguous array, transposed) holding the 2-D ``x``: ``x`` itself, or its transpose when ``x``
-    is Fortran-contiguous; None for any other layout."""
+    """(C-contiguous array, transposed) holding ``x`` (a matrix, or a stack of them): ``x`` itself, or
+    ``x`` with its last two dims swapped when that is C-contiguous; None for any other layout."""
     if x.flags.c_contiguous:
         return x, False
-    t = x.T
+    t = x.swapaxes(-1, -2)
     if t.flags.c_contiguous:
         return t, True
     return None
@@ -126,3 +147,23 @@ def matmul(a, b):
 def one_zero(dt):
     """1 and 0 of the float dtype ``dt``, as the GEMM kernels take alpha and beta."""
     return _ONE[dt]
+
+
+def bmm(a, b):
+    """``np.matmul(a, b)`` of two stacks of matrices (B, m, k) and (B, k, n), a new C-contiguous array,
+    split over derivgen's threads by blocks of the stack when it is large."""
+    dt = a.dtype
+    count, m, k = a.shape
+    n = b.shape[2]
+    if b.dtype != dt or b.shape[0] != count or b.shape[1] != k:
+        return np.matmul(a, b)
+    gemm, blocks = plan(dt, count, count * m * n * k)
+    if gemm is None:
+        return np.matmul(a, b)
+    sa, sb = _as_stored(a), _as_stored(b)
+    if sa is None or sb is None:
+        return np.matmul(a, b)
+    c = np.empty((count, m, n), dt)
+    one, zero = _ONE[dt]
+    gemm_batch_blocks(gemm, sa[0], sb[0], c, sa[1], sb[1], blocks, one, zero)
+    return c

@@ -127,3 +127,29 @@ def test_blas_finds_numpys_openblas_and_its_gemm():
         spans = [tuple(int(v, 16) for v in line.split()[0].split("-")) for line in fh if lib.path in line]
     for address in lib.gemm.values():
         assert any(lo <= address < hi for lo, hi in spans)
+
+
+@needs_split
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_split_batched_products_are_numpys(two_threads, monkeypatch, trans_a, trans_b, dtype):
+    calls = []
+    kernel = products.gemm_batch_blocks
+    monkeypatch.setattr(products, "gemm_batch_blocks", lambda *args: (calls.append(args[6]), kernel(*args))[1])
+    rng = np.random.default_rng(9)
+    count, m, k, n = 7, 33, 65, 40
+    a = rng.standard_normal((count, k, m) if trans_a else (count, m, k)).astype(dtype)
+    b = rng.standard_normal((count, n, k) if trans_b else (count, k, n)).astype(dtype)
+    a, b = (a.swapaxes(1, 2) if trans_a else a), (b.swapaxes(1, 2) if trans_b else b)
+    got = products.bmm(a, b)
+    assert calls == [2]
+    want = np.matmul(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    # a stack whose matrices are not contiguous, and one of another dtype, go to numpy
+    calls.clear()
+    np.testing.assert_array_equal(products.bmm(a[:, :, ::2], b[:, ::2]), np.matmul(a[:, :, ::2], b[:, ::2]))
+    np.testing.assert_array_equal(products.bmm(a, b.astype(np.float16)), np.matmul(a, b.astype(np.float16)))
+    assert calls == []

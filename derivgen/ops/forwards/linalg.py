@@ -53,7 +53,7 @@ def bmm(self, mat2):
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{self.shape[0]}, "
                            f"{self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return np.matmul(self, mat2)
+    return products.bmm(self, mat2)
 
 
 # ---- linear algebra --------------------------------------------------------------------------
