@@ -10,6 +10,7 @@ import numpy as np
 
 from derivgen.core.registry import aten
 from derivgen.ops import composites as _c
+from derivgen.kernels import products
 from derivgen.ops.forwards import _rnn_kernels
 from derivgen.ops.forwards.rnn import lstm_workspace, step_order
 
@@ -49,16 +50,16 @@ def mkldnn_rnn_layer_backward(input, weight0, weight1, weight2, weight3, hx_, cx
         c_prev = cx if first else cells[order[steps - 2 - k]]
         _rnn_kernels.lstm_step_backward(gates[t], cells[t], c_prev, dh, grad_output[t], dc, dgates[t], dc_prev, one)
         dc, dc_prev = dc_prev, dc
-        dh = dgates[t] @ w_hh
+        dh = products.matmul(dgates[t], w_hh)
     flat = dgates.reshape(steps * batch, 4 * hidden)
     g_input = g_w_ih = g_w_hh = g_bias = None
     if grad_input_mask[0]:
-        g_input = (flat @ weight0).reshape(steps, batch, features).astype(input.dtype, copy=False)
+        g_input = products.matmul(flat, weight0).reshape(steps, batch, features).astype(input.dtype, copy=False)
     if grad_input_mask[1]:
-        g_w_ih = flat.T @ np.ascontiguousarray(input, dtype).reshape(steps * batch, features)
+        g_w_ih = products.matmul(flat.T, np.ascontiguousarray(input, dtype).reshape(steps * batch, features))
     if grad_input_mask[2]:
         prev = _previous_hidden(result0, hx_, reverse)
-        g_w_hh = flat.T @ prev.reshape(steps * batch, hidden)
+        g_w_hh = products.matmul(flat.T, prev.reshape(steps * batch, hidden))
     if grad_input_mask[3] or grad_input_mask[4]:  # torch returns them even without biases
         g_bias = flat.sum(0)
     g_hx = dh if grad_input_mask[5] else None

@@ -7,6 +7,7 @@ workspace the backward reads, as bytes like torch's: every step's activated gate
 every step's cell state ``(T, B, H)``, in the input's dtype."""
 import numpy as np
 
+from derivgen.kernels import products
 from derivgen.ops.forwards import _rnn_kernels
 
 LSTM_MODE = 2  # torch's (cuDNN's) mode numbering: RNN_RELU 0, RNN_TANH 1, LSTM 2, GRU 3
@@ -49,7 +50,7 @@ def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, revers
     dtype = np.result_type(input.dtype, weight0.dtype)
     hidden = hidden_size
     x2d = np.ascontiguousarray(input, dtype).reshape(steps * batch, features)
-    xw = np.matmul(x2d, weight0.T.astype(dtype, copy=False))
+    xw = products.matmul(x2d, weight0.T.astype(dtype, copy=False))
     if has_biases:
         xw += weight2 + weight3
     xw = xw.reshape(steps, batch, 4 * hidden)
@@ -58,10 +59,9 @@ def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, revers
     output = np.empty((steps, batch, hidden), dtype)
     h, c = np.ascontiguousarray(hx_, dtype), np.ascontiguousarray(cx_, dtype)
     w_hh_t = weight1.T.astype(dtype, copy=False)
-    hw = np.empty((batch, 4 * hidden), dtype)
     one = dtype.type(1)
     for t in step_order(steps, reverse):
-        np.matmul(h, w_hh_t, out=hw)
+        hw = products.matmul(h, w_hh_t)
         _rnn_kernels.lstm_step_forward(xw[t], hw, c, gates[t], cells[t], output[t], one)
         h, c = output[t], cells[t]
     return output, h.copy(), c.copy(), workspace
