@@ -70,12 +70,14 @@ def _set_numba_threads(n):
 def start_threads():
     """Start numba's thread pool (called before the first parallel kernel; a no-op afterwards). From then
     on derivgen's products also run on this pool where OpenBLAS lets them (products.py), and OpenBLAS
-    computes on one thread: two pools on two cores wait for each other's spinning idle workers."""
+    computes on one thread: two pools on two cores wait for each other's spinning idle workers. (A pool
+    of one thread, NUMBA_NUM_THREADS=1, splits nothing, and OpenBLAS keeps its threads.)"""
     if _THREADS[0]:
         return
     _THREADS[0] = True
+    import numba
     lib = _blas.find()
-    if lib is not None and lib.gemm:
+    if lib is not None and lib.gemm and numba.config.NUMBA_NUM_THREADS > 1:
         _threads.own_blas_threads()
 
 

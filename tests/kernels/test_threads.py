@@ -99,9 +99,10 @@ def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch,
 def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch, restore_threads):
     """From the first parallel kernel on, derivgen's products run on its own pool (products.py) and
     OpenBLAS computes on one thread whatever the free cores: its idle workers would spin beside the pool."""
+    import numba
     blas = threads._blas()
-    if not blas or not blas.gemm:
-        pytest.skip("no 64-bit-integer OpenBLAS: its own threads keep the products")
+    if not blas or not blas.gemm or numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("no 64-bit-integer OpenBLAS, or a pool of one thread: OpenBLAS's own threads keep the products")
     monkeypatch.setattr(settings, "adaptive_threads", False)
     monkeypatch.setattr(threads.state, "blas_owned", False)
     monkeypatch.setattr(dispatch, "_THREADS", [False])
@@ -111,6 +112,15 @@ def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch,
     threads.set_free_cores(1)
     threads.set_free_cores(threads.state.cores)
     assert blas.get_threads() == 1
+
+
+def test_a_pool_of_one_thread_leaves_openblas_its_threads(monkeypatch, restore_threads):
+    import numba
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    monkeypatch.setattr(threads.state, "blas_owned", False)
+    monkeypatch.setattr(dispatch, "_THREADS", [False])
+    dispatch.start_threads()
+    assert not threads.state.blas_owned
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
