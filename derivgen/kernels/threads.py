@@ -148,12 +148,12 @@ def set_limit(n):
 
 def _apply():
     """Use the fewer of the free cores and the ceiling: prange kernels only with two or more threads,
-    OpenBLAS with that many (at most its configured count)."""
+    OpenBLAS with that many (at most its configured count), or one once derivgen owns its threads."""
     n = max(1, min(state.free, state.limit))
     state.parallel = n > 1
     if n == state.threads:
         return
     state.threads = n
     blas = _blas()
-    if blas and not state.blas_owned:
-        blas.set_threads(min(n, state.blas_max))
+    if blas:
+        blas.set_threads(1 if state.blas_owned else min(n, state.blas_max))

@@ -21,6 +21,18 @@ def restore_threads():
     threads.state.next_sample = 0.0
 
 
+@pytest.fixture
+def blas_unowned():
+    """OpenBLAS still computing on its own threads (as before derivgen's first parallel kernel); the
+    ownership and OpenBLAS's thread count put back afterwards."""
+    owned = threads.state.blas_owned
+    threads.state.blas_owned = False
+    yield
+    threads.state.blas_owned = owned
+    threads.state.threads = 0  # (so that _apply sets OpenBLAS as the ownership says)
+    threads._apply()
+
+
 def _feed(monkeypatch, samples):
     """Make adapt() see ``samples``: (monotonic seconds, machine busy seconds, own CPU seconds)."""
     it = iter(samples)
@@ -79,9 +91,8 @@ def test_switched_off_keeps_every_thread(monkeypatch, restore_threads):
     assert threads.free_threads() == threads.state.cores
 
 
-def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch, restore_threads):
+def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch, restore_threads, blas_unowned):
     monkeypatch.setattr(settings, "adaptive_threads", False)  # no resampling during the test
-    monkeypatch.setattr(threads.state, "blas_owned", False)  # OpenBLAS still computing on its own threads
     monkeypatch.setattr(dispatch, "start_threads", lambda: None)
     serial, parallel = object(), object()
     size = settings.parallel_threshold
@@ -96,7 +107,7 @@ def test_one_free_core_runs_serial_kernels_and_single_threaded_blas(monkeypatch,
         assert blas.get_threads() == min(threads.state.cores, threads.state.blas_max)
 
 
-def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch, restore_threads):
+def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch, restore_threads, blas_unowned):
     """From the first parallel kernel on, derivgen's products run on its own pool (products.py) and
     OpenBLAS computes on one thread whatever the free cores: its idle workers would spin beside the pool."""
     import numba
@@ -104,7 +115,6 @@ def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch,
     if not blas or not blas.gemm or numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("no 64-bit-integer OpenBLAS, or a pool of one thread: OpenBLAS's own threads keep the products")
     monkeypatch.setattr(settings, "adaptive_threads", False)
-    monkeypatch.setattr(threads.state, "blas_owned", False)
     monkeypatch.setattr(dispatch, "_THREADS", [False])
     threads.set_free_cores(threads.state.cores)
     dispatch.start_threads()
@@ -114,10 +124,9 @@ def test_once_derivgen_splits_products_openblas_stays_on_one_thread(monkeypatch,
     assert blas.get_threads() == 1
 
 
-def test_a_pool_of_one_thread_leaves_openblas_its_threads(monkeypatch, restore_threads):
+def test_a_pool_of_one_thread_leaves_openblas_its_threads(monkeypatch, restore_threads, blas_unowned):
     import numba
     monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
-    monkeypatch.setattr(threads.state, "blas_owned", False)
     monkeypatch.setattr(dispatch, "_THREADS", [False])
     dispatch.start_threads()
     assert not threads.state.blas_owned
