@@ -153,3 +153,28 @@ def test_split_batched_products_are_numpys(two_threads, monkeypatch, trans_a, tr
     np.testing.assert_array_equal(products.bmm(a[:, :, ::2], b[:, ::2]), np.matmul(a[:, :, ::2], b[:, ::2]))
     np.testing.assert_array_equal(products.bmm(a, b.astype(np.float16)), np.matmul(a, b.astype(np.float16)))
     assert calls == []
+
+
+@needs_split
+def test_products_split_from_several_python_threads_at_once(two_threads, split_calls):
+    """Python threads that multiply at the same time each run their own split (numba's OpenMP pool
+    and single-threaded OpenBLAS calls are both made for concurrent callers)."""
+    import threading
+    rng = np.random.default_rng(12)
+    pairs = [(rng.standard_normal((200, 300)), rng.standard_normal((300, 150))) for _ in range(4)]
+    want = [a @ b for a, b in pairs]
+    got = [[] for _ in pairs]
+
+    def work(i):
+        a, b = pairs[i]
+        for _ in range(20):
+            got[i].append(products.matmul(a, b))
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(len(pairs))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(split_calls) == 20 * len(pairs)
+    for results, expected in zip(got, want):
+        for r in results:
+            np.testing.assert_allclose(r, expected, rtol=1e-13, atol=1e-12)
