@@ -139,8 +139,7 @@ def matmul(a, b):
     if sa is None or sb is None:
         return a @ b
     c = np.empty((m, n), dt)
-    one, zero = _ONE[dt]
-    gemm_blocks(gemm, sa[0], sb[0], c, sa[1], sb[1], blocks, by_rows, one, zero)
+    gemm_blocks(gemm, sa[0], sb[0], c, sa[1], sb[1], blocks, by_rows, *one_zero(dt))
     return c
 
 
@@ -164,6 +163,5 @@ def bmm(a, b):
     if sa is None or sb is None:
         return np.matmul(a, b)
     c = np.empty((count, m, n), dt)
-    one, zero = _ONE[dt]
-    gemm_batch_blocks(gemm, sa[0], sb[0], c, sa[1], sb[1], blocks, one, zero)
+    gemm_batch_blocks(gemm, sa[0], sb[0], c, sa[1], sb[1], blocks, *one_zero(dt))
     return c

@@ -79,8 +79,7 @@ def test_what_the_split_does_not_take_goes_to_numpy(two_threads, split_calls, mo
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((256, 300)).astype(np.float32), rng.standard_normal((300, 128)).astype(np.float32)
     if case == "small":
-        a, b = a[:8, :8], b[:8, :8].copy()
-        a = a.copy()
+        a, b = a[:8, :8].copy(), b[:8, :8].copy()
     elif case == "ints":
         a, b = (a * 10).astype(np.int64), (b * 10).astype(np.int64)
     elif case == "strided":

@@ -183,14 +183,21 @@ def _product_chunks(wt, g):
         yield b0, b1, part
 
 
-def input_grad_nd(grad, w, input_shape, stride, padding, dilation, groups):
+def _input_grad_plan(grad, w):
+    """products.plan for the input gradient of ``grad`` (N, O, ...) through the weight ``w``."""
+    n, o = grad.shape[:2]
+    return products.plan(grad.dtype, n, n * o * _prod(w.shape[1:]) * _prod(grad.shape[2:]))
+
+
+def input_grad_nd(grad, w, input_shape, stride, padding, dilation, groups, split=None):
     """Gradient of a plain convolution for its input, (N, C, D, H, W) arrays (the forward of a
-    transposed one): ``w``'s transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``)."""
+    transposed one): ``w``'s transpose applied to ``grad``, then col2im (``_conv_kernels.col2im_3d``).
+    ``split``: the caller's ``_input_grad_plan``, if it made one."""
     n, o = grad.shape[:2]
     outs = grad.shape[2:]
     cg = w.shape[1]
     ks = w.shape[2:]
-    gemm, blocks = products.plan(grad.dtype, n, n * o * cg * _prod(ks) * _prod(outs))
+    gemm, blocks = split or _input_grad_plan(grad, w)
     if gemm is not None and w.dtype == grad.dtype:
         return _input_grad_split(gemm, blocks, grad, w, input_shape, stride, padding, dilation, groups)
     wt = w.reshape(groups, o // groups, cg * _prod(ks)).transpose(0, 2, 1)
@@ -207,14 +214,14 @@ def conv_input_grad(grad, w, input_shape, stride, padding, dilation, groups):
     n, o, oh, ow = grad.shape
     _, cg, kh, kw = w.shape
     hp, wp = input_shape[2] + 2 * padding[0], input_shape[3] + 2 * padding[1]
-    split, _ = products.plan(grad.dtype, n, n * o * cg * kh * kw * oh * ow)
-    if (split is None and ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
+    split = _input_grad_plan(grad, w)
+    if (split[0] is None and ow < _WIDE_BELOW and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
             and (hp, wp) == (oh + kh - 1, ow + kw - 1) and np.isfinite(w).all()):
         wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
         return _input_grad_wide(grad, wt, input_shape, kh, kw, padding, groups)
     shape = tuple(input_shape)
     gi = input_grad_nd(_as_3d(grad), _as_3d(w), shape[:2] + (1,) + shape[2:], (1,) + tuple(stride),
-                       (0,) + tuple(padding), (1,) + tuple(dilation), groups)
+                       (0,) + tuple(padding), (1,) + tuple(dilation), groups, split)
     return gi.reshape(shape)
 
 
